@@ -1,0 +1,318 @@
+//! One QuickJS runtime with two contexts, and the loop that runs a script.
+//!
+//! * The **compiler** context has the Eval intrinsic and is only ever used to parse a
+//!   script into bytecode; no script code runs in it.
+//! * The **sandbox** context has no Eval intrinsic, so the engine itself cannot compile a
+//!   string there: `eval`, `Function` and friends are unusable at the engine level, and the
+//!   prelude only turns that into the `EvalError` scripts expect. Bytecode read into this
+//!   context runs with this context as its realm.
+//!
+//! A script is the body of an async function. The loop drains the job queue, then looks at
+//! the script's promise; while it is pending and calls are in flight it blocks in the
+//! host's `wait-next` and hands the finished call to the promise the script holds.
+
+use std::cell::{Cell, OnceCell};
+use std::ffi::CStr;
+
+use rquickjs::context::intrinsic;
+use rquickjs::function::Func;
+use rquickjs::promise::PromiseState;
+use rquickjs::{Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Value, qjs};
+
+use crate::exec_host::sandbox::{console, tool_search, tools};
+use crate::{RunOptions, ScriptError};
+
+/// The script becomes the body of this function. The prefix has no line break, so line
+/// numbers in messages are the script's own; columns on line 1 are corrected for it.
+const SCRIPT_PREFIX: &str = "(async function () {";
+const SCRIPT_SUFFIX: &str = "\n})";
+const SCRIPT_NAME: &CStr = c"script.js";
+const PRELUDE: &str = include_str!("prelude.js");
+const PRELUDE_NAME: &CStr = c"prelude.js";
+
+type CompilerIntrinsics = (intrinsic::Eval, intrinsic::RegExpCompiler, intrinsic::RegExp);
+type SandboxIntrinsics = (
+    intrinsic::Date,
+    intrinsic::RegExpCompiler,
+    intrinsic::RegExp,
+    intrinsic::Json,
+    intrinsic::Proxy,
+    intrinsic::MapSet,
+    intrinsic::TypedArrays,
+    intrinsic::Promise,
+    intrinsic::WeakRef,
+);
+
+struct Engine {
+    runtime: Runtime,
+    compiler: Context,
+    sandbox: Context,
+    /// `{makeTools, settle, describeError, encodeResult}` from the prelude.
+    hooks: Persistent<Object<'static>>,
+}
+
+thread_local! {
+    static ENGINE: OnceCell<Engine> = const { OnceCell::new() };
+    /// Calls started and not yet delivered; zero with a pending promise means it can never settle.
+    static IN_FLIGHT: Cell<u32> = const { Cell::new(0) };
+    /// State of `Math.random` (xorshift64*), seeded by the host for every run.
+    static RANDOM_STATE: Cell<u64> = const { Cell::new(0x9E37_79B9_7F4A_7C15) };
+}
+
+pub fn init() {
+    with_engine(|_| ());
+}
+
+fn with_engine<R>(f: impl FnOnce(&Engine) -> R) -> R {
+    ENGINE.with(|cell| f(cell.get_or_init(|| Engine::new().expect("the sandbox engine failed to start"))))
+}
+
+impl Engine {
+    fn new() -> Result<Engine, String> {
+        let runtime = Runtime::new().map_err(|e| e.to_string())?;
+        let compiler = Context::custom::<CompilerIntrinsics>(&runtime).map_err(|e| e.to_string())?;
+        let sandbox = Context::custom::<SandboxIntrinsics>(&runtime).map_err(|e| e.to_string())?;
+        unsafe { qjs::JS_SetModuleLoaderFunc(compiler.get_runtime_ptr(), None, Some(refuse_import), std::ptr::null_mut()) };
+        let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME).map_err(|e| format!("the prelude does not compile: {e:?}"))?;
+        let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
+            let factory: Function = load(&ctx, &prelude)?;
+            let hooks: Object = factory.call((host_object(&ctx)?,))?;
+            install_random(&ctx)?;
+            Ok(Persistent::save(&ctx, hooks))
+        });
+        let hooks = hooks.map_err(|e| format!("the prelude failed: {e}"))?;
+        Ok(Engine { runtime, compiler, sandbox, hooks })
+    }
+}
+
+/// The native hooks the prelude closes over. Nothing else can reach them.
+fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let host = Object::new(ctx.clone())?;
+    host.set(
+        "start",
+        Func::from(|name: String, args: String| -> u32 {
+            IN_FLIGHT.with(|n| n.set(n.get() + 1));
+            tools::start_call(&name, &args)
+        }),
+    )?;
+    host.set(
+        "search",
+        Func::from(|ctx: Ctx<'_>, args: String| -> rquickjs::Result<String> {
+            tool_search::search(&args).map_err(|message| Exception::throw_message(&ctx, &message))
+        }),
+    )?;
+    host.set(
+        "log",
+        Func::from(|level: u32, message: String| {
+            let level = match level {
+                1 => console::Level::Info,
+                2 => console::Level::Warn,
+                3 => console::Level::Error,
+                4 => console::Level::Debug,
+                _ => console::Level::Log,
+            };
+            console::write(level, &message);
+        }),
+    )?;
+    host.set("prefixLength", SCRIPT_PREFIX.len() as u32)?;
+    Ok(host)
+}
+
+/// `Math.random` from a per-run seed: a snapshot would otherwise replay one sequence forever.
+fn install_random(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
+    let math: Object = ctx.globals().get("Math")?;
+    let random = Function::new(ctx.clone(), || -> f64 {
+        RANDOM_STATE.with(|state| {
+            let mut x = state.get();
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            state.set(x);
+            // 53 random bits scaled into [0, 1)
+            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+        })
+    })?
+    .with_name("random")?;
+    math.set("random", random)
+}
+
+unsafe extern "C" fn refuse_import(
+    ctx: *mut qjs::JSContext,
+    _module_name: *const std::ffi::c_char,
+    _opaque: *mut std::ffi::c_void,
+) -> *mut qjs::JSModuleDef {
+    unsafe { qjs::JS_ThrowTypeError(ctx, c"%s".as_ptr(), c"import() is not available in Exec scripts".as_ptr()) };
+    std::ptr::null_mut()
+}
+
+/// Parses `source` in the compiler context and returns its bytecode.
+fn compile(compiler: &Context, source: &str, name: &CStr) -> Result<Vec<u8>, ScriptError> {
+    // QuickJS's parser wants a terminating NUL after the text it is given.
+    let mut text = String::with_capacity(source.len() + 1);
+    text.push_str(source);
+    text.push('\0');
+    compiler.with(|ctx| unsafe {
+        let raw = ctx.as_raw().as_ptr();
+        let flags = (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_COMPILE_ONLY) as i32;
+        let function = qjs::JS_Eval(raw, text.as_ptr().cast(), source.len() as _, name.as_ptr(), flags);
+        if qjs::JS_IsException(function) {
+            return Err(ScriptError::Syntax(describe_syntax_error(&ctx, ctx.catch())));
+        }
+        let mut size = 0;
+        let bytes = qjs::JS_WriteObject(raw, &mut size, function, qjs::JS_WRITE_OBJ_BYTECODE as i32);
+        qjs::JS_FreeValue(raw, function);
+        if bytes.is_null() {
+            ctx.catch();
+            return Err(ScriptError::Thrown("InternalError: out of memory while compiling the script".into()));
+        }
+        let copy = std::slice::from_raw_parts(bytes, size as usize).to_vec();
+        qjs::js_free(raw, bytes.cast());
+        Ok(copy)
+    })
+}
+
+/// Reads bytecode into `ctx` (making `ctx` its realm) and evaluates it.
+fn load<'js, T: rquickjs::FromJs<'js>>(ctx: &Ctx<'js>, bytecode: &[u8]) -> rquickjs::Result<T> {
+    unsafe {
+        let raw = ctx.as_raw().as_ptr();
+        let function = qjs::JS_ReadObject(raw, bytecode.as_ptr(), bytecode.len() as _, qjs::JS_READ_OBJ_BYTECODE as i32);
+        if qjs::JS_IsException(function) {
+            return Err(rquickjs::Error::Exception);
+        }
+        let value = qjs::JS_EvalFunction(raw, function);
+        if qjs::JS_IsException(value) {
+            return Err(rquickjs::Error::Exception);
+        }
+        T::from_js(ctx, Value::from_raw(ctx.clone(), value))
+    }
+}
+
+/// `SyntaxError: <message> (line L, column C)`, positions in the script's own numbering.
+fn describe_syntax_error(ctx: &Ctx<'_>, error: Value<'_>) -> String {
+    let _ = ctx;
+    let Some(object) = error.as_object() else {
+        return "SyntaxError: the script does not parse".into();
+    };
+    let name: String = object.get("name").unwrap_or_else(|_| "SyntaxError".into());
+    let message: String = object.get("message").unwrap_or_default();
+    let stack: String = object.get("stack").unwrap_or_default();
+    let position = stack.split("script.js:").nth(1).and_then(|rest| {
+        let mut parts = rest.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty());
+        let line: usize = parts.next()?.parse().ok()?;
+        let column: usize = parts.next()?.parse().ok()?;
+        let column = if line == 1 { column.saturating_sub(SCRIPT_PREFIX.len()).max(1) } else { column };
+        Some((line, column))
+    });
+    match position {
+        Some((line, column)) => format!("{name}: {message} (line {line}, column {column})"),
+        None => format!("{name}: {message}"),
+    }
+}
+
+/// Runs one script; see the module documentation.
+pub fn run(script: &str, tool_names: Vec<String>, options: &RunOptions) -> Result<Option<String>, ScriptError> {
+    with_engine(|engine| {
+        engine.runtime.set_memory_limit(usize::try_from(options.heap_bytes).unwrap_or(usize::MAX));
+        engine.runtime.set_max_stack_size(options.stack_bytes as usize);
+        // xorshift must not start at zero
+        RANDOM_STATE.with(|s| s.set(options.random_seed | 1));
+        let source = format!("{SCRIPT_PREFIX}{script}{SCRIPT_SUFFIX}");
+        let bytecode = compile(&engine.compiler, &source, SCRIPT_NAME)?;
+        engine.sandbox.with(|ctx| run_in(&ctx, engine, &bytecode, tool_names))
+    })
+}
+
+fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<String>) -> Result<Option<String>, ScriptError> {
+    let hooks = engine.hooks.clone().restore(ctx).map_err(|e| internal(ctx, e))?;
+    let make_tools: Function = hooks.get("makeTools").map_err(|e| internal(ctx, e))?;
+    let settle: Function = hooks.get("settle").map_err(|e| internal(ctx, e))?;
+    let tools: Value = make_tools.call((tool_names,)).map_err(|e| internal(ctx, e))?;
+    ctx.globals().set("tools", tools).map_err(|e| internal(ctx, e))?;
+
+    let main: Function = load(ctx, bytecode).map_err(|e| thrown(ctx, &hooks, e))?;
+    let promise: Promise = main.call(()).map_err(|e| thrown(ctx, &hooks, e))?;
+    loop {
+        while ctx.execute_pending_job() {}
+        match promise.state() {
+            PromiseState::Resolved => {
+                let value: Value = match promise.result() {
+                    Some(Ok(value)) => value,
+                    Some(Err(e)) => return Err(thrown(ctx, &hooks, e)),
+                    None => unreachable!("a resolved promise has a result"),
+                };
+                return encode_result(ctx, &hooks, value);
+            }
+            PromiseState::Rejected => {
+                let e = match promise.result::<Value>() {
+                    Some(Err(e)) => e,
+                    _ => rquickjs::Error::Exception,
+                };
+                return Err(thrown(ctx, &hooks, e));
+            }
+            PromiseState::Pending => {}
+        }
+        if IN_FLIGHT.with(Cell::get) == 0 {
+            return Err(ScriptError::NeverSettles);
+        }
+        let Some(done) = tools::wait_next() else {
+            return Err(ScriptError::NeverSettles);
+        };
+        IN_FLIGHT.with(|n| n.set(n.get().saturating_sub(1)));
+        let (ok, text) = match done.outcome {
+            Ok(text) => (true, text),
+            Err(text) => (false, text),
+        };
+        if let Err(e) = settle.call::<_, ()>((done.id, ok, text)) {
+            // Only an engine failure (out of memory) gets here; the script's promise
+            // will say the rest.
+            if matches!(e, rquickjs::Error::Exception) {
+                ctx.catch();
+            }
+        }
+    }
+}
+
+fn encode_result<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, value: Value<'js>) -> Result<Option<String>, ScriptError> {
+    let encode: Function = hooks.get("encodeResult").map_err(|e| internal(ctx, e))?;
+    match encode.call::<_, Option<String>>((value,)) {
+        Ok(text) => Ok(text),
+        Err(e) => Err(match thrown(ctx, hooks, e) {
+            ScriptError::Thrown(message) => ScriptError::Unserializable(message),
+            other => other,
+        }),
+    }
+}
+
+/// The script's error as text, using the prelude's formatting when it still works.
+fn thrown<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, error: rquickjs::Error) -> ScriptError {
+    let reason = match error {
+        rquickjs::Error::Exception => ctx.catch(),
+        other => return ScriptError::Thrown(format!("InternalError: {other}")),
+    };
+    let described = hooks
+        .get::<_, Function>("describeError")
+        .and_then(|describe| describe.call::<_, String>((reason.clone(),)));
+    match described {
+        Ok(text) => ScriptError::Thrown(text),
+        Err(_) => {
+            ctx.catch();
+            let text = reason
+                .as_object()
+                .and_then(|o| o.get::<_, String>("message").ok())
+                .unwrap_or_else(|| "the script failed with an error that could not be described".into());
+            ScriptError::Thrown(text)
+        }
+    }
+}
+
+fn internal(ctx: &Ctx<'_>, error: rquickjs::Error) -> ScriptError {
+    if matches!(error, rquickjs::Error::Exception) {
+        let reason = ctx.catch();
+        let message = reason
+            .as_object()
+            .and_then(|o| o.get::<_, String>("message").ok())
+            .unwrap_or_default();
+        return ScriptError::Thrown(format!("InternalError: the sandbox could not start the script: {message}"));
+    }
+    ScriptError::Thrown(format!("InternalError: the sandbox could not start the script: {error}"))
+}

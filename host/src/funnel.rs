@@ -1,0 +1,58 @@
+//! The funnel: the one path every tool call takes, direct or nested, builtin or MCP.
+//!
+//! discovery (is the tool registered?) -> authorization (policy; permissions and hooks
+//! attach here) -> execution (the tool runs; it reads its own arguments) -> projection.
+//! Each failure carries its [`Stage`](crate::tools::Stage).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tracing::debug;
+
+use crate::tools::{CallContext, Registry, ToolError, ToolOutput};
+
+/// A call as the funnel receives it.
+#[derive(Clone, Debug)]
+pub struct CallRequest {
+    pub name: String,
+    pub args: Map<String, Value>,
+    pub context: CallContext,
+}
+
+/// Every tool call of a session passes through here.
+#[derive(Clone, Debug)]
+pub struct Funnel {
+    registry: Arc<Registry>,
+}
+
+impl Funnel {
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Funnel { registry }
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Runs one call through every stage.
+    pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
+        let CallRequest { name, args, context } = request;
+        let Some(tool) = self.registry.get(&name) else {
+            return Err(ToolError::discovery(format!("there is no tool named `{name}`")));
+        };
+        debug!(tool = %name, origin = ?context.origin, "tool call");
+        if context.cancel.is_cancelled() {
+            return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
+        }
+        let result = tokio::select! {
+            biased;
+            _ = context.cancel.cancelled() => Err(ToolError::execution(format!("`{name}` was cancelled"))),
+            result = tool.call(args, context.clone()) => result,
+        };
+        match &result {
+            Ok(_) => debug!(tool = %name, "tool call succeeded"),
+            Err(error) => debug!(tool = %name, stage = %error.stage, "tool call failed: {}", error.message),
+        }
+        result
+    }
+}

@@ -1,0 +1,10 @@
+//! `exec-host:sandbox/tool-search`: `tools.ToolSearch(...)`, answered at once.
+
+use super::generated::exec_host::sandbox::tool_search::Host;
+use crate::runtime::ExecState;
+
+impl Host for ExecState {
+    fn search(&mut self, args_json: String) -> Result<String, String> {
+        self.calls.search(&args_json)
+    }
+}

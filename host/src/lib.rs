@@ -1,0 +1,46 @@
+//! exec-host runs model-written JavaScript "Exec" scripts inside a WebAssembly sandbox and
+//! lets them orchestrate tools: the builtin workspace file tools and any tool registered
+//! with the host.
+//!
+//! A script sees `tools.<name>(args)` (a promise of the tool's output),
+//! `tools.ToolSearch({query})` and `console`; it has no filesystem, no network and no way
+//! to compile code. Its budget counts only its own running time, never the time it waits
+//! on tool calls, and every call goes through one [`Funnel`](funnel::Funnel).
+//!
+//! ```no_run
+//! # async fn example() -> anyhow::Result<()> {
+//! use std::sync::Arc;
+//! use exec_host::{ExecRequest, Funnel, Registry, Sandbox, Workspace, builtin};
+//!
+//! let sandbox = Sandbox::new().await?;
+//! let workspace = Arc::new(Workspace::open(".")?);
+//! let registry = Arc::new(Registry::new(builtin::all(workspace))?);
+//! let reachable = registry.definitions().cloned().collect();
+//! let funnel = Arc::new(Funnel::new(registry));
+//! let outcome = sandbox
+//!     .exec(ExecRequest::new("const r = await tools.ls({}); return r.total", reachable), funnel)
+//!     .await;
+//! println!("{}\n{}", outcome.text(), outcome.summary());
+//! # Ok(()) }
+//! ```
+
+pub mod cli;
+pub mod funnel;
+mod guest;
+pub mod runtime;
+pub mod script;
+pub mod search;
+pub mod signature;
+pub mod summary;
+pub mod tools;
+
+pub use funnel::{CallRequest, Funnel};
+pub use runtime::{Limits, Sandbox, SandboxOptions, SetupError};
+pub use script::{ExecOutcome, ExecRequest, Failure};
+pub use tools::builtin::{self, Workspace, WorkspaceError};
+pub use tools::{CallContext, Image, Origin, Registry, Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
+
+/// The interfaces the guest is allowed to import; see [`guest`] for why each is there.
+pub mod contract {
+    pub use crate::guest::{SANDBOX_INTERFACES, WASI_INTERFACES};
+}

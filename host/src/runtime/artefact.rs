@@ -1,0 +1,180 @@
+//! The guest component: embedded in the host, pre-initialised and compiled once, and the
+//! result cached on disk so later processes only map it (milliseconds, not seconds).
+//!
+//! The artefact is built from `guest-js/` and `wit/` by `scripts/build-guest` and
+//! committed, so building the host needs no WebAssembly C toolchain. Its source hash is
+//! committed beside it; a test fails when the sources change without a rebuild.
+
+use std::hash::Hasher;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tracing::{debug, warn};
+use wasmtime::component::{Component, Instance, Linker, WasmList};
+use wasmtime::{Engine, Store};
+use wasmtime_wizer::{ComponentInstanceState, Wizer};
+
+use super::ExecState;
+
+/// The guest component as built by `scripts/build-guest`.
+pub const GUEST_COMPONENT: &[u8] = include_bytes!("../../artefacts/exec-guest.wasm");
+
+/// SHA-256 of the sources the artefact was built from; see `scripts/build-guest`.
+pub const GUEST_SOURCES_SHA256: &str = include_str!("../../artefacts/exec-guest.sources-sha256");
+
+/// Bumped when what the cache holds changes meaning (for example how it is initialised).
+const CACHE_FORMAT: &str = "exec-host-guest-cache-1";
+
+/// Why the sandbox could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("the WebAssembly engine could not be configured: {0}")]
+    Engine(String),
+    #[error("the guest component could not be prepared: {0}")]
+    Guest(String),
+}
+
+/// The directory compiled guests are cached in: `$EXEC_HOST_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/exec-host`, else `~/.cache/exec-host`. `None` when none is known.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("EXEC_HOST_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("exec-host"));
+    }
+    std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|home| PathBuf::from(home).join(".cache").join("exec-host"))
+}
+
+/// The ready-to-instantiate guest: from the cache when it holds this exact guest compiled
+/// by a compatible engine, else pre-initialised, compiled and written to the cache.
+pub async fn load(engine: &Engine, linker: &Linker<ExecState>, cache_dir: Option<&Path>, scratch: impl FnOnce() -> ExecState) -> Result<Component, SetupError> {
+    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine))));
+    if let Some(path) = &path {
+        if path.is_file() {
+            // SAFETY: the file was written by `write_cache` below, in the user's own cache
+            // directory, and is keyed by the guest's hash and the engine's compatibility
+            // hash; wasmtime checks the header and refuses incompatible files.
+            match unsafe { Component::deserialize_file(engine, path) } {
+                Ok(component) => return Ok(component),
+                Err(error) => debug!("ignoring the cached guest {}: {error:#}", path.display()),
+            }
+        }
+    }
+    let snapshot = preinitialise(engine, linker, scratch()).await?;
+    let compiled = engine.precompile_component(&snapshot).map_err(|e| SetupError::Guest(format!("compiling: {e:#}")))?;
+    if let Some(path) = &path {
+        if let Err(error) = write_cache(path, &compiled) {
+            warn!("could not cache the compiled guest at {}: {error}", path.display());
+        }
+    }
+    // SAFETY: these bytes were produced by `precompile_component` on this engine just now.
+    unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::Guest(format!("loading: {e:#}")))
+}
+
+fn cache_key(engine: &Engine) -> String {
+    let mut hasher = Sha256Hasher(Sha256::new());
+    hasher.0.update(CACHE_FORMAT.as_bytes());
+    hasher.0.update(GUEST_COMPONENT);
+    std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
+    let digest = hasher.0.finalize();
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+struct Sha256Hasher(Sha256);
+
+impl Hasher for Sha256Hasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+    fn finish(&self) -> u64 {
+        0 // only `write` is used
+    }
+}
+
+/// Writes the cache file atomically: a reader sees the old file, the new one, or none.
+fn write_cache(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let temporary = dir.join(format!(".{}.{}.tmp", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    let mut file = std::fs::File::create(&temporary)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&temporary, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temporary);
+    })
+}
+
+/// Runs the guest's `init` once and snapshots the result (wizer), so every Exec starts
+/// from an engine that is already set up.
+async fn preinitialise(engine: &Engine, linker: &Linker<ExecState>, scratch: ExecState) -> Result<Vec<u8>, SetupError> {
+    let mut store = Store::new(engine, scratch);
+    // Initialisation is not a script: no budget applies.
+    store.set_epoch_deadline(u64::MAX);
+    let mut wizer = Wizer::new();
+    wizer.init_func("init").keep_init_func(true);
+    let (context, instrumented) =
+        wizer.instrument_component(GUEST_COMPONENT).map_err(|e| SetupError::Guest(format!("instrumenting: {e:#}")))?;
+    let component = Component::new(engine, &instrumented).map_err(|e| SetupError::Guest(format!("compiling: {e:#}")))?;
+    let instance = linker
+        .instantiate_async(&mut store, &component)
+        .await
+        .map_err(|e| SetupError::Guest(format!("instantiating: {e:#}")))?;
+    let init = instance
+        .get_typed_func::<(), ()>(&mut store, "init")
+        .map_err(|e| SetupError::Guest(format!("the guest has no init export: {e:#}")))?;
+    if let Err(error) = init.call_async(&mut store, ()).await {
+        let printed = String::from_utf8_lossy(&store.data().stderr.contents()).trim().to_string();
+        return Err(SetupError::Guest(format!("its init failed: {printed} ({error})")));
+    }
+    let mut probe = Probe { store: &mut store, instance };
+    wizer
+        .snapshot_component(&context, &mut probe)
+        .await
+        .map_err(|e| SetupError::Guest(format!("snapshotting: {e:#}")))
+}
+
+/// Lets wizer read the instrumented instance's state.
+struct Probe<'a> {
+    store: &'a mut Store<ExecState>,
+    instance: Instance,
+}
+
+impl Probe<'_> {
+    async fn call<R>(&mut self, instance: &str, func: &str) -> R
+    where
+        R: wasmtime::component::ComponentType + wasmtime::component::Lift + Send + Sync + 'static,
+    {
+        // These exports are added by wizer's own instrumentation of our own artefact; their
+        // absence is a bug in this build, not input to handle.
+        let (_, exported) = self.instance.get_export(&mut *self.store, None, instance).expect("wizer instrumentation export");
+        let (_, func_index) =
+            self.instance.get_export(&mut *self.store, Some(&exported), func).expect("wizer instrumentation function");
+        let typed = self.instance.get_typed_func::<(), (R,)>(&mut *self.store, func_index).expect("wizer function type");
+        typed.call_async(&mut *self.store, ()).await.expect("wizer state read").0
+    }
+}
+
+impl ComponentInstanceState for Probe<'_> {
+    async fn call_func_ret_list_u8(&mut self, instance: &str, func: &str, contents: impl FnOnce(&[u8]) + Send) {
+        let list: WasmList<u8> = self.call(instance, func).await;
+        contents(list.as_le_slice(&*self.store));
+    }
+
+    async fn call_func_ret_s32(&mut self, instance: &str, func: &str) -> i32 {
+        self.call(instance, func).await
+    }
+
+    async fn call_func_ret_s64(&mut self, instance: &str, func: &str) -> i64 {
+        self.call(instance, func).await
+    }
+
+    async fn call_func_ret_f32(&mut self, instance: &str, func: &str) -> u32 {
+        self.call::<f32>(instance, func).await.to_bits()
+    }
+
+    async fn call_func_ret_f64(&mut self, instance: &str, func: &str) -> u64 {
+        self.call::<f64>(instance, func).await.to_bits()
+    }
+}

@@ -1,0 +1,154 @@
+//! Guest time: the budget counts only the time the script itself runs.
+//!
+//! The guest runs only while the future driving it is being polled, and it waits for
+//! nested calls by making that future return `Pending`. So the clock adds up the time
+//! spent inside `poll`: waiting on calls (one window for any number of concurrent calls),
+//! and time the executor spends on other work, are never charged. Epoch interruption
+//! interrupts a running guest every tick so the store can compare this clock to the budget.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+/// How often a running guest is interrupted to check its budget (and to yield).
+pub const TICK: Duration = Duration::from_millis(1);
+
+/// Time one guest has run.
+#[derive(Debug)]
+pub struct GuestClock {
+    base: Instant,
+    spent_ns: AtomicU64,
+    /// Nanoseconds after `base` when the current poll began; `u64::MAX` outside a poll.
+    running_since_ns: AtomicU64,
+}
+
+const NOT_RUNNING: u64 = u64::MAX;
+
+impl GuestClock {
+    pub fn new() -> Self {
+        GuestClock { base: Instant::now(), spent_ns: AtomicU64::new(0), running_since_ns: AtomicU64::new(NOT_RUNNING) }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64
+    }
+
+    fn enter(&self) {
+        self.running_since_ns.store(self.now_ns(), Ordering::Relaxed);
+    }
+
+    fn leave(&self) {
+        let since = self.running_since_ns.swap(NOT_RUNNING, Ordering::Relaxed);
+        if since != NOT_RUNNING {
+            self.spent_ns.fetch_add(self.now_ns().saturating_sub(since), Ordering::Relaxed);
+        }
+    }
+
+    /// Time the guest has run so far, the current slice included.
+    pub fn spent(&self) -> Duration {
+        let mut ns = self.spent_ns.load(Ordering::Relaxed);
+        let since = self.running_since_ns.load(Ordering::Relaxed);
+        if since != NOT_RUNNING {
+            ns += self.now_ns().saturating_sub(since);
+        }
+        Duration::from_nanos(ns)
+    }
+}
+
+impl Default for GuestClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Drives a future and charges the time inside its `poll` to a [`GuestClock`].
+pub struct Charged<F> {
+    inner: Pin<Box<F>>,
+    clock: Arc<GuestClock>,
+}
+
+impl<F> Charged<F> {
+    pub fn new(inner: F, clock: Arc<GuestClock>) -> Self {
+        Charged { inner: Box::pin(inner), clock }
+    }
+}
+
+impl<F: Future> Future for Charged<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let clock = self.clock.clone();
+        clock.enter();
+        let result = self.inner.as_mut().poll(cx);
+        clock.leave();
+        result
+    }
+}
+
+/// Advances the engine's epoch every [`TICK`] while at least one Exec runs, and sleeps
+/// otherwise.
+pub struct Ticker {
+    shared: Arc<TickerShared>,
+}
+
+struct TickerShared {
+    active: AtomicUsize,
+    lock: Mutex<bool>, // true once the ticker must stop
+    wake: Condvar,
+}
+
+impl Ticker {
+    pub fn start(engine: wasmtime::Engine) -> Self {
+        let shared = Arc::new(TickerShared { active: AtomicUsize::new(0), lock: Mutex::new(false), wake: Condvar::new() });
+        let thread_shared = shared.clone();
+        std::thread::Builder::new()
+            .name("exec-host-ticker".into())
+            .spawn(move || {
+                let shared = thread_shared;
+                loop {
+                    {
+                        let mut stop = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+                        while !*stop && shared.active.load(Ordering::Acquire) == 0 {
+                            stop = shared.wake.wait(stop).unwrap_or_else(|e| e.into_inner());
+                        }
+                        if *stop {
+                            return;
+                        }
+                    }
+                    std::thread::sleep(TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .expect("the epoch ticker thread could not start");
+        Ticker { shared }
+    }
+
+    /// Keeps the ticker running until the guard is dropped.
+    pub fn hold(&self) -> TickerGuard {
+        if self.shared.active.fetch_add(1, Ordering::AcqRel) == 0 {
+            let _held = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.wake.notify_one();
+        }
+        TickerGuard { shared: self.shared.clone() }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        *self.shared.lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+pub struct TickerGuard {
+    shared: Arc<TickerShared>,
+}
+
+impl Drop for TickerGuard {
+    fn drop(&mut self) {
+        self.shared.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}

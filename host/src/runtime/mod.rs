@@ -1,0 +1,250 @@
+//! The runtime: one wasmtime engine, the guest component compiled once (and cached across
+//! processes), and a fresh store per Exec from a pre-initialised snapshot.
+//!
+//! Per Exec: a store with memory limits, the budget clock, the nested calls in flight, and
+//! an instance from the pooling allocator. The script runs in the guest's `run` export;
+//! whatever happens to it (a throw, a trap, the budget, an abort) becomes an
+//! [`ExecOutcome`]; this module never panics on a script's behalf.
+
+mod artefact;
+mod calls;
+mod clock;
+mod limits;
+mod state;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder, Trap, UpdateDeadline};
+
+pub use artefact::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, SetupError, default_cache_dir};
+pub use calls::{CallRecord, Reachable};
+pub use limits::*;
+pub(crate) use state::ExecState;
+
+use self::calls::{Images, NestedCalls, NestedWaitExceeded};
+use self::clock::{Charged, GuestClock, Ticker};
+use self::state::ConsoleLog;
+use crate::funnel::Funnel;
+use crate::guest::{self, RunOptions, SandboxPre, ScriptError};
+use crate::script::{ExecOutcome, ExecRequest, Failure};
+use crate::tools::Registry;
+
+/// Native stack WebAssembly may use; deep recursion past it traps cleanly.
+const MAX_WASM_STACK: usize = 4 * 1024 * 1024;
+/// Stack of the fiber each Exec runs on; must exceed [`MAX_WASM_STACK`].
+const ASYNC_STACK: usize = MAX_WASM_STACK + 1024 * 1024;
+/// Core instances, memories and tables one guest instance may use (the guest has a few
+/// shim modules around its main module).
+const PER_COMPONENT_CORE_INSTANCES: u32 = 20;
+const PER_COMPONENT_MEMORIES: u32 = 2;
+const PER_COMPONENT_TABLES: u32 = 20;
+
+/// How the sandbox is set up.
+#[derive(Clone, Debug)]
+pub struct SandboxOptions {
+    /// Where compiled guests are cached; `None` compiles in memory every time.
+    pub cache_dir: Option<PathBuf>,
+    /// Execs that can run at once; each holds one slot of the instance pool.
+    pub max_concurrent_execs: u32,
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        SandboxOptions { cache_dir: default_cache_dir(), max_concurrent_execs: 1000 }
+    }
+}
+
+/// Runs Exec scripts. Cheap to clone; share one per process.
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    pre: SandboxPre<ExecState>,
+    ticker: Ticker,
+}
+
+/// Why the host ended a script that overran its budget.
+#[derive(Debug, thiserror::Error)]
+#[error("the script exceeded its execution budget")]
+struct BudgetExceeded;
+
+impl Sandbox {
+    /// Sets up the sandbox with default options.
+    pub async fn new() -> Result<Self, SetupError> {
+        Self::with_options(SandboxOptions::default()).await
+    }
+
+    pub async fn with_options(options: SandboxOptions) -> Result<Self, SetupError> {
+        let engine = Engine::new(&engine_config(options.max_concurrent_execs)).map_err(|e| SetupError::Engine(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        guest::add_to_linker(&mut linker).map_err(|e| SetupError::Engine(format!("{e:#}")))?;
+        let scratch = || {
+            let funnel = Arc::new(Funnel::new(Arc::new(Registry::default())));
+            let calls = NestedCalls::new(funnel, Arc::default(), 0, None, CancellationToken::new(), CallRecord::default());
+            ExecState::new(calls, ConsoleLog::new(0), Images::new(0), Arc::new(GuestClock::new()), StoreLimitsBuilder::new().build())
+        };
+        let component = artefact::load(&engine, &linker, options.cache_dir.as_deref(), scratch).await?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| SetupError::Guest(format!("linking: {e:#}")))?;
+        let pre = SandboxPre::new(pre).map_err(|e| SetupError::Guest(format!("the guest does not fit the contract: {e:#}")))?;
+        let ticker = Ticker::start(engine.clone());
+        Ok(Sandbox { inner: Arc::new(Inner { engine, pre, ticker }) })
+    }
+
+    /// The interfaces the guest component imports, as `package/interface@version`.
+    pub fn guest_imports(&self) -> Vec<String> {
+        let component = self.inner.pre.instance_pre().component();
+        component.component_type().imports(&self.inner.engine).map(|(name, _)| name.to_string()).collect()
+    }
+
+    /// Runs one script. Never panics and never fails as a call: every way a script can go
+    /// wrong is a failure in the outcome.
+    pub async fn exec(&self, request: ExecRequest, funnel: Arc<Funnel>) -> ExecOutcome {
+        let ExecRequest { code, reachable, limits, abort, watcher } = request;
+        if code.trim().is_empty() {
+            return ExecOutcome::refused("the code is empty", &limits);
+        }
+        if let Err(why) = limits.check() {
+            return ExecOutcome::refused(why, &limits);
+        }
+        let reachable = Arc::new(Reachable::new(reachable));
+        let names = reachable.names().to_vec();
+        // Fires when this Exec ends, however it ends: calls still in flight are cancelled.
+        let calls_cancel = abort.child_token();
+        let _cancel_calls_on_exit = calls_cancel.clone().drop_guard();
+        let clock = Arc::new(GuestClock::new());
+        let calls = NestedCalls::new(funnel, reachable, limits.max_calls, limits.max_nested_wait, calls_cancel, CallRecord::new(watcher));
+        let memory = usize::try_from(limits.max_memory_bytes).unwrap_or(usize::MAX);
+        let store_limits = StoreLimitsBuilder::new().memory_size(memory).build();
+        let state = ExecState::new(calls, ConsoleLog::new(limits.max_log_chars), Images::new(limits.max_images), clock.clone(), store_limits);
+
+        let mut store = Store::new(&self.inner.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        let budget = limits.budget;
+        store.epoch_deadline_callback(move |context| {
+            if context.data().clock.spent() >= budget {
+                return Err(BudgetExceeded.into());
+            }
+            Ok(UpdateDeadline::Yield(1))
+        });
+        store.set_epoch_deadline(1);
+
+        let options = RunOptions { heap_bytes: limits.heap_bytes(), stack_bytes: ENGINE_STACK_BYTES, random_seed: random_seed() };
+        let finished = if abort.is_cancelled() {
+            None
+        } else {
+            let _ticking = self.inner.ticker.hold();
+            let pre = &self.inner.pre;
+            let store = &mut store;
+            let run = Charged::new(
+                async move {
+                    let sandbox = pre.instantiate_async(&mut *store).await?;
+                    sandbox.call_run(&mut *store, &code, &names, options).await
+                },
+                clock.clone(),
+            );
+            tokio::select! {
+                biased;
+                _ = abort.cancelled() => None,
+                finished = run => Some(finished),
+            }
+        };
+        let state = store.into_data();
+        let result = match finished {
+            None => Err(Failure::Aborted),
+            Some(Ok(Ok(value))) => parse_value(value),
+            Some(Ok(Err(error))) => Err(script_failure(error)),
+            Some(Err(trap)) => Err(trap_failure(trap, budget, &state)),
+        };
+        ExecOutcome {
+            result,
+            logs: state.console.lines,
+            logs_cut_chars: state.console.cut_chars,
+            images: state.images.kept,
+            images_dropped: state.images.dropped,
+            calls: state.calls.record().names().to_vec(),
+            guest_time: clock.spent(),
+            max_result_chars: limits.max_result_chars,
+            max_images: limits.max_images,
+        }
+    }
+}
+
+fn engine_config(max_concurrent_execs: u32) -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config.max_wasm_stack(MAX_WASM_STACK);
+    config.async_stack_size(ASYNC_STACK);
+    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    let slots = max_concurrent_execs.max(1);
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * PER_COMPONENT_CORE_INSTANCES)
+        .total_memories(slots * PER_COMPONENT_MEMORIES)
+        .total_tables(slots * PER_COMPONENT_TABLES)
+        .total_stacks(slots)
+        .max_core_instances_per_component(PER_COMPONENT_CORE_INSTANCES)
+        .max_memories_per_component(PER_COMPONENT_MEMORIES)
+        .max_tables_per_component(PER_COMPONENT_TABLES)
+        .max_memory_size(MAX_MEMORY_BYTES as usize);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// A fresh seed for the script's `Math.random`.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState is seeded from the operating system's randomness.
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or(Duration::ZERO).as_nanos());
+    hasher.finish()
+}
+
+fn parse_value(json: Option<String>) -> Result<Option<serde_json::Value>, Failure> {
+    let Some(json) = json else { return Ok(None) };
+    match serde_json::from_str(&json) {
+        Ok(value) => Ok(Some(value)),
+        Err(e) => Err(Failure::Unserializable(format!("the value could not be read back ({e}); it may be nested too deeply"))),
+    }
+}
+
+fn script_failure(error: ScriptError) -> Failure {
+    match error {
+        ScriptError::Syntax(message) => Failure::Syntax(message),
+        ScriptError::Thrown(message) => Failure::Thrown(message),
+        ScriptError::Unserializable(message) => Failure::Unserializable(message),
+        ScriptError::NeverSettles => Failure::NeverSettles,
+    }
+}
+
+fn trap_failure(error: wasmtime::Error, budget: Duration, state: &ExecState) -> Failure {
+    if error.downcast_ref::<BudgetExceeded>().is_some() {
+        return Failure::BudgetExceeded { budget };
+    }
+    if let Some(exceeded) = error.downcast_ref::<NestedWaitExceeded>() {
+        return Failure::NestedWaitExceeded { limit: exceeded.limit };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::StackOverflow) => Failure::Crashed("it ran out of stack (recursion too deep)".into()),
+        // The guest aborts through `unreachable`; what it printed says why.
+        _ => Failure::Crashed(describe_crash(state, &error)),
+    }
+}
+
+/// Why the guest stopped, from what it printed before it did.
+fn describe_crash(state: &ExecState, error: &wasmtime::Error) -> String {
+    let stderr = state.stderr.contents();
+    let text = String::from_utf8_lossy(&stderr);
+    let last = text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim();
+    if last.contains("memory allocation") || last.contains("out of memory") {
+        return "it ran out of memory".into();
+    }
+    if last.is_empty() { format!("the engine stopped unexpectedly ({error})") } else { format!("the engine stopped: {last}") }
+}

@@ -1,0 +1,154 @@
+//! `grep {pattern, path?, glob?}`: lines of text files that match a regular expression.
+
+use std::io::{BufRead, BufReader, Read};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::FileTool;
+use super::glob::strip_base;
+use super::workspace::{Workspace, display_path, looks_binary, walk};
+use crate::tools::ToolError;
+
+/// Matching lines returned at most.
+pub const MAX_MATCHES: usize = 200;
+/// Characters kept of a matching line.
+pub const MAX_LINE_CHARS: usize = 500;
+/// Files larger than this are skipped (and counted in `skipped`).
+pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// Size of the compiled regular expression.
+const MAX_REGEX_BYTES: usize = 1024 * 1024;
+
+pub struct Grep;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Regular expression (Rust `regex` syntax) searched for in each line.
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace. Defaults to the workspace itself.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Only search files whose paths (relative to `path`) match this glob, for example "**/*.rs".
+    #[serde(default)]
+    pub glob: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Output {
+    pub matches: Vec<Match>,
+    /// True when more lines matched than were returned, or the walk stopped early.
+    pub truncated: bool,
+    /// Files not searched because they are binary or larger than 10 MiB.
+    pub skipped: usize,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Match {
+    /// Relative to the workspace.
+    pub path: String,
+    /// Line number, from 1.
+    pub line: usize,
+    /// The line, cut at 500 characters.
+    pub text: String,
+}
+
+impl FileTool for Grep {
+    const NAME: &'static str = "grep";
+    const DESCRIPTION: &'static str = "Search text files in the workspace for lines matching a regular expression; returns path, line number and line text of each match.";
+    type Params = Params;
+    type Output = Output;
+
+    fn run(workspace: &Workspace, params: Params, cancelled: &dyn Fn() -> bool) -> Result<Output, ToolError> {
+        let regex = regex::RegexBuilder::new(&params.pattern)
+            .size_limit(MAX_REGEX_BYTES)
+            .build()
+            .map_err(|e| ToolError::params(format!("grep: the pattern is not a valid regular expression: {e}")))?;
+        let filter = match &params.glob {
+            None => None,
+            Some(glob) => Some(
+                globset::GlobBuilder::new(glob)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| ToolError::params(format!("grep: the glob {glob:?} is not valid: {e}")))?
+                    .compile_matcher(),
+            ),
+        };
+        let base = workspace.relative(params.path.as_deref())?;
+        let shown = display_path(&base);
+        let metadata = workspace.dir().metadata(&base).map_err(|e| workspace.io_error(&shown, e))?;
+
+        let mut search = Search { workspace, regex: &regex, matches: Vec::new(), more: false, skipped: 0 };
+        if metadata.is_file() {
+            search.file(&shown);
+            return Ok(search.finish(false));
+        }
+        let stopped = walk(workspace, &base, cancelled, &mut |entry| {
+            if !entry.is_file {
+                return true;
+            }
+            if let Some(filter) = &filter {
+                if !filter.is_match(strip_base(&entry.path, &shown)) {
+                    return true;
+                }
+            }
+            search.file(&entry.path)
+        })?;
+        Ok(search.finish(stopped))
+    }
+}
+
+struct Search<'a> {
+    workspace: &'a Workspace,
+    regex: &'a regex::Regex,
+    matches: Vec<Match>,
+    more: bool,
+    skipped: usize,
+}
+
+impl Search<'_> {
+    /// Searches one file; returns false once the match limit is reached.
+    fn file(&mut self, path: &str) -> bool {
+        let Ok(file) = self.workspace.dir().open(path) else { return true };
+        if file.metadata().map(|m| m.len() > MAX_FILE_BYTES).unwrap_or(true) {
+            self.skipped += 1;
+            return true;
+        }
+        let mut reader = BufReader::new(file.take(MAX_FILE_BYTES));
+        match reader.fill_buf() {
+            Ok(start) if looks_binary(&start[..start.len().min(8 * 1024)]) => {
+                self.skipped += 1;
+                return true;
+            }
+            Ok(_) => {}
+            Err(_) => return true,
+        }
+        let mut line = Vec::new();
+        let mut number = 0;
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return true,
+                Ok(_) => {}
+            }
+            number += 1;
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches(['\n', '\r']);
+            if self.regex.is_match(text) {
+                if self.matches.len() == MAX_MATCHES {
+                    self.more = true;
+                    return false;
+                }
+                let text = match text.char_indices().nth(MAX_LINE_CHARS) {
+                    Some((at, _)) => format!("{}…", &text[..at]),
+                    None => text.to_string(),
+                };
+                self.matches.push(Match { path: path.to_string(), line: number, text });
+            }
+        }
+    }
+
+    fn finish(self, stopped: bool) -> Output {
+        Output { matches: self.matches, truncated: self.more || stopped, skipped: self.skipped }
+    }
+}

@@ -1,0 +1,334 @@
+//! Tools: what a script can call. A [`Tool`] has a [`ToolDefinition`] (name, description,
+//! input schema, deferral intent) and an async `call`. The [`Registry`] holds every tool
+//! of a session and checks itself when it is built; every call, from a script or from a
+//! model directly, goes through the one [`Funnel`](crate::funnel::Funnel).
+
+pub mod builtin;
+mod registry;
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+pub use registry::{Registry, RegistryError};
+
+/// Names the sandbox gives a meaning of its own; no tool may take them.
+pub const RESERVED_NAMES: &[&str] = &["ToolSearch", "Exec"];
+
+/// Longest tool name accepted.
+pub const MAX_TOOL_NAME_LEN: usize = 256;
+
+/// A tool that a script or a model can call.
+pub trait Tool: Send + Sync + 'static {
+    /// What the tool is; fixed for the tool's lifetime.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Runs one call. `args` is the caller's argument object, untouched: no renaming, no
+    /// defaults, no schema validation on the way in. A tool that cannot read its arguments
+    /// answers [`ToolError::params`].
+    fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+}
+
+/// Where a tool comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum ToolSource {
+    /// Part of exec-host (the workspace file tools) or registered by an embedding.
+    Builtin,
+    /// A tool of an MCP server.
+    Mcp { server: String },
+}
+
+/// What a tool is: everything a registry, a pool, a search or a model needs to know.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the argument object; its top level is always an object.
+    pub input_schema: Arc<Value>,
+    /// JSON Schema of the structured output, when the tool declares one. Used to render
+    /// signatures, never to invent a value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Arc<Value>>,
+    /// The tool's own deferral intent.
+    pub defer: bool,
+    /// The escape hatch: never deferred, whatever else says so.
+    pub always_load: bool,
+    /// A curated phrase for search, outside the description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_hint: Option<String>,
+    pub source: ToolSource,
+}
+
+/// Why a definition was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DefinitionError {
+    #[error("tool `{name}`: the input schema must be a JSON Schema whose top level is an object (\"type\": \"object\"), got {found}")]
+    InputNotObject { name: String, found: String },
+    #[error("tool name {name:?} is not valid: {why}")]
+    InvalidName { name: String, why: &'static str },
+}
+
+impl ToolDefinition {
+    /// A builtin tool's definition. Refuses an input schema whose top level is not an object.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Result<Self, DefinitionError> {
+        let name = name.into();
+        check_name(&name)?;
+        check_input_schema(&name, &input_schema)?;
+        Ok(ToolDefinition {
+            name,
+            description: description.into(),
+            input_schema: Arc::new(input_schema),
+            output_schema: None,
+            defer: false,
+            always_load: false,
+            search_hint: None,
+            source: ToolSource::Builtin,
+        })
+    }
+
+    /// A definition whose schemas come from Rust types (schemars).
+    pub fn from_types<Params: schemars::JsonSchema, Output: schemars::JsonSchema>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Result<Self, DefinitionError> {
+        let input = schema_value(schemars::schema_for!(Params));
+        let output = schema_value(schemars::schema_for!(Output));
+        Ok(Self::new(name, description, input)?.with_output_schema(output))
+    }
+
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(Arc::new(schema));
+        self
+    }
+
+    pub fn deferred(mut self, defer: bool) -> Self {
+        self.defer = defer;
+        self
+    }
+
+    pub fn always_load(mut self, always_load: bool) -> Self {
+        self.always_load = always_load;
+        self
+    }
+
+    pub fn with_search_hint(mut self, hint: impl Into<String>) -> Self {
+        self.search_hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_source(mut self, source: ToolSource) -> Self {
+        self.source = source;
+        self
+    }
+}
+
+fn schema_value(schema: schemars::Schema) -> Value {
+    let mut value = schema.to_value();
+    if let Some(object) = value.as_object_mut() {
+        // The dialect marker is noise in every signature and declaration.
+        object.remove("$schema");
+    }
+    value
+}
+
+fn check_name(name: &str) -> Result<(), DefinitionError> {
+    let invalid = |why| Err(DefinitionError::InvalidName { name: name.to_string(), why });
+    if name.is_empty() {
+        return invalid("it is empty");
+    }
+    if name.len() > MAX_TOOL_NAME_LEN {
+        return invalid("it is longer than 256 bytes");
+    }
+    if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return invalid("it contains whitespace or control characters");
+    }
+    Ok(())
+}
+
+fn check_input_schema(name: &str, schema: &Value) -> Result<(), DefinitionError> {
+    let found = match schema {
+        Value::Object(map) => match map.get("type") {
+            Some(Value::String(t)) if t == "object" => return Ok(()),
+            Some(other) => format!("\"type\": {other}"),
+            None => "a schema without \"type\"".to_string(),
+        },
+        other => format!("{} instead of a schema object", json_kind(other)),
+    };
+    Err(DefinitionError::InputNotObject { name: name.to_string(), found })
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Who is calling: the model directly, or a script inside Exec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Direct,
+    Nested,
+}
+
+/// What a call carries besides its arguments.
+#[derive(Clone, Debug)]
+pub struct CallContext {
+    pub origin: Origin,
+    /// Fires when the caller gives up (the Exec was aborted or ended). Long tools stop.
+    pub cancel: CancellationToken,
+}
+
+/// An image a tool returned. It reaches the model as an attachment of the result, never
+/// the script.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Image {
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
+    /// The image, base64-encoded.
+    #[serde(rename = "bytes")]
+    pub base64: String,
+}
+
+/// What a tool gave back.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    pub structured: Option<Value>,
+    pub text: Option<String>,
+    pub images: Vec<Image>,
+}
+
+impl ToolOutput {
+    pub fn structured(value: Value) -> Self {
+        ToolOutput { structured: Some(value), ..Default::default() }
+    }
+
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput { text: Some(text.into()), ..Default::default() }
+    }
+
+    pub fn empty() -> Self {
+        ToolOutput::default()
+    }
+
+    pub fn with_image(mut self, image: Image) -> Self {
+        self.images.push(image);
+        self
+    }
+
+    /// What a script's `await tools.x(...)` yields: the structured value when the tool gave
+    /// one, else its text, else `null`. No envelope.
+    pub fn script_value(&self) -> Value {
+        match (&self.structured, &self.text) {
+            (Some(value), _) => value.clone(),
+            (None, Some(text)) => Value::String(text.clone()),
+            (None, None) => Value::Null,
+        }
+    }
+
+    /// [`script_value`](Self::script_value) as JSON text, without copying the output.
+    pub fn into_script_json(self) -> String {
+        match (self.structured, self.text) {
+            (Some(value), _) => value.to_string(),
+            (None, Some(text)) => Value::String(text).to_string(),
+            (None, None) => "null".to_string(),
+        }
+    }
+}
+
+/// Where in a call's life it failed (spec 000): retry and recovery depend on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// The tool is not known or not reachable from here.
+    Discovery,
+    /// The arguments do not fit the tool.
+    Params,
+    /// Policy refused the call.
+    Authorization,
+    /// The tool ran and failed, timed out or was cancelled; side effects may have happened.
+    Execution,
+    /// The tool succeeded but its result could not be turned into what the caller gets.
+    Projection,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::Discovery => "discovery",
+            Stage::Params => "params",
+            Stage::Authorization => "authorization",
+            Stage::Execution => "execution",
+            Stage::Projection => "projection",
+        })
+    }
+}
+
+/// A failed call: the stage and a message meant for the caller (a script sees the message).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    pub stage: Stage,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(stage: Stage, message: impl Into<String>) -> Self {
+        ToolError { stage, message: message.into() }
+    }
+    pub fn discovery(message: impl Into<String>) -> Self {
+        Self::new(Stage::Discovery, message)
+    }
+    pub fn params(message: impl Into<String>) -> Self {
+        Self::new(Stage::Params, message)
+    }
+    pub fn authorization(message: impl Into<String>) -> Self {
+        Self::new(Stage::Authorization, message)
+    }
+    pub fn execution(message: impl Into<String>) -> Self {
+        Self::new(Stage::Execution, message)
+    }
+    pub fn projection(message: impl Into<String>) -> Self {
+        Self::new(Stage::Projection, message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn input_schema_must_be_an_object() {
+        let err = ToolDefinition::new("t", "", json!({"type": "string"})).unwrap_err();
+        assert!(err.to_string().contains("top level is an object"), "{err}");
+        assert!(ToolDefinition::new("t", "", json!([1])).is_err());
+        assert!(ToolDefinition::new("t", "", json!({"properties": {}})).is_err());
+        assert!(ToolDefinition::new("t", "", json!({"type": "object"})).is_ok());
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(ToolDefinition::new("", "", json!({"type": "object"})).is_err());
+        assert!(ToolDefinition::new("a b", "", json!({"type": "object"})).is_err());
+        assert!(ToolDefinition::new("get-user.profile", "", json!({"type": "object"})).is_ok());
+    }
+
+    #[test]
+    fn script_value_prefers_structured_then_text_then_null() {
+        let both = ToolOutput { structured: Some(json!({"a": 1})), text: Some("t".into()), images: vec![] };
+        assert_eq!(both.script_value(), json!({"a": 1}));
+        assert_eq!(ToolOutput::text("t").script_value(), json!("t"));
+        assert_eq!(ToolOutput::empty().script_value(), Value::Null);
+    }
+}
