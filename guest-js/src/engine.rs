@@ -73,7 +73,7 @@ impl Engine {
         let compiler = Context::custom::<CompilerIntrinsics>(&runtime).map_err(|e| e.to_string())?;
         let sandbox = Context::custom::<SandboxIntrinsics>(&runtime).map_err(|e| e.to_string())?;
         unsafe { qjs::JS_SetModuleLoaderFunc(compiler.get_runtime_ptr(), None, Some(refuse_import), std::ptr::null_mut()) };
-        let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME).map_err(|e| format!("the prelude does not compile: {e:?}"))?;
+        let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE.lines().count()).map_err(|e| format!("the prelude does not compile: {e:?}"))?;
         let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
             let factory: Function = load(&ctx, &prelude)?;
             let hooks: Object = factory.call((host_object(&ctx)?,))?;
@@ -146,7 +146,8 @@ unsafe extern "C" fn refuse_import(
 }
 
 /// Parses `source` in the compiler context and returns its bytecode.
-fn compile(compiler: &Context, source: &str, name: &CStr) -> Result<Vec<u8>, ScriptError> {
+/// `script_lines` counts the lines of the script itself (for positions in errors).
+fn compile(compiler: &Context, source: &str, name: &CStr, script_lines: usize) -> Result<Vec<u8>, ScriptError> {
     // QuickJS's parser wants a terminating NUL after the text it is given.
     let mut text = String::with_capacity(source.len() + 1);
     text.push_str(source);
@@ -156,7 +157,7 @@ fn compile(compiler: &Context, source: &str, name: &CStr) -> Result<Vec<u8>, Scr
         let flags = (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_COMPILE_ONLY) as i32;
         let function = qjs::JS_Eval(raw, text.as_ptr().cast(), source.len() as _, name.as_ptr(), flags);
         if qjs::JS_IsException(function) {
-            return Err(ScriptError::Syntax(describe_syntax_error(&ctx, ctx.catch())));
+            return Err(ScriptError::Syntax(describe_syntax_error(ctx.catch(), script_lines)));
         }
         let mut size = 0;
         let bytes = qjs::JS_WriteObject(raw, &mut size, function, qjs::JS_WRITE_OBJ_BYTECODE as i32);
@@ -188,8 +189,9 @@ fn load<'js, T: rquickjs::FromJs<'js>>(ctx: &Ctx<'js>, bytecode: &[u8]) -> rquic
 }
 
 /// `SyntaxError: <message> (line L, column C)`, positions in the script's own numbering.
-fn describe_syntax_error(ctx: &Ctx<'_>, error: Value<'_>) -> String {
-    let _ = ctx;
+/// `script_lines` is how many lines the script has: a position past them is the end of
+/// the script, where the wrapper closes it.
+fn describe_syntax_error(error: Value<'_>, script_lines: usize) -> String {
     let Some(object) = error.as_object() else {
         return "SyntaxError: the script does not parse".into();
     };
@@ -204,6 +206,9 @@ fn describe_syntax_error(ctx: &Ctx<'_>, error: Value<'_>) -> String {
         Some((line, column))
     });
     match position {
+        Some((line, _)) if line > script_lines => {
+            format!("{name}: {message} (at the end of the script, line {script_lines}: something is not closed)")
+        }
         Some((line, column)) => format!("{name}: {message} (line {line}, column {column})"),
         None => format!("{name}: {message}"),
     }
@@ -217,7 +222,7 @@ pub fn run(script: &str, tool_names: Vec<String>, options: &RunOptions) -> Resul
         // xorshift must not start at zero
         RANDOM_STATE.with(|s| s.set(options.random_seed | 1));
         let source = format!("{SCRIPT_PREFIX}{script}{SCRIPT_SUFFIX}");
-        let bytecode = compile(&engine.compiler, &source, SCRIPT_NAME)?;
+        let bytecode = compile(&engine.compiler, &source, SCRIPT_NAME, script.lines().count().max(1))?;
         engine.sandbox.with(|ctx| run_in(&ctx, engine, &bytecode, tool_names))
     })
 }

@@ -130,7 +130,7 @@
     if (args === null || typeof args !== 'object' || isArray(args)) {
       throw new TypeErrorCtor(`${call} takes one plain object of arguments, got ${describe(args)}`);
     }
-    checkPlain(args, 'the argument', 0, new SetCtor());
+    checkPlain(args, 'args', 0, new SetCtor());
     return stringify(args);
   }
 

@@ -1,1 +1,8 @@
+//! The integration tests: one binary, one module per concern, every test through the real
+//! guest component and the real host.
 
+mod budget;
+mod builtin_tools;
+mod conformance;
+mod isolation;
+mod runtime;

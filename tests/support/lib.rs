@@ -1,0 +1,187 @@
+//! Deterministic fixture tools for the integration tests, the conformance cases and the
+//! benchmarks, and a small harness that runs scripts through the real guest and host.
+//!
+//! The fixture tools are the peers' benchmark tools (`echo`, `add`, `sleep`, `blob`) plus
+//! one tool per output shape the spec distinguishes (structured, text only, empty, image)
+//! and tools that fail, never return, or count their calls.
+
+pub mod cases;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use exec_host::{
+    CallContext, ExecOutcome, ExecRequest, Funnel, Image, Limits, Registry, Sandbox, Tool, ToolDefinition, ToolError, ToolOutput,
+    Workspace, builtin,
+};
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use tokio::sync::OnceCell;
+
+/// Largest blob the `blob` fixture makes, as in the peers' harness.
+pub const MAX_BLOB: u64 = 64 * 1024 * 1024;
+
+/// A 1x1 transparent PNG, base64-encoded.
+pub const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+type Handler = dyn Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync;
+
+/// A tool made of a definition and a function.
+pub struct FixtureTool {
+    definition: ToolDefinition,
+    handler: Box<Handler>,
+}
+
+impl FixtureTool {
+    pub fn new(
+        name: &str,
+        description: &str,
+        schema: Value,
+        handler: impl Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync + 'static,
+    ) -> Arc<dyn Tool> {
+        let definition = ToolDefinition::new(name, description, schema).expect("fixture schemas are objects");
+        Arc::new(FixtureTool { definition, handler: Box::new(handler) })
+    }
+}
+
+impl Tool for FixtureTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        (self.handler)(args, context)
+    }
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+fn number(args: &Map<String, Value>, key: &str) -> Result<f64, ToolError> {
+    args.get(key).and_then(Value::as_f64).ok_or_else(|| ToolError::params(format!("`{key}` must be a number")))
+}
+
+/// Counts calls of the `count` fixture, so tests can see which calls took effect.
+#[derive(Clone, Default)]
+pub struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The fixture tools. `counter` counts the calls of `count`.
+pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
+    let counter = counter.clone();
+    vec![
+        FixtureTool::new("echo", "Returns `value` as its structured output.", object(json!({"value": {}}), &[]), |args, _| {
+            Box::pin(async move { Ok(ToolOutput::structured(args.get("value").cloned().unwrap_or(Value::Null))) })
+        }),
+        FixtureTool::new(
+            "add",
+            "Adds two numbers.",
+            object(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]),
+            |args, _| {
+                Box::pin(async move {
+                    let sum = number(&args, "a")? + number(&args, "b")?;
+                    Ok(ToolOutput::structured(serde_json::Number::from_f64(sum).map(Value::Number).unwrap_or(Value::Null)))
+                })
+            },
+        ),
+        FixtureTool::new("sleep", "Waits `ms` milliseconds, then answers \"slept\".", object(json!({"ms": {"type": "number"}}), &["ms"]), |args, _| {
+            Box::pin(async move {
+                let ms = number(&args, "ms")?;
+                tokio::time::sleep(Duration::from_millis(ms.max(0.0) as u64)).await;
+                Ok(ToolOutput::text("slept"))
+            })
+        }),
+        FixtureTool::new("blob", "Returns a string of `bytes` x characters.", object(json!({"bytes": {"type": "integer"}}), &["bytes"]), |args, _| {
+            Box::pin(async move {
+                match args.get("bytes").and_then(Value::as_u64) {
+                    Some(bytes) if bytes <= MAX_BLOB => Ok(ToolOutput::text("x".repeat(bytes as usize))),
+                    _ => Err(ToolError::params(format!("bytes must be an integer in [0, {MAX_BLOB}]"))),
+                }
+            })
+        }),
+        FixtureTool::new("text_only", "Answers with text only.", object(json!({"text": {"type": "string"}}), &[]), |args, _| {
+            Box::pin(async move { Ok(ToolOutput::text(args.get("text").and_then(Value::as_str).unwrap_or("plain text"))) })
+        }),
+        FixtureTool::new("structured", "Answers with structured content and a text.", object(json!({}), &[]), |args, _| {
+            Box::pin(async move {
+                Ok(ToolOutput { structured: Some(json!({"received": args, "kind": "structured"})), text: Some("ignored text".into()), images: vec![] })
+            })
+        }),
+        FixtureTool::new("empty", "Answers with nothing at all.", object(json!({}), &[]), |_, _| Box::pin(async move { Ok(ToolOutput::empty()) })),
+        FixtureTool::new("image", "Answers with one image and nothing else.", object(json!({}), &[]), |_, _| {
+            Box::pin(async move { Ok(ToolOutput::empty().with_image(Image { mime_type: "image/png".into(), base64: PIXEL_PNG.into() })) })
+        }),
+        FixtureTool::new("fail", "Always fails with `message`.", object(json!({"message": {"type": "string"}}), &[]), |args, _| {
+            Box::pin(async move { Err(ToolError::execution(args.get("message").and_then(Value::as_str).unwrap_or("the fixture failed"))) })
+        }),
+        FixtureTool::new("never", "Never answers (until cancelled).", object(json!({}), &[]), |_, context| {
+            Box::pin(async move {
+                context.cancel.cancelled().await;
+                Err(ToolError::execution("cancelled"))
+            })
+        }),
+        FixtureTool::new("count", "Counts its calls; answers the count so far.", object(json!({}), &[]), move |_, _| {
+            let counter = counter.clone();
+            Box::pin(async move { Ok(ToolOutput::structured(json!(counter.0.fetch_add(1, Ordering::SeqCst) + 1))) })
+        }),
+    ]
+}
+
+/// The sandbox shared by every test of a process (compiling it once is the slow part).
+pub async fn sandbox() -> &'static Sandbox {
+    static SANDBOX: OnceCell<Sandbox> = OnceCell::const_new();
+    SANDBOX.get_or_init(|| async { Sandbox::new().await.expect("the sandbox sets up") }).await
+}
+
+/// A workspace in a temporary directory, the builtin tools on it, and the fixtures.
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub funnel: Arc<Funnel>,
+    pub counter: Counter,
+}
+
+impl Harness {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("a temporary workspace");
+        let counter = Counter::default();
+        let workspace = Arc::new(Workspace::open(dir.path()).expect("the workspace opens"));
+        let mut tools = builtin::all(workspace);
+        tools.extend(fixture_tools(&counter));
+        let registry = Arc::new(Registry::new(tools).expect("fixture and builtin names are distinct"));
+        Harness { dir, funnel: Arc::new(Funnel::new(registry)), counter }
+    }
+
+    /// Every registered tool, as `exec-host run` makes them reachable.
+    pub fn reachable(&self) -> Vec<ToolDefinition> {
+        self.funnel.registry().definitions().cloned().collect()
+    }
+
+    pub fn request(&self, code: &str) -> ExecRequest {
+        ExecRequest::new(code, self.reachable())
+    }
+
+    pub async fn run(&self, code: &str) -> ExecOutcome {
+        self.run_request(self.request(code)).await
+    }
+
+    pub async fn run_with(&self, code: &str, limits: Limits) -> ExecOutcome {
+        self.run_request(self.request(code).with_limits(limits)).await
+    }
+
+    pub async fn run_request(&self, request: ExecRequest) -> ExecOutcome {
+        sandbox().await.exec(request, self.funnel.clone()).await
+    }
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Self::new()
+    }
+}

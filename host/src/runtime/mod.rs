@@ -232,7 +232,11 @@ fn trap_failure(error: wasmtime::Error, budget: Duration, state: &ExecState) -> 
         return Failure::NestedWaitExceeded { limit: exceeded.limit };
     }
     match error.downcast_ref::<Trap>() {
-        Some(Trap::StackOverflow) => Failure::Crashed("it ran out of stack (recursion too deep)".into()),
+        // QuickJS has no stack limit on WASI, so runaway recursion ends here: either the
+        // engine's native stack or its shadow stack in linear memory runs out.
+        Some(Trap::StackOverflow | Trap::MemoryOutOfBounds) => {
+            Failure::Crashed("it ran out of stack (the script recursed too deeply)".into())
+        }
         // The guest aborts through `unreachable`; what it printed says why.
         _ => Failure::Crashed(describe_crash(state, &error)),
     }
@@ -246,5 +250,11 @@ fn describe_crash(state: &ExecState, error: &wasmtime::Error) -> String {
     if last.contains("memory allocation") || last.contains("out of memory") {
         return "it ran out of memory".into();
     }
-    if last.is_empty() { format!("the engine stopped unexpectedly ({error})") } else { format!("the engine stopped: {last}") }
+    if !last.is_empty() {
+        return format!("the engine stopped: {last}");
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(trap) => format!("the engine stopped unexpectedly ({trap})"),
+        None => format!("the engine stopped unexpectedly ({})", error.root_cause()),
+    }
 }

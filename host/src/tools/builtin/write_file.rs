@@ -43,7 +43,16 @@ impl FileTool for WriteFile {
         }
         let dir = workspace.dir();
         if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
-            dir.create_dir_all(parent).map_err(|e| workspace.io_error(&display_path(parent), e))?;
+            // Look before creating: a parent that is a link out of the workspace must be
+            // refused as such, not reported as "already exists".
+            match dir.metadata(parent) {
+                Ok(metadata) if metadata.is_dir() => {}
+                Ok(_) => return Err(ToolError::execution(format!("`{}` is not a directory", display_path(parent)))),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    dir.create_dir_all(parent).map_err(|e| workspace.io_error(&display_path(parent), e))?
+                }
+                Err(e) => return Err(workspace.io_error(&display_path(parent), e)),
+            }
         }
         let created = !dir.exists(&relative);
         let mut file = dir.create(&relative).map_err(|e| workspace.io_error(&shown, e))?;

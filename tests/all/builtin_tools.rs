@@ -1,0 +1,148 @@
+//! The builtin workspace tools through real scripts on a real temporary workspace: the
+//! confinement claims (each tried), and the bounds that keep big or binary files out of a
+//! model's context.
+
+use exec_host_tests::Harness;
+use serde_json::{Value, json};
+
+async fn run(harness: &Harness, code: &str) -> Value {
+    let outcome = harness.run(code).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    outcome.value().cloned().unwrap_or(Value::Null)
+}
+
+/// Runs `call` in a try/catch and returns the error message (or "ok").
+async fn refusal(harness: &Harness, call: &str) -> String {
+    let code = format!("try {{ await {call}; return 'ok'; }} catch (e) {{ return e.message; }}");
+    run(harness, &code).await.as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn symbolic_links_out_of_the_workspace_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "top secret").unwrap();
+    let harness = Harness::new();
+    let root = harness.dir.path();
+    std::os::unix::fs::symlink(outside.path(), root.join("link-dir")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), root.join("link-file")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", root.join("passwd")).unwrap();
+
+    for call in [
+        "tools.read_file({ path: 'link-file' })",
+        "tools.read_file({ path: 'link-dir/secret.txt' })",
+        "tools.read_file({ path: 'passwd' })",
+        "tools.ls({ path: 'link-dir' })",
+        "tools.write_file({ path: 'link-dir/planted.txt', content: 'x' })",
+        "tools.edit_file({ path: 'link-file', old_string: 'top', new_string: 'no' })",
+        "tools.grep({ pattern: 'secret', path: 'link-dir' })",
+    ] {
+        let message = refusal(&harness, call).await;
+        assert!(message.contains("leads outside the workspace"), "{call}: {message}");
+    }
+    assert!(!outside.path().join("planted.txt").exists());
+    assert_eq!(std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(), "top secret");
+
+    // A walk lists the links but does not follow them out.
+    let found = run(&harness, "return await tools.grep({ pattern: 'secret' })").await;
+    assert_eq!(found["matches"], json!([]));
+    let globbed = run(&harness, "return await tools.glob({ pattern: '**/secret.txt' })").await;
+    assert_eq!(globbed["matches"], json!([]));
+}
+
+#[tokio::test]
+async fn symbolic_links_inside_the_workspace_work() {
+    let harness = Harness::new();
+    let root = harness.dir.path();
+    std::fs::create_dir(root.join("real")).unwrap();
+    std::fs::write(root.join("real/a.txt"), "inside").unwrap();
+    std::os::unix::fs::symlink("real/a.txt", root.join("alias.txt")).unwrap();
+    let read = run(&harness, "return (await tools.read_file({ path: 'alias.txt' })).content").await;
+    assert_eq!(read, json!("inside"));
+}
+
+#[tokio::test]
+async fn absolute_and_climbing_paths_are_refused_for_every_tool() {
+    let harness = Harness::new();
+    for call in [
+        "tools.ls({ path: '/' })",
+        "tools.ls({ path: '..' })",
+        "tools.write_file({ path: '../x.txt', content: 'x' })",
+        "tools.write_file({ path: '/tmp/x.txt', content: 'x' })",
+        "tools.glob({ pattern: '*', path: '../..' })",
+        "tools.grep({ pattern: 'x', path: '/etc' })",
+        "tools.edit_file({ path: 'a/../../x', old_string: 'a', new_string: 'b' })",
+    ] {
+        let message = refusal(&harness, call).await;
+        assert!(message.contains("outside the workspace") || message.contains("absolute path"), "{call}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn binary_files_are_refused_not_dumped() {
+    let harness = Harness::new();
+    std::fs::write(harness.dir.path().join("image.bin"), [0x89, b'P', b'N', b'G', 0, 0, 1, 2]).unwrap();
+    let message = refusal(&harness, "tools.read_file({ path: 'image.bin' })").await;
+    assert_eq!(message, "`image.bin` is a binary file (8 bytes); read_file reads text only");
+    let found = run(&harness, "return await tools.grep({ pattern: 'PNG' })").await;
+    assert_eq!(found, json!({"matches": [], "truncated": false, "skipped": 1}));
+}
+
+#[tokio::test]
+async fn huge_files_are_read_in_bounded_windows() {
+    let harness = Harness::new();
+    let text: String = (1..=50_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(harness.dir.path().join("big.txt"), &text).unwrap();
+    std::fs::write(harness.dir.path().join("wide.txt"), "w".repeat(10_000)).unwrap();
+    let first = run(&harness, "const r = await tools.read_file({ path: 'big.txt' }); return [r.start_line, r.end_line, r.total_lines, r.truncated]").await;
+    assert_eq!(first, json!([1, 2000, 50000, true]));
+    let window = run(&harness, "const r = await tools.read_file({ path: 'big.txt', offset: 49999, limit: 10 }); return [r.content, r.truncated]").await;
+    assert_eq!(window, json!(["line 49999\nline 50000", false]));
+    let capped = run(&harness, "const r = await tools.read_file({ path: 'big.txt', limit: 1000000 }); return r.end_line").await;
+    assert_eq!(capped, json!(10000));
+    let wide = run(&harness, "return (await tools.read_file({ path: 'wide.txt' })).content").await;
+    assert!(wide.as_str().unwrap().ends_with("… [line cut: 10000 characters in all]"));
+    let past = refusal(&harness, "tools.read_file({ path: 'big.txt', offset: 60000 })").await;
+    assert!(past.contains("has 50000 lines; offset 60000 is past its end"), "{past}");
+}
+
+#[tokio::test]
+async fn grep_and_glob_are_bounded() {
+    let harness = Harness::new();
+    let text: String = (0..500).map(|i| format!("match {i}\n")).collect();
+    std::fs::write(harness.dir.path().join("many.txt"), text).unwrap();
+    let found = run(&harness, "const r = await tools.grep({ pattern: 'match' }); return [r.matches.length, r.truncated]").await;
+    assert_eq!(found, json!([200, true]));
+    for i in 0..1_100 {
+        std::fs::write(harness.dir.path().join(format!("f{i:04}.md")), "").unwrap();
+    }
+    let globbed = run(&harness, "const r = await tools.glob({ pattern: '*.md' }); return [r.matches.length, r.truncated]").await;
+    assert_eq!(globbed, json!([1000, true]));
+    let listed = run(&harness, "const r = await tools.ls({}); return [r.entries.length, r.total, r.truncated]").await;
+    assert_eq!(listed, json!([1000, 1101, true]));
+}
+
+#[tokio::test]
+async fn bad_parameters_say_what_is_wrong() {
+    let harness = Harness::new();
+    let unknown = refusal(&harness, "tools.read_file({ file: 'a.txt' })").await;
+    assert!(unknown.contains("unknown field `file`"), "{unknown}");
+    let missing = refusal(&harness, "tools.write_file({ path: 'a.txt' })").await;
+    assert!(missing.contains("missing field `content`"), "{missing}");
+    let regex = refusal(&harness, "tools.grep({ pattern: '(' })").await;
+    assert!(regex.contains("not a valid regular expression"), "{regex}");
+    let glob = refusal(&harness, "tools.glob({ pattern: '[' })").await;
+    assert!(glob.contains("is not valid"), "{glob}");
+    let absent = refusal(&harness, "tools.read_file({ path: 'nope.txt' })").await;
+    assert_eq!(absent, "`nope.txt` does not exist in the workspace");
+}
+
+#[tokio::test]
+async fn edit_file_replaces_exactly_what_it_is_told() {
+    let harness = Harness::new();
+    std::fs::write(harness.dir.path().join("a.txt"), "one two one").unwrap();
+    let all = run(&harness, "return await tools.edit_file({ path: 'a.txt', old_string: 'one', new_string: '1', replace_all: true })").await;
+    assert_eq!(all, json!({"path": "a.txt", "replacements": 2}));
+    assert_eq!(std::fs::read_to_string(harness.dir.path().join("a.txt")).unwrap(), "1 two 1");
+    let missing = refusal(&harness, "tools.edit_file({ path: 'a.txt', old_string: 'zzz', new_string: 'y' })").await;
+    assert_eq!(missing, "edit_file: old_string was not found in `a.txt`");
+}

@@ -1,0 +1,125 @@
+//! Every isolation claim, tried: each test attempts an escape and asserts the refusal.
+
+use exec_host_tests::Harness;
+use serde_json::json;
+
+async fn value_of(code: &str) -> serde_json::Value {
+    let outcome = Harness::new().run(code).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    outcome.value().cloned().unwrap_or(serde_json::Value::Null)
+}
+
+#[tokio::test]
+async fn no_global_reaches_the_host() {
+    let names = ["require", "process", "Buffer", "module", "exports", "fetch", "XMLHttpRequest", "WebAssembly", "setTimeout",
+        "setInterval", "Deno", "Bun", "std", "os", "print", "scriptArgs", "__host", "host"];
+    let code = format!("return {}.map(n => typeof globalThis[n])", serde_json::to_string(&names).unwrap());
+    let types = value_of(&code).await;
+    assert!(types.as_array().unwrap().iter().all(|t| t == "undefined"), "{types}");
+}
+
+#[tokio::test]
+async fn the_native_hooks_are_not_reachable_from_the_script() {
+    // The prelude keeps them in a closure: nothing on the global object, on tools or on
+    // console names them.
+    let code = "const seen = new Set(); const out = [];
+      const visit = (o, path, depth) => {
+        if (o === null || (typeof o !== 'object' && typeof o !== 'function') || seen.has(o) || depth > 4) return;
+        seen.add(o);
+        for (const k of Reflect.ownKeys(o)) {
+          let v; try { v = o[k]; } catch (e) { continue; }
+          if (k === 'prefixLength' || (k === 'start' && typeof o.search === 'function')) out.push(path + '.' + k);
+          visit(v, path + '.' + String(k), depth + 1);
+        }
+      };
+      visit(globalThis, 'globalThis', 0);
+      return out;";
+    assert_eq!(value_of(code).await, json!([]));
+}
+
+#[tokio::test]
+async fn eval_cannot_be_restored_from_any_prototype() {
+    let code = "const out = [];
+      const fns = [function () {}, async function () {}, function* () {}, async function* () {}, () => {}, class {}, Math.max, tools.echo, console.log, Function.prototype];
+      for (const f of fns) {
+        let ctor = f.constructor;
+        for (let i = 0; i < 3 && ctor; i++) {
+          try { ctor('return 1'); out.push('compiled'); } catch (e) { out.push(e.name); }
+          ctor = ctor.constructor;
+        }
+      }
+      try { Reflect.construct(Function, ['return 1']); out.push('compiled'); } catch (e) { out.push(e.name); }
+      try { class F extends Function {}; new F('return 1'); out.push('compiled'); } catch (e) { out.push(e.name); }
+      return [...new Set(out)];";
+    assert_eq!(value_of(code).await, json!(["EvalError"]));
+}
+
+#[tokio::test]
+async fn replacing_the_guards_does_not_bring_eval_back() {
+    // Even if a script undoes the prelude's replacements, the engine has no eval in this
+    // realm: the original constructors are unreachable, and deleting the replacements
+    // leaves nothing that compiles.
+    let code = "delete Function.prototype.constructor; delete globalThis.eval; delete globalThis.Function;
+      const out = [];
+      for (const attempt of [() => Function.prototype.constructor('return 1'), () => eval('1'), () => (() => 1).constructor('return 1')]) {
+        try { attempt(); out.push('compiled'); } catch (e) { out.push(e.name); }
+      }
+      return out;";
+    let out = value_of(code).await;
+    assert!(out.as_array().unwrap().iter().all(|v| v != "compiled"), "{out}");
+}
+
+#[tokio::test]
+async fn modules_cannot_be_loaded() {
+    let code = "const out = [];
+      for (const m of ['node:fs', 'fs', './x.js', 'data:text/javascript,export default 1', 'https://example.com/x.js']) {
+        try { await import(m); out.push('loaded'); } catch (e) { out.push(e.message); }
+      }
+      return [...new Set(out)];";
+    assert_eq!(value_of(code).await, json!(["import() is not available in Exec scripts"]));
+}
+
+#[tokio::test]
+async fn static_imports_do_not_parse() {
+    let outcome = Harness::new().run("import fs from 'fs';\nreturn 1").await;
+    assert!(!outcome.ok());
+    assert!(outcome.text().contains("SyntaxError"), "{}", outcome.text());
+}
+
+#[tokio::test]
+async fn returned_values_are_copies() {
+    // What the script receives is a deep copy: changing it does not change what the tool
+    // gives the next time, and functions or prototypes never cross.
+    let code = "const a = await tools.echo({ value: { list: [1], inner: { x: 1 } } });
+      a.list.push(2); a.inner.x = 99;
+      const b = await tools.echo({ value: { list: [1], inner: { x: 1 } } });
+      return [b.list.length, b.inner.x, Object.getPrototypeOf(b) === Object.prototype];";
+    assert_eq!(value_of(code).await, json!([1, 1, true]));
+}
+
+#[tokio::test]
+async fn proxies_and_tricky_objects_cross_only_as_data() {
+    let code = "const out = [];
+      const trap = new Proxy({}, { getPrototypeOf() { return Object.prototype; }, ownKeys() { return ['a']; },
+        getOwnPropertyDescriptor() { return { value: 1, enumerable: true, configurable: true }; }, get() { return 1; } });
+      out.push(await tools.echo({ value: trap }));
+      const sneaky = { toJSON() { return 'replaced'; } };
+      try { await tools.echo({ value: sneaky }); out.push('sent'); } catch (e) { out.push(e.name); }
+      const nullProto = Object.create(null); nullProto.k = 'v';
+      out.push(await tools.echo({ value: nullProto }));
+      return out;";
+    assert_eq!(value_of(code).await, json!([{"a": 1}, "TypeError", {"k": "v"}]));
+}
+
+#[tokio::test]
+async fn the_tools_object_is_not_a_thenable_and_has_no_prototype() {
+    let code = "const t = await Promise.resolve(tools);
+      return [t === tools, typeof tools.then, Object.getPrototypeOf(tools), typeof tools.__proto__, typeof tools.toString];";
+    assert_eq!(value_of(code).await, json!([true, "undefined", null, "undefined", "undefined"]));
+}
+
+#[tokio::test]
+async fn time_and_randomness_are_the_only_ambient_inputs() {
+    let code = "return [typeof Date.now(), Date.now() > 1.6e12, typeof Math.random(), typeof performance];";
+    assert_eq!(value_of(code).await, json!(["number", true, "number", "undefined"]));
+}

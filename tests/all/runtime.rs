@@ -1,0 +1,214 @@
+//! The runtime as a whole: the component's imports, fresh state per Exec, aborts, the
+//! nested-wait cap, concurrency, the live call record and the guest artefact.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use exec_host::contract::{SANDBOX_INTERFACES, WASI_INTERFACES};
+use exec_host::{ExecRequest, Failure, Limits};
+use exec_host_tests::{Harness, sandbox};
+use tokio_util::sync::CancellationToken;
+
+/// Hang guard: a test that should finish promptly fails instead of hanging CI.
+async fn within<T>(seconds: u64, future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(seconds), future).await.expect("the Exec did not end")
+}
+
+#[tokio::test]
+async fn the_component_imports_no_filesystem_no_sockets_and_nothing_unexpected() {
+    let imports = sandbox().await.guest_imports();
+    assert!(!imports.is_empty());
+    for import in &imports {
+        assert!(!import.starts_with("wasi:filesystem"), "the guest imports {import}");
+        assert!(!import.starts_with("wasi:sockets"), "the guest imports {import}");
+        assert!(!import.starts_with("wasi:http"), "the guest imports {import}");
+        let interface = import.split('@').next().unwrap();
+        assert!(
+            WASI_INTERFACES.contains(&interface) || SANDBOX_INTERFACES.contains(&interface),
+            "the guest imports {import}, which the host does not mean to give"
+        );
+    }
+    for ours in SANDBOX_INTERFACES {
+        assert!(imports.iter().any(|i| i.starts_with(ours)), "the guest does not import {ours}");
+    }
+}
+
+#[tokio::test]
+async fn the_guest_artefact_is_built_from_the_current_sources() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let output = std::process::Command::new("bash").arg(root.join("scripts/guest-sources-hash")).output().expect("bash runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let current = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    assert_eq!(
+        current,
+        exec_host::runtime::GUEST_SOURCES_SHA256.trim(),
+        "guest-js/ or wit/ changed since host/artefacts/exec-guest.wasm was built: run scripts/build-guest and commit the artefact"
+    );
+}
+
+#[tokio::test]
+async fn math_random_differs_between_runs() {
+    let harness = Harness::new();
+    let a = harness.run("return [Math.random(), Math.random()]").await;
+    let b = harness.run("return [Math.random(), Math.random()]").await;
+    assert!(a.ok() && b.ok());
+    assert_ne!(a.value(), b.value());
+    let values = a.value().unwrap().as_array().unwrap();
+    assert_ne!(values[0], values[1]);
+    assert!(values.iter().all(|v| (0.0..1.0).contains(&v.as_f64().unwrap())));
+}
+
+#[tokio::test]
+async fn nothing_leaks_from_one_exec_to_the_next() {
+    let harness = Harness::new();
+    let first = harness.run("globalThis.leak = 42; Object.prototype.polluted = 1; Array.prototype.push = null; JSON.stringify = () => 'x'; return 1").await;
+    assert!(first.ok(), "{}", first.text());
+    let second = harness.run("return [typeof globalThis.leak, ({}).polluted === undefined, typeof [].push, JSON.stringify({a: 1})]").await;
+    assert_eq!(second.value().unwrap(), &serde_json::json!(["undefined", true, "function", "{\"a\":1}"]));
+}
+
+#[tokio::test]
+async fn an_empty_script_is_refused_before_any_sandbox_starts() {
+    let harness = Harness::new();
+    for code in ["", "   \n\t  "] {
+        let outcome = harness.run(code).await;
+        assert!(matches!(outcome.failure(), Some(Failure::InvalidRequest(_))), "{:?}", outcome.failure());
+        assert_eq!(outcome.text(), "Exec was not run: the code is empty.");
+        assert_eq!(outcome.summary(), "failed");
+    }
+}
+
+#[tokio::test]
+async fn an_abort_before_the_start_ends_at_once() {
+    let harness = Harness::new();
+    let abort = CancellationToken::new();
+    abort.cancel();
+    let outcome = harness.run_request(harness.request("await tools.count(); return 1").with_abort(abort)).await;
+    assert_eq!(outcome.failure(), Some(&Failure::Aborted));
+    assert_eq!(harness.counter.get(), 0, "an aborted Exec must not run any call");
+}
+
+#[tokio::test]
+async fn an_abort_ends_a_spinning_script() {
+    let harness = Harness::new();
+    let abort = CancellationToken::new();
+    let trigger = abort.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        trigger.cancel();
+    });
+    let limits = Limits { budget: Duration::from_secs(600), ..Limits::default() };
+    let outcome = within(30, harness.run_request(harness.request("while (true) {}").with_limits(limits).with_abort(abort))).await;
+    assert_eq!(outcome.failure(), Some(&Failure::Aborted));
+    assert!(outcome.text().contains("aborted"), "{}", outcome.text());
+}
+
+#[tokio::test]
+async fn an_abort_ends_a_wait_and_cancels_the_calls_in_flight() {
+    let harness = Harness::new();
+    let abort = CancellationToken::new();
+    let trigger = abort.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        trigger.cancel();
+    });
+    let code = "await tools.count(); await tools.never(); return 1";
+    let outcome = within(30, harness.run_request(harness.request(code).with_abort(abort))).await;
+    assert_eq!(outcome.failure(), Some(&Failure::Aborted));
+    assert_eq!(outcome.calls, vec!["count", "never"]);
+    assert_eq!(harness.counter.get(), 1, "the call completed before the abort took effect");
+}
+
+#[tokio::test]
+async fn max_nested_wait_ends_a_call_that_never_returns() {
+    let harness = Harness::new();
+    let limits = Limits { max_nested_wait: Some(Duration::from_millis(100)), ..Limits::default() };
+    let outcome = within(30, harness.run_with("await tools.never(); return 1", limits)).await;
+    assert_eq!(outcome.failure(), Some(&Failure::NestedWaitExceeded { limit: Duration::from_millis(100) }));
+    assert!(outcome.text().contains("waited more than 100 ms"), "{}", outcome.text());
+}
+
+#[tokio::test]
+async fn without_max_nested_wait_a_long_call_is_simply_awaited() {
+    let harness = Harness::new();
+    let limits = Limits { budget: Duration::from_millis(50), ..Limits::default() };
+    let outcome = harness.run_with("return await tools.sleep({ ms: 600 })", limits).await;
+    assert_eq!(outcome.value(), Some(&serde_json::json!("slept")), "{}", outcome.text());
+    assert!(outcome.guest_time < Duration::from_millis(50));
+}
+
+#[tokio::test]
+async fn calls_left_in_flight_after_return_are_harmless() {
+    let harness = Harness::new();
+    let outcome = harness.run("tools.sleep({ ms: 5000 }); tools.never(); return 'early'").await;
+    assert_eq!(outcome.value(), Some(&serde_json::json!("early")));
+    let next = harness.run("return await tools.add({ a: 40, b: 2 })").await;
+    assert_eq!(next.value(), Some(&serde_json::json!(42)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_execs_run_at_once() {
+    let harness = Arc::new(Harness::new());
+    let runs = (0..50).map(|i| {
+        let harness = harness.clone();
+        async move { harness.run(&format!("await tools.sleep({{ ms: 200 }}); return {i}")).await }
+    });
+    let outcomes = within(60, futures::future::join_all(runs)).await;
+    for (i, outcome) in outcomes.iter().enumerate() {
+        assert_eq!(outcome.value(), Some(&serde_json::json!(i)), "{}", outcome.text());
+    }
+}
+
+#[tokio::test]
+async fn the_call_record_updates_while_the_script_runs() {
+    let harness = Harness::new();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = seen.clone();
+    let request = harness
+        .request("await tools.echo({ value: 1 }); await tools.add({ a: 1, b: 2 }); await tools.text_only({}); return 1")
+        .on_call(move |calls| sink.lock().unwrap().push(exec_host::summary::of(calls, true)));
+    let outcome = harness.run_request(request).await;
+    assert!(outcome.ok());
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec!["1 tool call\necho", "2 tool calls\necho\nadd", "... 3 tool calls\nadd\ntext_only"]
+    );
+}
+
+#[tokio::test]
+async fn the_outcome_records_calls_even_when_the_script_fails() {
+    let harness = Harness::new();
+    let limits = Limits { budget: Duration::from_millis(100), ..Limits::default() };
+    let outcome = harness.run_with("await tools.count(); await tools.count(); while (true) {}", limits).await;
+    assert!(matches!(outcome.failure(), Some(Failure::BudgetExceeded { .. })));
+    assert_eq!(outcome.calls, vec!["count", "count"]);
+    assert_eq!(harness.counter.get(), 2, "completed calls took effect");
+    assert_eq!(outcome.summary(), "failed");
+}
+
+#[tokio::test]
+async fn the_budget_counts_only_the_scripts_own_time() {
+    let harness = Harness::new();
+    let limits = Limits { budget: Duration::from_millis(200), ..Limits::default() };
+    let code = "await Promise.all([tools.sleep({ ms: 300 }), tools.sleep({ ms: 300 })]); await tools.sleep({ ms: 300 }); return 'done'";
+    let outcome = harness.run_with(code, limits).await;
+    assert_eq!(outcome.value(), Some(&serde_json::json!("done")), "{}", outcome.text());
+    assert!(outcome.guest_time < Duration::from_millis(200), "charged {:?}", outcome.guest_time);
+}
+
+#[tokio::test]
+async fn impossible_limits_are_refused_clearly() {
+    let harness = Harness::new();
+    let limits = Limits { max_memory_bytes: 1024, ..Limits::default() };
+    let outcome = harness.run_with("return 1", limits).await;
+    assert!(matches!(outcome.failure(), Some(Failure::InvalidRequest(why)) if why.contains("memory limit")), "{:?}", outcome.failure());
+}
+
+#[tokio::test]
+async fn a_request_can_narrow_the_reachable_tools() {
+    let harness = Harness::new();
+    let only_add = harness.reachable().into_iter().filter(|d| d.name == "add").collect();
+    let request = ExecRequest::new("return [typeof tools.add, typeof tools.echo, (await tools.ToolSearch({ query: '' })).total]", only_add);
+    let outcome = harness.run_request(request).await;
+    assert_eq!(outcome.value(), Some(&serde_json::json!(["function", "undefined", 1])), "{}", outcome.text());
+}

@@ -1,0 +1,2 @@
+const r = await tools.sleep({ ms: 400 });
+return r;

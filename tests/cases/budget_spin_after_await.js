@@ -1,0 +1,2 @@
+await tools.sleep({ ms: 300 });
+while (true) {}

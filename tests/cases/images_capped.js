@@ -1,0 +1,2 @@
+for (let i = 0; i < 3; i++) await tools.image({});
+return "three images";

@@ -1,0 +1,6 @@
+try {
+  await import("node:fs");
+  return "imported";
+} catch (e) {
+  return String(e);
+}

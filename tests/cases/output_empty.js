@@ -1,0 +1,2 @@
+const r = await tools.empty();
+return r === null;

@@ -1,0 +1,2 @@
+const r = await tools.image({});
+return { value: r, keys: r === null ? null : Object.keys(r) };

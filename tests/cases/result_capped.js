@@ -1,0 +1,1 @@
+return "abcdefghij".repeat(20);

@@ -1,0 +1,1 @@
+return "line one\nline two";

@@ -1,0 +1,1 @@
+try { await tools.ToolSearch({ q: "add" }); } catch (e) { return e.message; }

@@ -1,0 +1,3 @@
+try { await tools.mcp__gone__tool({}); } catch (e) {}
+try { await tools.fail({}); } catch (e) {}
+return "ok";

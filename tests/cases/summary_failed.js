@@ -1,0 +1,2 @@
+await tools.echo({ value: 1 });
+throw new Error("nope");

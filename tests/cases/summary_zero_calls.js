@@ -1,0 +1,2 @@
+console.log("no calls");
+return 1;

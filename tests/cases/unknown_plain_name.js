@@ -1,0 +1,1 @@
+return [typeof tools.search, typeof tools.then, typeof tools.constructor, "search" in tools];

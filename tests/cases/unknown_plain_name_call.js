@@ -1,0 +1,1 @@
+await tools.search({ query: "x" });
