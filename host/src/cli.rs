@@ -164,19 +164,21 @@ fn read_script(path: &std::path::Path) -> Result<String, UsageError> {
 fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(async {
+        // Listen for Ctrl-C first, so an interrupt during set-up ends the run cleanly too.
+        let abort = CancellationToken::new();
+        let on_interrupt = abort.clone();
+        let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        tokio::spawn(async move {
+            if interrupt.recv().await.is_some() {
+                on_interrupt.cancel();
+            }
+        });
         let options = SandboxOptions { cache_dir: config.cache_dir.clone(), max_concurrent_execs: 4 };
         let sandbox = Sandbox::with_options(options).await?;
         let registry = Arc::new(Registry::new(builtin::all(Arc::new(config.workspace)))?);
         // In `run` the script's author is the only caller: every tool is reachable.
         let reachable = registry.definitions().cloned().collect();
         let funnel = Arc::new(Funnel::new(registry));
-        let abort = CancellationToken::new();
-        let on_interrupt = abort.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_interrupt.cancel();
-            }
-        });
         let request = ExecRequest::new(config.code, reachable).with_limits(config.limits).with_abort(abort);
         Ok::<_, UsageError>(sandbox.exec(request, funnel).await)
     })?;

@@ -1,0 +1,230 @@
+//! The `exec-host` binary as a user runs it: exit statuses, the JSON contract, bad input,
+//! the compiled-guest cache and Ctrl-C.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn exec_host(workspace: &Path, cache: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_exec-host"));
+    command.current_dir(workspace).env("EXEC_HOST_CACHE_DIR", cache).env_remove("RUST_LOG");
+    command
+}
+
+struct Setup {
+    workspace: tempfile::TempDir,
+    cache: std::path::PathBuf,
+    _own_cache: Option<tempfile::TempDir>,
+}
+
+impl Setup {
+    /// A fresh workspace; the compiled guest is cached in one folder shared by the tests.
+    fn new() -> Self {
+        let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exec-host-cli-cache");
+        std::fs::create_dir_all(&shared).unwrap();
+        Setup { workspace: tempfile::tempdir().unwrap(), cache: shared, _own_cache: None }
+    }
+
+    /// A fresh workspace and an empty cache of its own.
+    fn with_empty_cache() -> Self {
+        let own = tempfile::tempdir().unwrap();
+        Setup { workspace: tempfile::tempdir().unwrap(), cache: own.path().to_path_buf(), _own_cache: Some(own) }
+    }
+
+    fn script(&self, name: &str, code: &str) -> String {
+        std::fs::write(self.workspace.path().join(name), code).unwrap();
+        name.to_string()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        exec_host(self.workspace.path(), &self.cache).args(args).output().unwrap()
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn json_of(output: &Output) -> Value {
+    let text = stdout(output);
+    assert_eq!(text.lines().count(), 1, "--json prints exactly one line: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A usage error: exit 2, one sentence, no panic and no backtrace.
+fn assert_usage_error(output: &Output, needle: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(needle), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace") && !err.contains("RUST_BACKTRACE"), "{err}");
+    assert!(stdout(output).is_empty());
+}
+
+#[test]
+fn runs_a_script_against_the_workspace() {
+    let setup = Setup::new();
+    std::fs::write(setup.workspace.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let script = setup.script("s.js", "const r = await tools.read_file({ path: 'notes.txt' });\nconsole.log('lines:', r.total_lines);\nreturn r.content.toUpperCase();");
+    let output = setup.run(&["run", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "Console output:\nlines: 2\n\nReturn value:\nALPHA\nBETA\n");
+    assert_eq!(stderr(&output), "1 tool call\nread_file\n");
+}
+
+#[test]
+fn json_output_has_exactly_the_contract_keys() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "console.log('hi'); await tools.ls({}); return { n: 1 };");
+    let output = setup.run(&["run", "--json", &script]);
+    assert_eq!(output.status.code(), Some(0));
+    let object = json_of(&output);
+    let keys: Vec<&str> = object.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["ok", "text", "value", "logs", "images", "calls", "summary", "error"]);
+    assert_eq!(object["ok"], json!(true));
+    assert_eq!(object["value"], json!({"n": 1}));
+    assert_eq!(object["logs"], json!(["hi"]));
+    assert_eq!(object["images"], json!([]));
+    assert_eq!(object["calls"], json!(["ls"]));
+    assert_eq!(object["summary"], json!("1 tool call\nls"));
+    assert_eq!(object["error"], Value::Null);
+    assert_eq!(object["text"], json!("Console output:\nhi\n\nReturn value:\n{\"n\":1}"));
+}
+
+#[test]
+fn a_failed_script_exits_1() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "await tools.ls({});\nthrow new Error('it broke');");
+    let output = setup.run(&["run", "--json", &script]);
+    assert_eq!(output.status.code(), Some(1));
+    let object = json_of(&output);
+    assert_eq!(object["ok"], json!(false));
+    assert_eq!(object["value"], Value::Null);
+    assert_eq!(object["summary"], json!("failed"));
+    assert_eq!(object["calls"], json!(["ls"]));
+    assert_eq!(object["error"], json!("The script failed with an uncaught error:\nError: it broke\n    at <anonymous> (script.js:2:11)"));
+    assert_eq!(object["text"], object["error"]);
+
+    let plain = setup.run(&["run", &script]);
+    assert_eq!(plain.status.code(), Some(1));
+    assert_eq!(stderr(&plain), "failed\n");
+}
+
+#[test]
+fn tool_logs_never_reach_the_json() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "try { await tools.read_file({ path: 'missing' }); } catch (e) {} return 1;");
+    let output = exec_host(setup.workspace.path(), &setup.cache).args(["-vv", "run", "--json", &script]).output().unwrap();
+    assert_eq!(json_of(&output)["value"], json!(1));
+    assert!(stderr(&output).contains("read_file"), "debug logs go to stderr: {}", stderr(&output));
+}
+
+#[test]
+fn reads_the_script_from_stdin() {
+    let setup = Setup::new();
+    let mut child = exec_host(setup.workspace.path(), &setup.cache)
+        .args(["run", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"return 6 * 7").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "42\n");
+}
+
+#[test]
+fn limits_come_from_flags() {
+    let setup = Setup::new();
+    let spin = setup.script("spin.js", "while (true) {}");
+    let output = setup.run(&["run", "--budget-ms", "100", &spin]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).starts_with("The script exceeded its execution budget of 100 ms"), "{}", stdout(&output));
+
+    let calls = setup.script("calls.js", "const out = []; for (let i = 0; i < 3; i++) { try { await tools.ls({}); out.push('ok'); } catch (e) { out.push('refused'); } } return out;");
+    let output = setup.run(&["run", "--json", "--max-calls", "2", &calls]);
+    assert_eq!(json_of(&output)["value"], json!(["ok", "ok", "refused"]));
+
+    let big = setup.script("big.js", "console.log('x'.repeat(100)); return 'y'.repeat(100);");
+    let output = setup.run(&["run", "--json", "--max-log-chars", "10", "--max-result-chars", "20", &big]);
+    let object = json_of(&output);
+    assert_eq!(object["logs"], json!(["xxxxxxxxxx"]));
+    assert!(object["text"].as_str().unwrap().contains("[result cut: 100 characters in all, the first 20 shown]"));
+}
+
+#[test]
+fn syntax_errors_name_line_and_column() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "const a = 1;\nconst b = ;\n");
+    let output = setup.run(&["run", &script]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("(line 2, column 11)"), "{}", stdout(&output));
+}
+
+#[test]
+fn bad_input_is_one_clear_sentence_and_exit_2() {
+    let setup = Setup::new();
+    assert_usage_error(&setup.run(&["run", "missing.js"]), "the script missing.js does not exist");
+    std::fs::write(setup.workspace.path().join("latin1.js"), b"return '\xe9';").unwrap();
+    assert_usage_error(&setup.run(&["run", "latin1.js"]), "is not valid UTF-8 (invalid byte at offset 8)");
+    let empty = setup.script("empty.js", "  \n\t\n");
+    assert_usage_error(&setup.run(&["run", &empty]), "is empty; there is nothing to run");
+    assert_usage_error(&setup.run(&["run", "."]), "is a directory, not a file");
+    let ok = setup.script("ok.js", "return 1");
+    assert_usage_error(&setup.run(&["run", "--workspace", "no/such/dir", &ok]), "the workspace no/such/dir does not exist");
+    assert_usage_error(&setup.run(&["run", "--workspace", &ok, &ok]), "is not a directory");
+    assert_usage_error(&setup.run(&["run", "--max-memory-mib", "1", &ok]), "invalid limits: the memory limit must be between");
+    assert_usage_error(&setup.run(&["run", "--budget-ms", "0", &ok]), "invalid limits: the budget must be more than 0 ms");
+    assert_usage_error(&setup.run(&["run", "--frobnicate", &ok]), "unexpected argument '--frobnicate'");
+    assert_usage_error(&setup.run(&["run"]), "required");
+}
+
+#[test]
+fn a_second_run_reuses_the_compiled_guest() {
+    let setup = Setup::with_empty_cache();
+    let script = setup.script("s.js", "return 1");
+    assert_eq!(setup.run(&["run", &script]).status.code(), Some(0));
+    let cached: Vec<_> = std::fs::read_dir(&setup.cache).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(cached.len(), 1, "one compiled guest is cached: {cached:?}");
+    let written = std::fs::metadata(&cached[0]).unwrap().modified().unwrap();
+    assert_eq!(setup.run(&["run", &script]).status.code(), Some(0));
+    assert_eq!(std::fs::metadata(&cached[0]).unwrap().modified().unwrap(), written, "the second run must not recompile");
+
+    // A damaged cache file is ignored and replaced, never trusted.
+    std::fs::write(&cached[0], b"not a compiled guest").unwrap();
+    let output = setup.run(&["run", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "1\n");
+}
+
+#[test]
+fn ctrl_c_aborts_the_script() {
+    let setup = Setup::new();
+    let script = setup.script("spin.js", "await tools.write_file({ path: 'started', content: '' }); console.log('started'); while (true) {}");
+    let child = exec_host(setup.workspace.path(), &setup.cache)
+        .args(["run", "--json", "--budget-ms", "600000", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = setup.workspace.path().join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let object = json_of(&output);
+    assert_eq!(object["logs"], json!(["started"]));
+    assert!(object["error"].as_str().unwrap().starts_with("The script was aborted"), "{object}");
+}
