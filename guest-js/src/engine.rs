@@ -11,14 +11,16 @@
 //! the script's promise; while it is pending and calls are in flight it blocks in the
 //! host's `wait-next` and hands the finished call to the promise the script holds.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashMap;
 use std::ffi::CStr;
 
 use rquickjs::context::intrinsic;
-use rquickjs::function::Func;
+use rquickjs::function::{Func, Opt};
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Value, qjs};
 
+use crate::encode::{self, PlainPrototypes};
 use crate::exec_host::sandbox::{console, tool_search, tools};
 use crate::{RunOptions, ScriptError};
 
@@ -47,14 +49,20 @@ struct Engine {
     runtime: Runtime,
     compiler: Context,
     sandbox: Context,
-    /// `{makeTools, settle, describeError, encodeResult}` from the prelude.
+    /// `{makeTools, describeError, encodeResult}` from the prelude.
     hooks: Persistent<Object<'static>>,
 }
 
+/// The functions that settle the promise of one started call.
+type Settlers = (Persistent<Function<'static>>, Persistent<Function<'static>>);
+
 thread_local! {
     static ENGINE: OnceCell<Engine> = const { OnceCell::new() };
-    /// Calls started and not yet delivered; zero with a pending promise means it can never settle.
-    static IN_FLIGHT: Cell<u32> = const { Cell::new(0) };
+    /// `Object.prototype` and `Array.prototype` of the sandbox realm, as the engine built them.
+    static PLAIN: OnceCell<(Persistent<Object<'static>>, Persistent<Object<'static>>)> = const { OnceCell::new() };
+    /// Calls started and not yet delivered, by id; empty with a pending script promise
+    /// means that promise can never settle.
+    static PENDING: RefCell<HashMap<u32, Settlers>> = RefCell::new(HashMap::new());
     /// State of `Math.random` (xorshift64*), seeded by the host for every run.
     static RANDOM_STATE: Cell<u64> = const { Cell::new(0x9E37_79B9_7F4A_7C15) };
 }
@@ -75,6 +83,9 @@ impl Engine {
         unsafe { qjs::JS_SetModuleLoaderFunc(compiler.get_runtime_ptr(), None, Some(refuse_import), std::ptr::null_mut()) };
         let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE.lines().count()).map_err(|e| format!("the prelude does not compile: {e:?}"))?;
         let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
+            let object: Object = ctx.globals().get::<_, Object>("Object")?.get("prototype")?;
+            let array: Object = ctx.globals().get::<_, Object>("Array")?.get("prototype")?;
+            let _ = PLAIN.with(|plain| plain.set((Persistent::save(&ctx, object), Persistent::save(&ctx, array))));
             let factory: Function = load(&ctx, &prelude)?;
             let hooks: Object = factory.call((host_object(&ctx)?,))?;
             install_random(&ctx)?;
@@ -89,16 +100,36 @@ impl Engine {
 fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let host = Object::new(ctx.clone())?;
     host.set(
-        "start",
-        Func::from(|name: String, args: String| -> u32 {
-            IN_FLIGHT.with(|n| n.set(n.get() + 1));
-            tools::start_call(&name, &args)
+        "call",
+        Func::from(|ctx: Ctx<'js>, name: String, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
+            let (promise, resolve, reject) = ctx.promise()?;
+            let label = format!("tools{}()", member(&name));
+            match with_plain(&ctx, |plain| encode::arguments(&ctx, plain, &label, args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))))? {
+                Ok(json) => {
+                    let id = tools::start_call(&name, &json);
+                    let settlers = (Persistent::save(&ctx, resolve), Persistent::save(&ctx, reject));
+                    PENDING.with(|pending| pending.borrow_mut().insert(id, settlers));
+                }
+                Err(message) => {
+                    reject.call::<_, ()>((type_error(&ctx, &message),))?;
+                }
+            }
+            Ok(promise)
         }),
     )?;
     host.set(
         "search",
-        Func::from(|ctx: Ctx<'_>, args: String| -> rquickjs::Result<String> {
-            tool_search::search(&args).map_err(|message| Exception::throw_message(&ctx, &message))
+        Func::from(|ctx: Ctx<'js>, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
+            let (promise, resolve, reject) = ctx.promise()?;
+            let answer = with_plain(&ctx, |plain| encode::arguments(&ctx, plain, "tools.ToolSearch()", args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))))?
+                .map_err(|message| type_error(&ctx, &message))
+                .and_then(|json| tool_search::search(&json).map_err(|message| error(&ctx, &message)))
+                .and_then(|json| ctx.json_parse(json).map_err(|_| ctx.catch()));
+            match answer {
+                Ok(value) => resolve.call::<_, ()>((value,))?,
+                Err(reason) => reject.call::<_, ()>((reason,))?,
+            }
+            Ok(promise)
         }),
     )?;
     host.set(
@@ -116,6 +147,45 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     )?;
     host.set("prefixLength", SCRIPT_PREFIX.len() as u32)?;
     Ok(host)
+}
+
+/// `.name` for identifiers, `["name"]` otherwise, as a script would write the call.
+fn member(name: &str) -> String {
+    let identifier = name.chars().next().is_some_and(|c| c == '_' || c == '$' || c.is_ascii_alphabetic())
+        && name.chars().all(|c| c == '_' || c == '$' || c.is_ascii_alphanumeric());
+    if identifier {
+        format!(".{name}")
+    } else {
+        let mut quoted = String::new();
+        encode::quote(name, &mut quoted);
+        format!("[{quoted}]")
+    }
+}
+
+fn with_plain<'js, R>(ctx: &Ctx<'js>, f: impl FnOnce(&PlainPrototypes<'js>) -> R) -> rquickjs::Result<R> {
+    let (object, array) = PLAIN.with(|plain| plain.get().cloned()).expect("the prototypes are saved when the engine starts");
+    let plain = PlainPrototypes { object: object.restore(ctx)?, array: array.restore(ctx)? };
+    Ok(f(&plain))
+}
+
+/// A `TypeError` of the sandbox realm, as a value.
+fn type_error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
+    let text = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+    unsafe { qjs::JS_ThrowTypeError(ctx.as_raw().as_ptr(), c"%s".as_ptr(), text.as_ptr()) };
+    ctx.catch()
+}
+
+/// An `Error` of the sandbox realm, as a value, without a stack (the host refused a call;
+/// no script frame is worth showing).
+fn error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
+    match Exception::from_message(ctx.clone(), message) {
+        Ok(exception) => {
+            let object = exception.into_object();
+            let _ = object.remove("stack");
+            object.into_value()
+        }
+        Err(_) => ctx.catch(),
+    }
 }
 
 /// `Math.random` from a per-run seed: a snapshot would otherwise replay one sequence forever.
@@ -230,7 +300,6 @@ pub fn run(script: &str, tool_names: Vec<String>, options: &RunOptions) -> Resul
 fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<String>) -> Result<Option<String>, ScriptError> {
     let hooks = engine.hooks.clone().restore(ctx).map_err(|e| internal(ctx, e))?;
     let make_tools: Function = hooks.get("makeTools").map_err(|e| internal(ctx, e))?;
-    let settle: Function = hooks.get("settle").map_err(|e| internal(ctx, e))?;
     let tools: Value = make_tools.call((tool_names,)).map_err(|e| internal(ctx, e))?;
     ctx.globals().set("tools", tools).map_err(|e| internal(ctx, e))?;
 
@@ -256,24 +325,34 @@ fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<Strin
             }
             PromiseState::Pending => {}
         }
-        if IN_FLIGHT.with(Cell::get) == 0 {
+        if PENDING.with(|pending| pending.borrow().is_empty()) {
             return Err(ScriptError::NeverSettles);
         }
         let Some(done) = tools::wait_next() else {
             return Err(ScriptError::NeverSettles);
         };
-        IN_FLIGHT.with(|n| n.set(n.get().saturating_sub(1)));
-        let (ok, text) = match done.outcome {
-            Ok(text) => (true, text),
-            Err(text) => (false, text),
-        };
-        if let Err(e) = settle.call::<_, ()>((done.id, ok, text)) {
-            // Only an engine failure (out of memory) gets here; the script's promise
-            // will say the rest.
-            if matches!(e, rquickjs::Error::Exception) {
-                ctx.catch();
+        settle(ctx, done);
+    }
+}
+
+/// Hands a finished call to the promise the script holds.
+fn settle(ctx: &Ctx<'_>, done: tools::Completion) {
+    let Some((resolve, reject)) = PENDING.with(|pending| pending.borrow_mut().remove(&done.id)) else {
+        return;
+    };
+    let settled = match done.outcome {
+        Ok(json) => match ctx.json_parse(json) {
+            Ok(value) => resolve.restore(ctx).and_then(|resolve| resolve.call::<_, ()>((value,))),
+            Err(_) => {
+                let reason = ctx.catch();
+                reject.restore(ctx).and_then(|reject| reject.call::<_, ()>((reason,)))
             }
-        }
+        },
+        Err(message) => reject.restore(ctx).and_then(|reject| reject.call::<_, ()>((error(ctx, &message),))),
+    };
+    // Only an engine failure (out of memory) gets here; the script's promise says the rest.
+    if let Err(rquickjs::Error::Exception) = settled {
+        ctx.catch();
     }
 }
 

@@ -5,6 +5,7 @@
 //! `init` (pre-initialisation), so no state outlives a script. See `wit/sandbox.wit` for the
 //! contract and `engine.rs` for how a script runs.
 
+mod encode;
 mod engine;
 
 wit_bindgen::generate!({

@@ -7,40 +7,18 @@
 
   // Captured now, so a script that patches globals changes only its own behaviour.
   const stringify = JSON.stringify;
-  const parse = JSON.parse;
   const getPrototypeOf = Object.getPrototypeOf;
-  const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
   const defineProperty = Object.defineProperty;
   const create = Object.create;
-  const hasOwn = Object.hasOwn;
-  const ownKeys = Reflect.ownKeys;
-  const isArray = Array.isArray;
-  const isFinite = Number.isFinite;
   const ObjectPrototype = Object.prototype;
-  const ArrayPrototype = Array.prototype;
-  const PromiseCtor = Promise;
-  const promiseReject = Promise.reject.bind(Promise);
-  const promiseResolve = Promise.resolve.bind(Promise);
   const ProxyCtor = Proxy;
-  const MapCtor = Map;
-  const mapGet = Map.prototype.get;
-  const mapSet = Map.prototype.set;
-  const mapDelete = Map.prototype.delete;
-  const SetCtor = Set;
-  const setHas = Set.prototype.has;
-  const setAdd = Set.prototype.add;
-  const setDelete = Set.prototype.delete;
   const ErrorCtor = Error;
-  const TypeErrorCtor = TypeError;
   const EvalErrorCtor = EvalError;
   const StringCtor = String;
   const join = Array.prototype.join;
   const arrayMap = Array.prototype.map;
   const startsWith = String.prototype.startsWith;
   const errorToString = Error.prototype.toString;
-
-  // Nesting a script may put in one argument value; deeper values are refused, not walked.
-  const MAX_ARGUMENT_DEPTH = 200;
 
   // ---------------------------------------------------------------- no code generation --
   // The engine itself has no eval in this realm (it was built without the Eval intrinsic),
@@ -67,137 +45,34 @@
     if (name === 'Function') globalThis.Function = replacement;
   }
 
-  // ------------------------------------------------------------------- argument checks --
-  function describe(value) {
-    if (value === null) return 'null';
-    if (isArray(value)) return 'an array';
-    const type = typeof value;
-    if (type === 'function') return 'a function';
-    if (type !== 'object') return `a ${type}`;
-    const proto = getPrototypeOf(value);
-    if (proto === ObjectPrototype || proto === null) return 'a plain object';
-    const ctor = proto && hasOwn(proto, 'constructor') ? proto.constructor : undefined;
-    const name = typeof ctor === 'function' && typeof ctor.name === 'string' && ctor.name ? ctor.name : 'an unnamed class';
-    return `an instance of ${name}`;
-  }
-
-  function propertyPath(path, key) {
-    return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${stringify(key)}]`;
-  }
-
-  // Throws a TypeError naming the first value JSON would drop or distort.
-  function checkPlain(value, path, depth, seen) {
-    switch (typeof value) {
-      case 'string':
-      case 'boolean':
-      case 'undefined':
-        return;
-      case 'number':
-        if (!isFinite(value)) throw new TypeErrorCtor(`${path} is ${value}, which JSON cannot carry`);
-        return;
-      case 'bigint':
-        throw new TypeErrorCtor(`${path} is a BigInt; pass it as a number or a string`);
-      case 'symbol':
-        throw new TypeErrorCtor(`${path} is a symbol, which JSON cannot carry`);
-      case 'function':
-        throw new TypeErrorCtor(`${path} is a function; tool arguments must be plain data`);
-    }
-    if (value === null) return;
-    if (depth > MAX_ARGUMENT_DEPTH) throw new TypeErrorCtor(`${path} is nested more than ${MAX_ARGUMENT_DEPTH} levels deep`);
-    if (setHas.call(seen, value)) throw new TypeErrorCtor(`${path} refers back to an enclosing value (a cycle)`);
-    const array = isArray(value);
-    const proto = getPrototypeOf(value);
-    if (array ? proto !== ArrayPrototype : proto !== ObjectPrototype && proto !== null) {
-      throw new TypeErrorCtor(`${path} is ${describe(value)}; tool arguments must be plain objects, arrays and primitives`);
-    }
-    setAdd.call(seen, value);
-    for (const key of ownKeys(value)) {
-      if (typeof key === 'symbol') throw new TypeErrorCtor(`${path} has a symbol key, which JSON cannot carry`);
-      if (array && key === 'length') continue;
-      const at = array ? `${path}[${key}]` : propertyPath(path, key);
-      const d = getOwnPropertyDescriptor(value, key);
-      if (d.get !== undefined || d.set !== undefined) {
-        throw new TypeErrorCtor(`${at} is an accessor (a getter or setter); tool arguments must be plain data`);
-      }
-      if (d.enumerable) checkPlain(d.value, at, depth + 1, seen);
-    }
-    setDelete.call(seen, value);
-  }
-
-  // The JSON text of a call's argument object, or a TypeError for the script.
-  function encodeArguments(call, args) {
-    if (args === undefined) return '{}';
-    if (args === null || typeof args !== 'object' || isArray(args)) {
-      throw new TypeErrorCtor(`${call} takes one plain object of arguments, got ${describe(args)}`);
-    }
-    checkPlain(args, 'args', 0, new SetCtor());
-    return stringify(args);
-  }
-
   // ------------------------------------------------------------------------ tool calls --
-  const pending = new MapCtor();
-
-  function callTool(name, args) {
-    let json;
-    try {
-      json = encodeArguments(`tools${propertyPath('', name)}()`, args);
-    } catch (e) {
-      return promiseReject(e);
-    }
-    const id = host.start(name, json);
-    return new PromiseCtor((resolve, reject) => { mapSet.call(pending, id, [resolve, reject]); });
-  }
-
+  // `host.call` checks and encodes the arguments, starts the call and returns the promise
+  // the script awaits; the guest's loop settles it. `host.search` answers at once.
   function toolFunction(name) {
-    const f = (args) => callTool(name, args);
+    const f = (args) => host.call(name, args);
     defineProperty(f, 'name', { value: name });
     return f;
   }
 
-  function ToolSearch(args) {
-    try {
-      return promiseResolve(parse(host.search(encodeArguments('tools.ToolSearch()', args))));
-    } catch (e) {
-      return promiseReject(e instanceof ErrorCtor ? e : new ErrorCtor(StringCtor(e)));
-    }
-  }
+  const ToolSearch = (args) => host.search(args);
+  defineProperty(ToolSearch, 'name', { value: 'ToolSearch' });
 
-  // `tools` for one run: the reachable names, `ToolSearch`, and `mcp__*` names that reach
-  // the host (which answers that only this session's tools are reachable). Every other
-  // name is undefined, so `tools.then` stays undefined and `tools` is never a thenable.
+  // Names that are not own properties of `tools` fall through to this prototype: `mcp__*`
+  // names reach the host (which answers that only this session's tools are reachable),
+  // every other name is undefined, so `tools.then` stays undefined and `tools` is never a
+  // thenable. Own properties are found without running any trap.
+  const fallback = new ProxyCtor(create(null), {
+    get(target, key) {
+      return typeof key === 'string' && startsWith.call(key, 'mcp__') ? toolFunction(key) : undefined;
+    },
+  });
+
+  // `tools` for one run: the reachable names and `ToolSearch`.
   function makeTools(names) {
-    const table = create(null);
-    for (const name of names) table[name] = toolFunction(name);
+    const table = create(fallback);
+    for (let i = 0; i < names.length; i++) table[names[i]] = toolFunction(names[i]);
     table.ToolSearch = ToolSearch;
-    return new ProxyCtor(table, {
-      get(target, key) {
-        if (typeof key !== 'string') return undefined;
-        if (hasOwn(target, key)) return target[key];
-        if (startsWith.call(key, 'mcp__')) return toolFunction(key);
-        return undefined;
-      },
-    });
-  }
-
-  // Delivers a finished call to the promise the script holds.
-  function settle(id, ok, text) {
-    const callbacks = mapGet.call(pending, id);
-    if (callbacks === undefined) return;
-    mapDelete.call(pending, id);
-    if (!ok) {
-      const error = new ErrorCtor(text);
-      delete error.stack; // a host refusal has no script frames worth showing
-      callbacks[1](error);
-      return;
-    }
-    let value;
-    try {
-      value = parse(text);
-    } catch (e) {
-      callbacks[1](e);
-      return;
-    }
-    callbacks[0](value);
+    return table;
   }
 
   // ---------------------------------------------------------------------------- console --
@@ -260,5 +135,5 @@
     return stringify(value);
   }
 
-  return { makeTools, settle, describeError, encodeResult };
+  return { makeTools, describeError, encodeResult };
 })

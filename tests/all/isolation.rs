@@ -114,8 +114,9 @@ async fn proxies_and_tricky_objects_cross_only_as_data() {
 #[tokio::test]
 async fn the_tools_object_is_not_a_thenable_and_has_no_prototype() {
     let code = "const t = await Promise.resolve(tools);
-      return [t === tools, typeof tools.then, Object.getPrototypeOf(tools), typeof tools.__proto__, typeof tools.toString];";
-    assert_eq!(value_of(code).await, json!([true, "undefined", null, "undefined", "undefined"]));
+      return [t === tools, typeof tools.then, Object.getPrototypeOf(Object.getPrototypeOf(tools)), typeof tools.__proto__,
+        typeof tools.toString, typeof tools.constructor, typeof tools.hasOwnProperty];";
+    assert_eq!(value_of(code).await, json!([true, "undefined", null, "undefined", "undefined", "undefined", "undefined"]));
 }
 
 #[tokio::test]

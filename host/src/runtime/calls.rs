@@ -129,7 +129,7 @@ impl NestedCalls {
             return Err(unreachable_tool(&name));
         }
         let args = parse_arguments(&name, args_json)?;
-        let context = CallContext { origin: Origin::Nested, cancel: self.cancel.child_token() };
+        let context = CallContext { origin: Origin::Nested, cancel: self.cancel.clone() };
         Ok(CallRequest { name, args, context })
     }
 

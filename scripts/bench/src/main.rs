@@ -1,1 +1,435 @@
-fn main(){}
+//! Benchmarks exec-host on the peers' workloads and, in the same run, the peer
+//! implementations themselves, then prints medians side by side with ratios.
+//!
+//! ```text
+//! cargo run --release -p exec-host-bench -- [--peers DIR] [--quick] [--only=a,b] [--runs N]
+//! ```
+//!
+//! `--peers DIR` (or `EXEC_HOST_PEERS`) points at a folder holding the peer implementations
+//! (`node-vm-worker/`, `quickjs-emscripten/`, each with `bench.mjs`); they are copied into
+//! the target folder, installed with `npm ci` and run with Node. Without it only exec-host
+//! is measured. Our lines use the peers' JSON format, so one aggregator reads both.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use exec_host::{ExecOutcome, Failure, Limits};
+use exec_host_tests::Harness;
+use serde_json::{Value, json};
+
+const BIG_BUDGET: Duration = Duration::from_secs(60);
+
+const COMPUTE: &str = r#"
+const t0 = Date.now();
+let sum = 0;
+for (let i = 0; i < 5e6; i++) sum += i * i;
+const t1 = Date.now();
+const arr = [];
+for (let i = 0; i < 10000; i++) arr.push({ id: i, name: 'item' + i, tags: ['a', 'b', 'c'], score: i * 0.5, ok: i % 2 === 0 });
+const back = JSON.parse(JSON.stringify(arr));
+const t2 = Date.now();
+return { sum, len: back.length, last: back[9999].name, loop_ms: t1 - t0, json_ms: t2 - t1 };
+"#;
+
+struct Bench {
+    name: &'static str,
+    samples: usize,
+    quick_samples: usize,
+    warmup: usize,
+}
+
+const BENCHES: &[Bench] = &[
+    Bench { name: "trivial", samples: 200, quick_samples: 20, warmup: 10 },
+    Bench { name: "calls_seq_1000", samples: 10, quick_samples: 2, warmup: 3 },
+    Bench { name: "calls_parallel_100", samples: 10, quick_samples: 2, warmup: 2 },
+    Bench { name: "payload_1mb", samples: 20, quick_samples: 3, warmup: 3 },
+    Bench { name: "compute", samples: 5, quick_samples: 1, warmup: 1 },
+    Bench { name: "concurrent_100", samples: 3, quick_samples: 1, warmup: 1 },
+    Bench { name: "spin_budget", samples: 5, quick_samples: 2, warmup: 1 },
+    Bench { name: "spin_budget_after_sleep", samples: 5, quick_samples: 2, warmup: 1 },
+    Bench { name: "process_trivial", samples: 30, quick_samples: 5, warmup: 3 },
+];
+
+struct Options {
+    peers: Option<PathBuf>,
+    quick: bool,
+    only: Option<Vec<String>>,
+}
+
+fn parse_options() -> Result<Options> {
+    let mut options = Options { peers: std::env::var_os("EXEC_HOST_PEERS").map(PathBuf::from), quick: false, only: None };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => options.quick = true,
+            "--peers" => options.peers = Some(PathBuf::from(args.next().context("--peers needs a folder")?)),
+            _ if arg.starts_with("--peers=") => options.peers = Some(PathBuf::from(&arg[8..])),
+            _ if arg.starts_with("--only=") => options.only = Some(arg[7..].split(',').map(String::from).collect()),
+            _ => bail!("unknown argument {arg}; see the module documentation"),
+        }
+    }
+    Ok(options)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+}
+
+fn p90(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    sorted[((0.9 * sorted.len() as f64).ceil() as usize).saturating_sub(1).min(sorted.len() - 1)]
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+fn expect_value(outcome: &ExecOutcome, expected: Value, what: &str) -> Result<()> {
+    match outcome.value() {
+        Some(value) if *value == expected => Ok(()),
+        _ => bail!("{what}: expected {expected}, got {}", outcome.text()),
+    }
+}
+
+fn expect_budget(outcome: &ExecOutcome, what: &str) -> Result<()> {
+    match outcome.failure() {
+        Some(Failure::BudgetExceeded { .. }) => Ok(()),
+        _ => bail!("{what}: expected a budget failure, got {}", outcome.text()),
+    }
+}
+
+/// One measured sample: wall time end to end, and the extras a benchmark reports.
+struct Sample {
+    us: f64,
+    script_us: Option<f64>,
+    extra: BTreeMap<&'static str, f64>,
+}
+
+async fn exec(harness: &Harness, code: &str, budget: Duration) -> (ExecOutcome, f64) {
+    // The peers have no call limit; calls_seq_1000 needs more than the default 200.
+    let limits = Limits { budget, max_calls: 100_000, ..Limits::default() };
+    let started = Instant::now();
+    let outcome = harness.run_with(code, limits).await;
+    (outcome, started.elapsed().as_secs_f64() * 1e6)
+}
+
+async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Path) -> Result<Sample> {
+    let mut extra = BTreeMap::new();
+    let plain = |us: f64, outcome: &ExecOutcome| Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra: BTreeMap::new() };
+    Ok(match name {
+        "trivial" => {
+            let (outcome, us) = exec(harness, "return 1+1", BIG_BUDGET).await;
+            expect_value(&outcome, json!(2), name)?;
+            plain(us, &outcome)
+        }
+        "calls_seq_1000" => {
+            let code = "let t = 0;\nfor (let i = 0; i < 1000; i++) t += await tools.add({ a: i, b: 1 });\nreturn t;";
+            let (outcome, us) = exec(harness, code, BIG_BUDGET).await;
+            expect_value(&outcome, json!(500500), name)?;
+            plain(us, &outcome)
+        }
+        "calls_parallel_100" => {
+            let code = "const r = await Promise.all(Array.from({ length: 100 }, () => tools.sleep({ ms: 10 })));\nreturn r.length;";
+            let (outcome, us) = exec(harness, code, BIG_BUDGET).await;
+            expect_value(&outcome, json!(100), name)?;
+            plain(us, &outcome)
+        }
+        "payload_1mb" => {
+            let (outcome, us) = exec(harness, "const s = await tools.blob({ bytes: 1048576 });\nreturn s.length;", BIG_BUDGET).await;
+            expect_value(&outcome, json!(1048576), name)?;
+            plain(us, &outcome)
+        }
+        "compute" => {
+            let (outcome, us) = exec(harness, COMPUTE, BIG_BUDGET).await;
+            let value = outcome.value().cloned().unwrap_or(Value::Null);
+            if value["len"] != json!(10000) || value["last"] != json!("item9999") {
+                bail!("compute: wrong result {}", outcome.text());
+            }
+            extra.insert("loop_ms", value["loop_ms"].as_f64().unwrap_or(f64::NAN));
+            extra.insert("json_ms", value["json_ms"].as_f64().unwrap_or(f64::NAN));
+            Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra }
+        }
+        "concurrent_100" => {
+            let base = rss_mb();
+            let peak = Arc::new(std::sync::Mutex::new(base));
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let sampler = {
+                let (peak, stop) = (peak.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let now = rss_mb();
+                        let mut p = peak.lock().unwrap();
+                        *p = p.max(now);
+                        drop(p);
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                })
+            };
+            let started = Instant::now();
+            let runs = (0..100).map(|_| {
+                let harness = harness.clone();
+                tokio::spawn(async move { harness.run_with("return await tools.sleep({ ms: 1000 });", Limits { budget: BIG_BUDGET, ..Limits::default() }).await })
+            });
+            let outcomes = futures_join(runs.collect()).await?;
+            let us = started.elapsed().as_secs_f64() * 1e6;
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            sampler.join().ok();
+            for outcome in &outcomes {
+                expect_value(outcome, json!("slept"), name)?;
+            }
+            let peak = peak.lock().unwrap().max(rss_mb());
+            extra.insert("rss_base_mb", base);
+            extra.insert("rss_peak_mb", peak);
+            Sample { us, script_us: None, extra }
+        }
+        "spin_budget" => {
+            let (outcome, us) = exec(harness, "while (true) {}", Duration::from_millis(100)).await;
+            expect_budget(&outcome, name)?;
+            plain(us, &outcome)
+        }
+        "spin_budget_after_sleep" => {
+            let (outcome, us) = exec(harness, "await tools.sleep({ ms: 300 });\nwhile (true) {}", Duration::from_millis(100)).await;
+            expect_budget(&outcome, name)?;
+            plain(us, &outcome)
+        }
+        "process_trivial" => {
+            let started = Instant::now();
+            let output = Command::new(binary).args(["run", "trivial.js"]).current_dir(workdir).output()?;
+            let us = started.elapsed().as_secs_f64() * 1e6;
+            if !output.status.success() || output.stdout != b"2\n" {
+                bail!("process_trivial: {}", String::from_utf8_lossy(&output.stderr));
+            }
+            Sample { us, script_us: None, extra }
+        }
+        other => bail!("unknown benchmark {other}"),
+    })
+}
+
+async fn futures_join(handles: Vec<tokio::task::JoinHandle<ExecOutcome>>) -> Result<Vec<ExecOutcome>> {
+    let mut outcomes = Vec::with_capacity(handles.len());
+    for handle in handles {
+        outcomes.push(handle.await?);
+    }
+    Ok(outcomes)
+}
+
+fn summarize(name: &str, samples: &[Sample]) -> Value {
+    let mut us: Vec<f64> = samples.iter().map(|s| s.us).collect();
+    let mut line = json!({
+        "runner": "exec-host",
+        "mode": "wasmtime",
+        "name": name,
+        "n": samples.len(),
+        "p90_us": round1(p90(&us)),
+        "min_us": round1(us.iter().cloned().fold(f64::INFINITY, f64::min)),
+        "max_us": round1(us.iter().cloned().fold(0.0, f64::max)),
+        "median_us": round1(median(&mut us)),
+    });
+    let mut script: Vec<f64> = samples.iter().filter_map(|s| s.script_us).collect();
+    if script.len() == samples.len() {
+        line["script_median_us"] = json!(round1(median(&mut script)));
+    }
+    let mut extras: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for sample in samples {
+        for (key, value) in &sample.extra {
+            extras.entry(key).or_default().push(*value);
+        }
+    }
+    match name {
+        "calls_seq_1000" => {
+            line["calls"] = json!(1000);
+            line["per_call_us"] = json!(round1(line["median_us"].as_f64().unwrap() / 1000.0));
+            if let Some(s) = line["script_median_us"].as_f64() {
+                line["per_call_script_us"] = json!(round1(s / 1000.0));
+            }
+        }
+        "concurrent_100" => {
+            let peak = extras.get("rss_peak_mb").map(|v| v.iter().cloned().fold(0.0, f64::max)).unwrap_or(f64::NAN);
+            let base = extras.get("rss_base_mb").map(|v| v.iter().cloned().fold(f64::INFINITY, f64::min)).unwrap_or(f64::NAN);
+            line["execs"] = json!(100);
+            line["rss_mb"] = json!(round1(peak));
+            line["rss_base_mb"] = json!(round1(base));
+            line["rss_per_exec_kb"] = json!(((peak - base) * 1024.0 / 100.0).round());
+        }
+        _ => {
+            for (key, mut values) in extras {
+                line[key] = json!(round1(median(&mut values)));
+            }
+        }
+    }
+    line
+}
+
+/// Runs one peer configuration's suite; returns its JSON lines by benchmark name.
+fn run_peer(peers: &Path, folder: &str, flags: &[&str], only: &[&str], quick: bool, scratch: &Path) -> Result<BTreeMap<String, Value>> {
+    let source = peers.join(folder);
+    let copy = scratch.join(folder);
+    if !copy.join("bench.mjs").exists() {
+        std::fs::create_dir_all(&copy)?;
+        for entry in std::fs::read_dir(&source).with_context(|| format!("reading {}", source.display()))? {
+            let entry = entry?;
+            if entry.file_type()?.is_file() {
+                std::fs::copy(entry.path(), copy.join(entry.file_name()))?;
+            }
+        }
+        let status = Command::new("npm").args(["ci", "--no-audit", "--no-fund", "--silent"]).current_dir(&copy).status()?;
+        if !status.success() {
+            bail!("npm ci failed in {}", copy.display());
+        }
+    }
+    let mut command = Command::new("node");
+    command.arg("bench.mjs").args(flags).current_dir(&copy);
+    command.arg(format!("--only={}", only.join(",")));
+    if quick {
+        command.arg("--quick");
+    }
+    let output = command.output()?;
+    if !output.status.success() {
+        bail!("{folder} {flags:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let mut lines = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines().filter(|l| l.starts_with('{')) {
+        let value: Value = serde_json::from_str(line)?;
+        if let Some(name) = value["name"].as_str() {
+            lines.insert(name.to_string(), value);
+        }
+    }
+    Ok(lines)
+}
+
+/// Whole-process time of a peer running `return 1+1`, median of `n`.
+fn peer_process(peers_scratch: &Path, folder: &str, n: usize) -> Result<f64> {
+    let mut times = Vec::new();
+    for _ in 0..n {
+        let started = Instant::now();
+        let output = Command::new("node").args(["bench.mjs", "--exec=return 1+1"]).current_dir(peers_scratch.join(folder)).output()?;
+        if !output.status.success() {
+            bail!("{folder} --exec failed");
+        }
+        times.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    Ok(median(&mut times))
+}
+
+fn figure(line: Option<&Value>, name: &str) -> Option<f64> {
+    let line = line?;
+    let key = match name {
+        "calls_seq_1000" => "per_call_us",
+        "concurrent_100" => "rss_mb",
+        _ => "median_us",
+    };
+    line[key].as_f64()
+}
+
+fn show(value: Option<f64>, name: &str) -> String {
+    match value {
+        None => "-".into(),
+        Some(v) if name == "calls_seq_1000" => format!("{v:.1} µs/call"),
+        Some(v) if name == "concurrent_100" => format!("{v:.0} MB peak"),
+        Some(v) if v >= 10_000.0 => format!("{:.0} ms", v / 1000.0),
+        Some(v) if v >= 1_000.0 => format!("{:.2} ms", v / 1000.0),
+        Some(v) => format!("{:.3} ms", v / 1000.0),
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<()> {
+    let options = parse_options()?;
+    let selected: Vec<&Bench> = BENCHES
+        .iter()
+        .filter(|b| options.only.as_ref().is_none_or(|only| only.iter().any(|o| o == b.name)))
+        .collect();
+    let target = std::env::current_exe()?.parent().context("the bench binary has a folder")?.to_path_buf();
+    let binary = target.join("exec-host");
+    let workdir = target.join("bench-work");
+    std::fs::create_dir_all(&workdir)?;
+    std::fs::write(workdir.join("trivial.js"), "return 1+1")?;
+    if selected.iter().any(|b| b.name == "process_trivial") {
+        if !binary.exists() {
+            bail!("{} is missing: build it first (cargo build --release -p exec-host)", binary.display());
+        }
+        // Fill the compiled-guest cache outside the measurement.
+        Command::new(&binary).args(["run", "trivial.js"]).current_dir(&workdir).output()?;
+    }
+
+    exec_host_tests::sandbox().await;
+    let harness = Arc::new(Harness::new());
+    let mut ours = BTreeMap::new();
+    for bench in &selected {
+        let n = if options.quick { bench.quick_samples } else { bench.samples };
+        for _ in 0..bench.warmup {
+            sample(bench.name, &harness, &binary, &workdir).await?;
+        }
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            samples.push(sample(bench.name, &harness, &binary, &workdir).await?);
+        }
+        let line = summarize(bench.name, &samples);
+        println!("{line}");
+        ours.insert(bench.name.to_string(), line);
+    }
+
+    let Some(peers) = options.peers else {
+        eprintln!("(no --peers folder given: only exec-host was measured)");
+        return Ok(());
+    };
+    let scratch = target.join("bench-peers");
+    let peer_names: Vec<&str> = selected.iter().map(|b| b.name).filter(|n| *n != "process_trivial").collect();
+    let configs: [(&str, &str, &[&str]); 3] =
+        [("node-fresh", "node-vm-worker", &[]), ("node-reuse", "node-vm-worker", &["--reuse-worker"]), ("qjs", "quickjs-emscripten", &[])];
+    let mut columns = Vec::new();
+    for (label, folder, flags) in configs {
+        eprintln!("running peer {label} ...");
+        let mut lines = run_peer(&peers, folder, flags, &peer_names, options.quick, &scratch)?;
+        if selected.iter().any(|b| b.name == "process_trivial") && flags.is_empty() {
+            let us = peer_process(&scratch, folder, if options.quick { 3 } else { 10 })?;
+            lines.insert("process_trivial".into(), json!({"median_us": us}));
+        }
+        for line in lines.values() {
+            if line.get("runner").is_some() {
+                println!("{line}");
+            }
+        }
+        columns.push((label, lines));
+    }
+
+    println!();
+    println!("| benchmark | exec-host | {} | best peer / exec-host |", columns.iter().map(|c| c.0).collect::<Vec<_>>().join(" | "));
+    println!("|---|---:|{}---:|", "---:|".repeat(columns.len()));
+    for bench in &selected {
+        let mine = figure(ours.get(bench.name), bench.name);
+        let theirs: Vec<Option<f64>> = columns.iter().map(|(_, lines)| figure(lines.get(bench.name), bench.name)).collect();
+        let best = theirs.iter().flatten().cloned().fold(f64::INFINITY, f64::min);
+        let ratio = match mine {
+            Some(m) if best.is_finite() && m > 0.0 => format!("{:.1}x", best / m),
+            _ => "-".into(),
+        };
+        println!(
+            "| {} | {} | {} | {ratio} |",
+            bench.name,
+            show(mine, bench.name),
+            theirs.iter().map(|t| show(*t, bench.name)).collect::<Vec<_>>().join(" | ")
+        );
+    }
+    Ok(())
+}

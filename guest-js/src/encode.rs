@@ -1,0 +1,296 @@
+//! Tool arguments to JSON text, refusing anything JSON would drop or distort.
+//!
+//! One walk both checks and serialises: plain objects (prototype `Object.prototype` or
+//! `null`), arrays (prototype `Array.prototype`), strings, finite numbers, booleans and
+//! null pass; functions, class instances, accessors, symbols, BigInts, non-finite numbers,
+//! cycles and nesting past [`MAX_DEPTH`] are refused with a message naming the value's
+//! path. Properties whose value is `undefined` are left out, as JSON does.
+
+use std::fmt::Write;
+
+use rquickjs::{Ctx, Object, Type, Value, qjs};
+
+/// Nesting an argument may have; deeper values are refused, not walked.
+pub const MAX_DEPTH: usize = 200;
+
+/// The prototypes that make an object "plain", saved when the sandbox starts (a script
+/// can rebind the `Object` and `Array` globals, not these).
+pub struct PlainPrototypes<'js> {
+    pub object: Object<'js>,
+    pub array: Object<'js>,
+}
+
+/// The JSON text of one call's argument object; `label` names the call in messages
+/// (`tools.add()`).
+pub fn arguments<'js>(ctx: &Ctx<'js>, plain: &PlainPrototypes<'js>, label: &str, args: Value<'js>) -> Result<String, String> {
+    match args.type_of() {
+        Type::Undefined => return Ok("{}".into()),
+        Type::Object | Type::Proxy => {}
+        _ => return Err(format!("{label} takes one plain object of arguments, got {}", describe(&args))),
+    }
+    let mut walker = Walker { ctx, plain, out: String::with_capacity(64), stack: Vec::new() };
+    walker.value(&args, &mut String::from("args"))?;
+    Ok(walker.out)
+}
+
+struct Walker<'a, 'js> {
+    ctx: &'a Ctx<'js>,
+    plain: &'a PlainPrototypes<'js>,
+    out: String,
+    /// Objects being walked, to find cycles.
+    stack: Vec<*mut std::ffi::c_void>,
+}
+
+impl<'js> Walker<'_, 'js> {
+    fn value(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+        match value.type_of() {
+            Type::Null | Type::Undefined => self.out.push_str("null"),
+            Type::Bool => self.out.push_str(if value.as_bool() == Some(true) { "true" } else { "false" }),
+            Type::Int => {
+                let _ = write!(self.out, "{}", value.as_int().unwrap_or_default());
+            }
+            Type::Float => {
+                let number = value.as_float().unwrap_or(f64::NAN);
+                if !number.is_finite() {
+                    return Err(format!("{path} is {}, which JSON cannot carry", js_number(number)));
+                }
+                if number == 0.0 {
+                    self.out.push('0'); // JSON has no negative zero
+                } else {
+                    let _ = write!(self.out, "{number}");
+                }
+            }
+            Type::String => {
+                let text = value.as_string().map(|s| s.to_string()).transpose().map_err(|e| e.to_string())?.unwrap_or_default();
+                quote(&text, &mut self.out);
+            }
+            Type::BigInt => return Err(format!("{path} is a BigInt; pass it as a number or a string")),
+            Type::Symbol => return Err(format!("{path} is a symbol, which JSON cannot carry")),
+            Type::Function | Type::Constructor => return Err(format!("{path} is a function; tool arguments must be plain data")),
+            // Proxies are walked through their traps: what comes out is still plain data.
+            Type::Array | Type::Object | Type::Proxy | Type::Promise | Type::Exception => self.object(value, path)?,
+            _ => return Err(format!("{path} is {}; tool arguments must be plain objects, arrays and primitives", describe(value))),
+        }
+        Ok(())
+    }
+
+    fn object(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+        let object = value.as_object().expect("type_of said object");
+        let raw = unsafe { qjs::JS_VALUE_GET_PTR(value.as_raw()) };
+        if self.stack.contains(&raw) {
+            return Err(format!("{path} refers back to an enclosing value (a cycle)"));
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(format!("{path} is nested more than {MAX_DEPTH} levels deep"));
+        }
+        let is_array = unsafe { qjs::JS_IsArray(value.as_raw()) };
+        let prototype = object.get_prototype();
+        let plain = match &prototype {
+            None => !is_array,
+            Some(proto) if is_array => identity(proto) == identity(&self.plain.array),
+            Some(proto) => identity(proto) == identity(&self.plain.object),
+        };
+        if !plain {
+            return Err(format!("{path} is {}; tool arguments must be plain objects, arrays and primitives", describe(value)));
+        }
+        self.stack.push(raw);
+        let result = if is_array { self.array(value, path) } else { self.fields(value, path) };
+        self.stack.pop();
+        result
+    }
+
+    fn array(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+        let ctx = self.ctx.as_raw().as_ptr();
+        let mut length: i64 = 0;
+        if unsafe { qjs::JS_GetLength(ctx, value.as_raw(), &mut length) } < 0 {
+            return Err(self.exception(path));
+        }
+        self.out.push('[');
+        for index in 0..length.max(0) as u32 {
+            if index > 0 {
+                self.out.push(',');
+            }
+            let mark = path.len();
+            let _ = write!(path, "[{index}]");
+            let atom = unsafe { qjs::JS_NewAtomUInt32(ctx, index) };
+            let element = self.own_property(value, atom, path);
+            unsafe { qjs::JS_FreeAtom(ctx, atom) };
+            match element? {
+                // A hole, like JSON.stringify
+                None => self.out.push_str("null"),
+                Some((element, _)) => self.value(&element, path)?,
+            }
+            path.truncate(mark);
+        }
+        self.out.push(']');
+        Ok(())
+    }
+
+    fn fields(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+        let ctx = self.ctx.as_raw().as_ptr();
+        let mut table: *mut qjs::JSPropertyEnum = std::ptr::null_mut();
+        let mut count: u32 = 0;
+        let flags = (qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_SYMBOL_MASK) as i32;
+        if unsafe { qjs::JS_GetOwnPropertyNames(ctx, &mut table, &mut count, value.as_raw(), flags) } < 0 {
+            return Err(self.exception(path));
+        }
+        let entries: Vec<qjs::JSAtom> = (0..count as usize).map(|i| unsafe { (*table.add(i)).atom }).collect();
+        let result = self.write_fields(value, &entries, path);
+        unsafe { qjs::JS_FreePropertyEnum(ctx, table, count) };
+        result
+    }
+
+    fn write_fields(&mut self, value: &Value<'js>, entries: &[qjs::JSAtom], path: &mut String) -> Result<(), String> {
+        self.out.push('{');
+        let mut first = true;
+        for &atom in entries {
+            let key = atom_text(self.ctx, atom);
+            let Some(key) = key else {
+                return Err(format!("{path} has a symbol key, which JSON cannot carry"));
+            };
+            let mark = path.len();
+            push_path(path, &key);
+            let Some((field, enumerable)) = self.own_property(value, atom, path)? else {
+                path.truncate(mark);
+                continue;
+            };
+            if !enumerable || field.is_undefined() {
+                path.truncate(mark);
+                continue;
+            }
+            if !first {
+                self.out.push(',');
+            }
+            first = false;
+            quote(&key, &mut self.out);
+            self.out.push(':');
+            self.value(&field, path)?;
+            path.truncate(mark);
+        }
+        self.out.push('}');
+        Ok(())
+    }
+
+    /// The value of an own data property and whether it is enumerable (what the
+    /// descriptor says, which for a Proxy is what its trap says); refuses accessors.
+    /// `None` when absent.
+    fn own_property(&self, object: &Value<'js>, atom: qjs::JSAtom, path: &str) -> Result<Option<(Value<'js>, bool)>, String> {
+        let ctx = self.ctx.as_raw().as_ptr();
+        let mut descriptor = qjs::JSPropertyDescriptor {
+            flags: 0,
+            value: qjs::JS_UNDEFINED,
+            getter: qjs::JS_UNDEFINED,
+            setter: qjs::JS_UNDEFINED,
+        };
+        let found = unsafe { qjs::JS_GetOwnProperty(ctx, &mut descriptor, object.as_raw(), atom) };
+        if found < 0 {
+            return Err(self.exception(path));
+        }
+        if found == 0 {
+            return Ok(None);
+        }
+        // Take ownership of all three so they are freed whatever happens next.
+        let (value, getter, setter) = unsafe {
+            (
+                Value::from_raw(self.ctx.clone(), descriptor.value),
+                Value::from_raw(self.ctx.clone(), descriptor.getter),
+                Value::from_raw(self.ctx.clone(), descriptor.setter),
+            )
+        };
+        if descriptor.flags & qjs::JS_PROP_GETSET as i32 != 0 || !getter.is_undefined() || !setter.is_undefined() {
+            return Err(format!("{path} is an accessor (a getter or setter); tool arguments must be plain data"));
+        }
+        Ok(Some((value, descriptor.flags & qjs::JS_PROP_ENUMERABLE as i32 != 0)))
+    }
+
+    /// A pending exception (a Proxy trap threw, say) as a message.
+    fn exception(&self, path: &str) -> String {
+        let error = self.ctx.catch();
+        let message = error.as_object().and_then(|o| o.get::<_, String>("message").ok()).unwrap_or_default();
+        format!("{path} could not be read: {message}")
+    }
+}
+
+/// What makes two references the same object.
+fn identity(object: &Object<'_>) -> *mut std::ffi::c_void {
+    unsafe { qjs::JS_VALUE_GET_PTR(object.as_raw()) }
+}
+
+fn atom_text(ctx: &Ctx<'_>, atom: qjs::JSAtom) -> Option<String> {
+    let value = unsafe { Value::from_raw(ctx.clone(), qjs::JS_AtomToValue(ctx.as_raw().as_ptr(), atom)) };
+    if value.is_symbol() {
+        return None;
+    }
+    value.as_string().and_then(|s| s.to_string().ok()).or_else(|| value.as_int().map(|i| i.to_string()))
+}
+
+fn push_path(path: &mut String, key: &str) {
+    let identifier = key.chars().next().is_some_and(|c| c == '_' || c == '$' || c.is_ascii_alphabetic())
+        && key.chars().all(|c| c == '_' || c == '$' || c.is_ascii_alphanumeric());
+    if identifier {
+        path.push('.');
+        path.push_str(key);
+    } else {
+        path.push('[');
+        quote(key, path);
+        path.push(']');
+    }
+}
+
+fn js_number(number: f64) -> &'static str {
+    if number.is_nan() {
+        "NaN"
+    } else if number > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    }
+}
+
+/// Appends `text` as a JSON string literal.
+pub fn quote(text: &str, out: &mut String) {
+    out.reserve(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `a plain object`, `an array`, `a function`, `an instance of Date`, `null`, `a string`...
+pub fn describe(value: &Value<'_>) -> String {
+    match value.type_of() {
+        Type::Null => "null".into(),
+        Type::Undefined => "undefined".into(),
+        Type::Array => "an array".into(),
+        Type::Function | Type::Constructor => "a function".into(),
+        Type::Bool => "a boolean".into(),
+        Type::Int | Type::Float => "a number".into(),
+        Type::String => "a string".into(),
+        Type::Symbol => "a symbol".into(),
+        Type::BigInt => "a BigInt".into(),
+        _ => {
+            let Some(object) = value.as_object() else { return "a value".into() };
+            let name = object
+                .get_prototype()
+                .and_then(|proto| proto.get::<_, Value>("constructor").ok())
+                .and_then(|ctor| ctor.as_object().and_then(|c| c.get::<_, String>("name").ok()))
+                .filter(|name| !name.is_empty());
+            match (object.get_prototype(), name) {
+                (None, _) => "a plain object".into(),
+                (Some(_), Some(name)) => format!("an instance of {name}"),
+                (Some(_), None) => "an instance of an unnamed class".into(),
+            }
+        }
+    }
+}
