@@ -13,20 +13,28 @@ use rquickjs::{Ctx, Object, Type, Value, qjs};
 /// Nesting an argument may have; deeper values are refused, not walked.
 pub const MAX_DEPTH: usize = 200;
 
-/// The prototypes that make an object "plain", saved when the sandbox starts (a script
-/// can rebind the `Object` and `Array` globals, not these).
-pub struct PlainPrototypes<'js> {
-    pub object: Object<'js>,
-    pub array: Object<'js>,
+/// The identities of the prototypes that make an object "plain", taken when the sandbox
+/// starts (a script can rebind the `Object` and `Array` globals, not these). Only ever
+/// compared, never dereferenced; the realm keeps both objects alive.
+#[derive(Clone, Copy)]
+pub struct PlainPrototypes {
+    pub object: *mut std::ffi::c_void,
+    pub array: *mut std::ffi::c_void,
+}
+
+impl PlainPrototypes {
+    pub fn of(object: &Object<'_>, array: &Object<'_>) -> Self {
+        PlainPrototypes { object: identity(object), array: identity(array) }
+    }
 }
 
 /// The JSON text of one call's argument object; `label` names the call in messages
-/// (`tools.add()`).
-pub fn arguments<'js>(ctx: &Ctx<'js>, plain: &PlainPrototypes<'js>, label: &str, args: Value<'js>) -> Result<String, String> {
+/// (`tools.add()`) and is only built when there is something to say.
+pub fn arguments<'js>(ctx: &Ctx<'js>, plain: PlainPrototypes, label: impl Fn() -> String, args: Value<'js>) -> Result<String, String> {
     match args.type_of() {
         Type::Undefined => return Ok("{}".into()),
         Type::Object | Type::Proxy => {}
-        _ => return Err(format!("{label} takes one plain object of arguments, got {}", describe(&args))),
+        _ => return Err(format!("{} takes one plain object of arguments, got {}", label(), describe(&args))),
     }
     let mut walker = Walker { ctx, plain, out: String::with_capacity(64), stack: Vec::new() };
     walker.value(&args, &mut String::from("args"))?;
@@ -35,7 +43,7 @@ pub fn arguments<'js>(ctx: &Ctx<'js>, plain: &PlainPrototypes<'js>, label: &str,
 
 struct Walker<'a, 'js> {
     ctx: &'a Ctx<'js>,
-    plain: &'a PlainPrototypes<'js>,
+    plain: PlainPrototypes,
     out: String,
     /// Objects being walked, to find cycles.
     stack: Vec<*mut std::ffi::c_void>,
@@ -46,9 +54,7 @@ impl<'js> Walker<'_, 'js> {
         match value.type_of() {
             Type::Null | Type::Undefined => self.out.push_str("null"),
             Type::Bool => self.out.push_str(if value.as_bool() == Some(true) { "true" } else { "false" }),
-            Type::Int => {
-                let _ = write!(self.out, "{}", value.as_int().unwrap_or_default());
-            }
+            Type::Int => push_int(&mut self.out, value.as_int().unwrap_or_default()),
             Type::Float => {
                 let number = value.as_float().unwrap_or(f64::NAN);
                 if !number.is_finite() {
@@ -87,8 +93,8 @@ impl<'js> Walker<'_, 'js> {
         let prototype = object.get_prototype();
         let plain = match &prototype {
             None => !is_array,
-            Some(proto) if is_array => identity(proto) == identity(&self.plain.array),
-            Some(proto) => identity(proto) == identity(&self.plain.object),
+            Some(proto) if is_array => identity(proto) == self.plain.array,
+            Some(proto) => identity(proto) == self.plain.object,
         };
         if !plain {
             return Err(format!("{path} is {}; tool arguments must be plain objects, arrays and primitives", describe(value)));
@@ -189,15 +195,14 @@ impl<'js> Walker<'_, 'js> {
         if found == 0 {
             return Ok(None);
         }
-        // Take ownership of all three so they are freed whatever happens next.
-        let (value, getter, setter) = unsafe {
-            (
-                Value::from_raw(self.ctx.clone(), descriptor.value),
-                Value::from_raw(self.ctx.clone(), descriptor.getter),
-                Value::from_raw(self.ctx.clone(), descriptor.setter),
-            )
-        };
-        if descriptor.flags & qjs::JS_PROP_GETSET as i32 != 0 || !getter.is_undefined() || !setter.is_undefined() {
+        // Take ownership of the value; the getter and setter are only looked at.
+        let value = unsafe { Value::from_raw(self.ctx.clone(), descriptor.value) };
+        let accessor = unsafe { !qjs::JS_IsUndefined(descriptor.getter) || !qjs::JS_IsUndefined(descriptor.setter) };
+        unsafe {
+            qjs::JS_FreeValue(ctx, descriptor.getter);
+            qjs::JS_FreeValue(ctx, descriptor.setter);
+        }
+        if accessor || descriptor.flags & qjs::JS_PROP_GETSET as i32 != 0 {
             return Err(format!("{path} is an accessor (a getter or setter); tool arguments must be plain data"));
         }
         Ok(Some((value, descriptor.flags & qjs::JS_PROP_ENUMERABLE as i32 != 0)))
@@ -209,6 +214,25 @@ impl<'js> Walker<'_, 'js> {
         let message = error.as_object().and_then(|o| o.get::<_, String>("message").ok()).unwrap_or_default();
         format!("{path} could not be read: {message}")
     }
+}
+
+/// Appends a decimal integer without going through `core::fmt`.
+fn push_int(out: &mut String, value: i32) {
+    let mut digits = [0u8; 11];
+    let mut at = digits.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// What makes two references the same object.

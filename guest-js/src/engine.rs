@@ -59,7 +59,7 @@ type Settlers = (Persistent<Function<'static>>, Persistent<Function<'static>>);
 thread_local! {
     static ENGINE: OnceCell<Engine> = const { OnceCell::new() };
     /// `Object.prototype` and `Array.prototype` of the sandbox realm, as the engine built them.
-    static PLAIN: OnceCell<(Persistent<Object<'static>>, Persistent<Object<'static>>)> = const { OnceCell::new() };
+    static PLAIN: OnceCell<PlainPrototypes> = const { OnceCell::new() };
     /// Calls started and not yet delivered, by id; empty with a pending script promise
     /// means that promise can never settle.
     static PENDING: RefCell<HashMap<u32, Settlers>> = RefCell::new(HashMap::new());
@@ -85,7 +85,7 @@ impl Engine {
         let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
             let object: Object = ctx.globals().get::<_, Object>("Object")?.get("prototype")?;
             let array: Object = ctx.globals().get::<_, Object>("Array")?.get("prototype")?;
-            let _ = PLAIN.with(|plain| plain.set((Persistent::save(&ctx, object), Persistent::save(&ctx, array))));
+            let _ = PLAIN.with(|plain| plain.set(PlainPrototypes::of(&object, &array)));
             let factory: Function = load(&ctx, &prelude)?;
             let hooks: Object = factory.call((host_object(&ctx)?,))?;
             install_random(&ctx)?;
@@ -103,8 +103,8 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         "call",
         Func::from(|ctx: Ctx<'js>, name: String, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
             let (promise, resolve, reject) = ctx.promise()?;
-            let label = format!("tools{}()", member(&name));
-            match with_plain(&ctx, |plain| encode::arguments(&ctx, plain, &label, args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))))? {
+            let label = || format!("tools{}()", member(&name));
+            match encode::arguments(&ctx, plain(), label, args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))) {
                 Ok(json) => {
                     let id = tools::start_call(&name, &json);
                     let settlers = (Persistent::save(&ctx, resolve), Persistent::save(&ctx, reject));
@@ -121,7 +121,8 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         "search",
         Func::from(|ctx: Ctx<'js>, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
             let (promise, resolve, reject) = ctx.promise()?;
-            let answer = with_plain(&ctx, |plain| encode::arguments(&ctx, plain, "tools.ToolSearch()", args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))))?
+            let label = || "tools.ToolSearch()".to_string();
+            let answer = encode::arguments(&ctx, plain(), label, args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone())))
                 .map_err(|message| type_error(&ctx, &message))
                 .and_then(|json| tool_search::search(&json).map_err(|message| error(&ctx, &message)))
                 .and_then(|json| ctx.json_parse(json).map_err(|_| ctx.catch()));
@@ -162,10 +163,8 @@ fn member(name: &str) -> String {
     }
 }
 
-fn with_plain<'js, R>(ctx: &Ctx<'js>, f: impl FnOnce(&PlainPrototypes<'js>) -> R) -> rquickjs::Result<R> {
-    let (object, array) = PLAIN.with(|plain| plain.get().cloned()).expect("the prototypes are saved when the engine starts");
-    let plain = PlainPrototypes { object: object.restore(ctx)?, array: array.restore(ctx)? };
-    Ok(f(&plain))
+fn plain() -> PlainPrototypes {
+    PLAIN.with(|plain| *plain.get().expect("the prototypes are saved when the engine starts"))
 }
 
 /// A `TypeError` of the sandbox realm, as a value.
@@ -328,10 +327,13 @@ fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<Strin
         if PENDING.with(|pending| pending.borrow().is_empty()) {
             return Err(ScriptError::NeverSettles);
         }
-        let Some(done) = tools::wait_next() else {
+        let finished = tools::wait_next();
+        if finished.is_empty() {
             return Err(ScriptError::NeverSettles);
-        };
-        settle(ctx, done);
+        }
+        for done in finished {
+            settle(ctx, done);
+        }
     }
 }
 
@@ -341,7 +343,9 @@ fn settle(ctx: &Ctx<'_>, done: tools::Completion) {
         return;
     };
     let settled = match done.outcome {
-        Ok(json) => match ctx.json_parse(json) {
+        Ok(tools::ToolValue::Text(text)) => rquickjs::String::from_str(ctx.clone(), &text)
+            .and_then(|text| resolve.restore(ctx).and_then(|resolve| resolve.call::<_, ()>((text,)))),
+        Ok(tools::ToolValue::Json(json)) => match ctx.json_parse(json) {
             Ok(value) => resolve.restore(ctx).and_then(|resolve| resolve.call::<_, ()>((value,))),
             Err(_) => {
                 let reason = ctx.catch();

@@ -8,8 +8,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::{BoxFuture, FutureExt};
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -53,6 +53,9 @@ impl Reachable {
 pub struct NestedWaitExceeded {
     pub limit: Duration,
 }
+
+/// Finished calls handed to the guest in one `wait-next`.
+const MAX_BATCH: usize = 256;
 
 type InFlight = BoxFuture<'static, (u32, Result<ToolOutput, ToolError>)>;
 
@@ -133,8 +136,22 @@ impl NestedCalls {
         Ok(CallRequest { name, args, context })
     }
 
+    /// Waits for at least one call to finish, then takes every call that has finished by
+    /// then (at most [`MAX_BATCH`]). Empty when none is in flight.
+    pub async fn finished(&mut self) -> Result<Vec<(u32, Result<ToolOutput, ToolError>)>, NestedWaitExceeded> {
+        let Some(first) = self.next().await? else { return Ok(Vec::new()) };
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match self.in_flight.next().now_or_never() {
+                Some(Some(done)) => batch.push(done),
+                _ => break,
+            }
+        }
+        Ok(batch)
+    }
+
     /// Waits for the next call to finish. `Ok(None)` when none is in flight.
-    pub async fn next(&mut self) -> Result<Option<(u32, Result<ToolOutput, ToolError>)>, NestedWaitExceeded> {
+    async fn next(&mut self) -> Result<Option<(u32, Result<ToolOutput, ToolError>)>, NestedWaitExceeded> {
         if self.in_flight.is_empty() {
             return Ok(None);
         }

@@ -236,14 +236,22 @@ impl ToolOutput {
         }
     }
 
-    /// [`script_value`](Self::script_value) as JSON text, without copying the output.
-    pub fn into_script_json(self) -> String {
+    /// [`script_value`](Self::script_value) without copying the output: a structured value
+    /// (or `null`) as JSON text, or the text as it is.
+    pub fn into_script_value(self) -> ScriptValue {
         match (self.structured, self.text) {
-            (Some(value), _) => value.to_string(),
-            (None, Some(text)) => Value::String(text).to_string(),
-            (None, None) => "null".to_string(),
+            (Some(value), _) => ScriptValue::Json(value.to_string()),
+            (None, Some(text)) => ScriptValue::Text(text),
+            (None, None) => ScriptValue::Json("null".to_string()),
         }
     }
+}
+
+/// A tool's output on its way into a script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptValue {
+    Json(String),
+    Text(String),
 }
 
 /// Where in a call's life it failed (spec 000): retry and recovery depend on it.
