@@ -73,10 +73,33 @@ impl Counter {
     }
 }
 
+/// How long `rendezvous` waits for the others before it gives up.
+const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The fixture tools. `counter` counts the calls of `count`.
 pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
     let counter = counter.clone();
+    let arrived = Arc::new(tokio::sync::watch::Sender::new(0u64));
     vec![
+        // Completes only once `n` calls of it are in flight at the same time: proof that
+        // calls overlap, without measuring time.
+        FixtureTool::new(
+            "rendezvous",
+            "Waits until `n` calls of it are in flight together, then answers how many arrived.",
+            object(json!({"n": {"type": "integer"}}), &["n"]),
+            move |args, _| {
+                let arrived = arrived.clone();
+                Box::pin(async move {
+                    let n = args.get("n").and_then(Value::as_u64).ok_or_else(|| ToolError::params("`n` must be an integer"))?;
+                    arrived.send_modify(|count| *count += 1);
+                    let mut watch = arrived.subscribe();
+                    match tokio::time::timeout(RENDEZVOUS_TIMEOUT, watch.wait_for(|count| *count >= n)).await {
+                        Ok(Ok(count)) => Ok(ToolOutput::structured(json!(*count))),
+                        _ => Err(ToolError::execution(format!("only {} of {n} calls were in flight together", *arrived.borrow()))),
+                    }
+                })
+            },
+        ),
         FixtureTool::new("echo", "Returns `value` as its structured output.", object(json!({"value": {}}), &[]), |args, _| {
             Box::pin(async move { Ok(ToolOutput::structured(args.get("value").cloned().unwrap_or(Value::Null))) })
         }),
