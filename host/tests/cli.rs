@@ -228,3 +228,22 @@ fn ctrl_c_aborts_the_script() {
     assert_eq!(object["logs"], json!(["started"]));
     assert!(object["error"].as_str().unwrap().starts_with("The script was aborted"), "{object}");
 }
+
+#[test]
+fn the_readme_example_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let setup = Setup::new();
+    let copy = setup.workspace.path();
+    for entry in std::fs::read_dir(root.join("examples/workspace/notes")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::create_dir_all(copy.join("notes")).unwrap();
+        std::fs::copy(entry.path(), copy.join("notes").join(entry.file_name())).unwrap();
+    }
+    let script = root.join("examples/summarize.js");
+    let output = setup.run(&["run", "--json", script.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let object = json_of(&output);
+    assert_eq!(object["value"]["todos"].as_array().unwrap().len(), 4, "{object}");
+    let report = std::fs::read_to_string(copy.join("out/open-items.md")).unwrap();
+    assert!(report.starts_with("# Open items\n\n- [ ] document the new `--strict` flag."), "{report}");
+}
