@@ -247,3 +247,17 @@ fn the_readme_example_runs() {
     let report = std::fs::read_to_string(copy.join("out/open-items.md")).unwrap();
     assert!(report.starts_with("# Open items\n\n- [ ] document the new `--strict` flag."), "{report}");
 }
+
+#[test]
+fn an_unwritable_workspace_fails_writes_with_a_clear_sentence() {
+    // /sys/kernel is a directory no one, root included, may create files in.
+    let setup = Setup::new();
+    let script = setup.workspace.path().join("w.js");
+    std::fs::write(&script, "const listed = await tools.ls({});\nawait tools.write_file({ path: 'notes.txt', content: 'x' });").unwrap();
+    let output = setup.run(&["run", "--json", "--workspace", "/sys/kernel", script.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let object = json_of(&output);
+    assert_eq!(object["calls"], json!(["ls", "write_file"]));
+    let error = object["error"].as_str().unwrap();
+    assert!(error.contains("`notes.txt`: permission denied (the workspace may not be writable)"), "{error}");
+}

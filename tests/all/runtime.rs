@@ -88,15 +88,21 @@ async fn an_abort_before_the_start_ends_at_once() {
     assert_eq!(harness.counter.get(), 0, "an aborted Exec must not run any call");
 }
 
-#[tokio::test]
-async fn an_abort_ends_a_spinning_script() {
-    let harness = Harness::new();
+/// A token that fires after `ms` milliseconds.
+fn abort_after(ms: u64) -> CancellationToken {
     let abort = CancellationToken::new();
     let trigger = abort.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(ms)).await;
         trigger.cancel();
     });
+    abort
+}
+
+#[tokio::test]
+async fn an_abort_ends_a_spinning_script() {
+    let harness = Harness::new();
+    let abort = abort_after(200);
     let limits = Limits { budget: Duration::from_secs(600), ..Limits::default() };
     let outcome = within(30, harness.run_request(harness.request("while (true) {}").with_limits(limits).with_abort(abort))).await;
     assert_eq!(outcome.failure(), Some(&Failure::Aborted));
@@ -106,12 +112,7 @@ async fn an_abort_ends_a_spinning_script() {
 #[tokio::test]
 async fn an_abort_ends_a_wait_and_cancels_the_calls_in_flight() {
     let harness = Harness::new();
-    let abort = CancellationToken::new();
-    let trigger = abort.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        trigger.cancel();
-    });
+    let abort = abort_after(200);
     let code = "await tools.count(); await tools.never(); return 1";
     let outcome = within(30, harness.run_request(harness.request(code).with_abort(abort))).await;
     assert_eq!(outcome.failure(), Some(&Failure::Aborted));

@@ -68,3 +68,47 @@ impl std::fmt::Debug for Registry {
         f.debug_list().entries(self.tools.keys()).finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{CallContext, ToolError, ToolOutput};
+    use futures::future::BoxFuture;
+    use serde_json::{Map, Value, json};
+
+    struct Named(ToolDefinition);
+
+    impl Tool for Named {
+        fn definition(&self) -> &ToolDefinition {
+            &self.0
+        }
+        fn call(&self, _: Map<String, Value>, _: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+            Box::pin(async { Ok(ToolOutput::empty()) })
+        }
+    }
+
+    fn tool(name: &str) -> Arc<dyn Tool> {
+        Arc::new(Named(ToolDefinition::new(name, "", json!({"type": "object"})).unwrap()))
+    }
+
+    #[test]
+    fn duplicates_are_refused_at_start_up() {
+        let err = Registry::new([tool("a"), tool("b"), tool("a")]).unwrap_err();
+        assert_eq!(err, RegistryError::Duplicate("a".into()));
+        assert_eq!(err.to_string(), "two tools are named `a`; every tool name must be unique");
+    }
+
+    #[test]
+    fn reserved_names_are_refused() {
+        for name in RESERVED_NAMES {
+            assert_eq!(Registry::new([tool(name)]).unwrap_err(), RegistryError::Reserved(name.to_string()));
+        }
+    }
+
+    #[test]
+    fn names_come_out_in_order() {
+        let registry = Registry::new([tool("c"), tool("a"), tool("b")]).unwrap();
+        assert_eq!(registry.names().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert!(registry.contains("b") && !registry.contains("d"));
+    }
+}

@@ -58,14 +58,18 @@ struct Options {
     peers: Option<PathBuf>,
     quick: bool,
     only: Option<Vec<String>>,
+    /// Internal: measure concurrent_100 once in this fresh process and print it.
+    isolated_concurrent: bool,
 }
 
 fn parse_options() -> Result<Options> {
-    let mut options = Options { peers: std::env::var_os("EXEC_HOST_PEERS").map(PathBuf::from), quick: false, only: None };
+    let mut options =
+        Options { peers: std::env::var_os("EXEC_HOST_PEERS").map(PathBuf::from), quick: false, only: None, isolated_concurrent: false };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.quick = true,
+            "--isolated-concurrent" => options.isolated_concurrent = true,
             "--peers" => options.peers = Some(PathBuf::from(args.next().context("--peers needs a folder")?)),
             _ if arg.starts_with("--peers=") => options.peers = Some(PathBuf::from(&arg[8..])),
             _ if arg.starts_with("--only=") => options.only = Some(arg[7..].split(',').map(String::from).collect()),
@@ -331,25 +335,62 @@ fn peer_process(peers_scratch: &Path, folder: &str, n: usize) -> Result<f64> {
     Ok(median(&mut times))
 }
 
-fn figure(line: Option<&Value>, name: &str) -> Option<f64> {
-    let line = line?;
-    let key = match name {
-        "calls_seq_1000" => "per_call_us",
-        "concurrent_100" => "rss_mb",
-        _ => "median_us",
-    };
-    line[key].as_f64()
+/// One row of the comparison table: which benchmark, which field, how to show it.
+struct Row {
+    label: &'static str,
+    bench: &'static str,
+    /// Our field and the peers' field (they differ where we measure in a fresh process).
+    ours: &'static str,
+    theirs: &'static str,
+    unit: Unit,
 }
 
-fn show(value: Option<f64>, name: &str) -> String {
-    match value {
-        None => "-".into(),
-        Some(v) if name == "calls_seq_1000" => format!("{v:.1} µs/call"),
-        Some(v) if name == "concurrent_100" => format!("{v:.0} MB peak"),
-        Some(v) if v >= 10_000.0 => format!("{:.0} ms", v / 1000.0),
-        Some(v) if v >= 1_000.0 => format!("{:.2} ms", v / 1000.0),
-        Some(v) => format!("{:.3} ms", v / 1000.0),
+#[derive(Clone, Copy)]
+enum Unit {
+    Micros,
+    PerCall,
+    Megabytes,
+    Kilobytes,
+}
+
+const ROWS: &[Row] = &[
+    Row { label: "trivial Exec, end to end", bench: "trivial", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row { label: "nested call round trip", bench: "calls_seq_1000", ours: "per_call_us", theirs: "per_call_us", unit: Unit::PerCall },
+    Row { label: "Promise.all of 100 x 10 ms", bench: "calls_parallel_100", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row { label: "1 MiB payload into the script", bench: "payload_1mb", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row { label: "compute (5e6 loop + JSON 10k)", bench: "compute", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row { label: "100 concurrent Execs, wall", bench: "concurrent_100", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row { label: "100 parked Execs, RSS each (fresh process)", bench: "concurrent_100", ours: "isolated_rss_per_exec_kb", theirs: "isolated_rss_per_exec_kb", unit: Unit::Kilobytes },
+    Row { label: "100 concurrent Execs, peak RSS (in suite)", bench: "concurrent_100", ours: "rss_mb", theirs: "rss_mb", unit: Unit::Megabytes },
+    Row { label: "spin, 100 ms budget", bench: "spin_budget", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row { label: "spin after a 300 ms sleep, 100 ms budget", bench: "spin_budget_after_sleep", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row { label: "whole process, trivial script", bench: "process_trivial", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+];
+
+fn show(value: Option<f64>, unit: Unit) -> String {
+    match (value, unit) {
+        (None, _) => "-".into(),
+        (Some(v), Unit::PerCall) => format!("{v:.1} µs"),
+        (Some(v), Unit::Megabytes) => format!("{v:.0} MB"),
+        (Some(v), Unit::Kilobytes) => format!("{v:.0} KB"),
+        (Some(v), Unit::Micros) if v >= 10_000.0 => format!("{:.0} ms", v / 1000.0),
+        (Some(v), Unit::Micros) if v >= 1_000.0 => format!("{:.2} ms", v / 1000.0),
+        (Some(v), Unit::Micros) => format!("{:.3} ms", v / 1000.0),
     }
+}
+
+/// Peak RSS above baseline per Exec for a peer's concurrent_100 run alone, in KB.
+fn peer_isolated_rss(peers_scratch: &Path, folder: &str, flags: &[&str]) -> Result<f64> {
+    let output = Command::new("node")
+        .arg("bench.mjs")
+        .args(flags)
+        .args(["--only=concurrent_100", "--quick"])
+        .current_dir(peers_scratch.join(folder))
+        .output()?;
+    let line = String::from_utf8_lossy(&output.stdout).lines().find(|l| l.starts_with('{')).map(str::to_string).context("no output")?;
+    let value: Value = serde_json::from_str(&line)?;
+    let (peak, base) = (value["rss_mb"].as_f64().unwrap_or(f64::NAN), value["rss_base_mb"].as_f64().unwrap_or(f64::NAN));
+    Ok(((peak - base) * 1024.0 / 100.0).round())
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -374,6 +415,13 @@ async fn main() -> Result<()> {
 
     exec_host_tests::sandbox().await;
     let harness = Arc::new(Harness::new());
+    if options.isolated_concurrent {
+        // One trivial Exec so the baseline includes a set-up engine, then one batch.
+        harness.run("return 1").await;
+        let line = summarize("concurrent_100", &[sample("concurrent_100", &harness, &binary, &workdir).await?]);
+        println!("{line}");
+        return Ok(());
+    }
     let mut ours = BTreeMap::new();
     for bench in &selected {
         let n = if options.quick { bench.quick_samples } else { bench.samples };
@@ -384,7 +432,16 @@ async fn main() -> Result<()> {
         for _ in 0..n {
             samples.push(sample(bench.name, &harness, &binary, &workdir).await?);
         }
-        let line = summarize(bench.name, &samples);
+        let mut line = summarize(bench.name, &samples);
+        if bench.name == "concurrent_100" {
+            // RSS per Exec only means something in a fresh process (warm pool slots stay
+            // resident after the first batch): measure it there, as the peers do.
+            let child = Command::new(std::env::current_exe()?).arg("--isolated-concurrent").output()?;
+            let isolated: Value = serde_json::from_slice(&child.stdout).context("the isolated concurrent_100 run")?;
+            for key in ["rss_mb", "rss_base_mb", "rss_per_exec_kb"] {
+                line[format!("isolated_{key}")] = isolated[key].clone();
+            }
+        }
         println!("{line}");
         ours.insert(bench.name.to_string(), line);
     }
@@ -405,6 +462,9 @@ async fn main() -> Result<()> {
             let us = peer_process(&scratch, folder, if options.quick { 3 } else { 10 })?;
             lines.insert("process_trivial".into(), json!({"median_us": us}));
         }
+        if let Some(line) = lines.get_mut("concurrent_100") {
+            line["isolated_rss_per_exec_kb"] = json!(peer_isolated_rss(&scratch, folder, flags)?);
+        }
         for line in lines.values() {
             if line.get("runner").is_some() {
                 println!("{line}");
@@ -414,22 +474,18 @@ async fn main() -> Result<()> {
     }
 
     println!();
-    println!("| benchmark | exec-host | {} | best peer / exec-host |", columns.iter().map(|c| c.0).collect::<Vec<_>>().join(" | "));
+    println!("| median | exec-host | {} | best peer / exec-host |", columns.iter().map(|c| c.0).collect::<Vec<_>>().join(" | "));
     println!("|---|---:|{}---:|", "---:|".repeat(columns.len()));
-    for bench in &selected {
-        let mine = figure(ours.get(bench.name), bench.name);
-        let theirs: Vec<Option<f64>> = columns.iter().map(|(_, lines)| figure(lines.get(bench.name), bench.name)).collect();
+    for row in ROWS.iter().filter(|row| selected.iter().any(|b| b.name == row.bench)) {
+        let mine = ours.get(row.bench).and_then(|line| line[row.ours].as_f64());
+        let theirs: Vec<Option<f64>> = columns.iter().map(|(_, lines)| lines.get(row.bench).and_then(|line| line[row.theirs].as_f64())).collect();
         let best = theirs.iter().flatten().cloned().fold(f64::INFINITY, f64::min);
         let ratio = match mine {
             Some(m) if best.is_finite() && m > 0.0 => format!("{:.1}x", best / m),
             _ => "-".into(),
         };
-        println!(
-            "| {} | {} | {} | {ratio} |",
-            bench.name,
-            show(mine, bench.name),
-            theirs.iter().map(|t| show(*t, bench.name)).collect::<Vec<_>>().join(" | ")
-        );
+        let peers = theirs.iter().map(|t| show(*t, row.unit)).collect::<Vec<_>>().join(" | ");
+        println!("| {} | {} | {peers} | {ratio} |", row.label, show(mine, row.unit));
     }
     Ok(())
 }

@@ -24,7 +24,8 @@ pub struct Params {
 
 #[derive(Serialize, JsonSchema)]
 pub struct Output {
-    /// Matching paths relative to the workspace, in walk order (depth first, by name).
+    /// Matching paths relative to the workspace, in walk order: a folder's entries by name,
+    /// then its subfolders'.
     pub matches: Vec<String>,
     /// True when more paths matched than were returned, or the walk stopped early.
     pub truncated: bool,
@@ -38,11 +39,7 @@ impl FileTool for Glob {
 
     fn run(workspace: &Workspace, params: Params, cancelled: &dyn Fn() -> bool) -> Result<Output, ToolError> {
         let base = workspace.relative(params.path.as_deref())?;
-        let matcher = globset::GlobBuilder::new(&params.pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| ToolError::params(format!("glob: the pattern {:?} is not valid: {e}", params.pattern)))?
-            .compile_matcher();
+        let matcher = matcher(Self::NAME, &params.pattern)?;
         let prefix = display_path(&base);
         let mut matches = Vec::new();
         let mut more = false;
@@ -59,6 +56,16 @@ impl FileTool for Glob {
         })?;
         Ok(Output { matches, truncated: more || stopped })
     }
+}
+
+/// A glob pattern compiled the way every tool matches paths (`*` stops at `/`, `**`
+/// crosses folders).
+pub(super) fn matcher(tool: &str, pattern: &str) -> Result<globset::GlobMatcher, ToolError> {
+    let glob = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ToolError::params(format!("{tool}: the glob {pattern:?} is not valid: {e}")))?;
+    Ok(glob.compile_matcher())
 }
 
 /// `path` relative to the walk's base, as patterns are written.

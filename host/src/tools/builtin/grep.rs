@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::FileTool;
-use super::glob::strip_base;
+use super::glob::{matcher, strip_base};
 use super::workspace::{Workspace, display_path, looks_binary, walk};
 use crate::tools::ToolError;
 
@@ -64,16 +64,7 @@ impl FileTool for Grep {
             .size_limit(MAX_REGEX_BYTES)
             .build()
             .map_err(|e| ToolError::params(format!("grep: the pattern is not a valid regular expression: {e}")))?;
-        let filter = match &params.glob {
-            None => None,
-            Some(glob) => Some(
-                globset::GlobBuilder::new(glob)
-                    .literal_separator(true)
-                    .build()
-                    .map_err(|e| ToolError::params(format!("grep: the glob {glob:?} is not valid: {e}")))?
-                    .compile_matcher(),
-            ),
-        };
+        let filter = params.glob.as_deref().map(|glob| matcher(Self::NAME, glob)).transpose()?;
         let base = workspace.relative(params.path.as_deref())?;
         let shown = display_path(&base);
         let metadata = workspace.dir().metadata(&base).map_err(|e| workspace.io_error(&shown, e))?;
