@@ -44,10 +44,12 @@ impl Funnel {
         if context.cancel.is_cancelled() {
             return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
         }
+        // The tool is polled first: one that answers at once never registers with the
+        // cancellation token (a lock and an allocation per call).
         let result = tokio::select! {
             biased;
-            _ = context.cancel.cancelled() => Err(ToolError::execution(format!("`{name}` was cancelled"))),
             result = tool.call(args, context.clone()) => result,
+            _ = context.cancel.cancelled() => Err(ToolError::execution(format!("`{name}` was cancelled"))),
         };
         match &result {
             Ok(_) => debug!(tool = %name, "tool call succeeded"),

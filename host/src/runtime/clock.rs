@@ -88,35 +88,57 @@ impl<F: Future> Future for Charged<F> {
     }
 }
 
-/// Advances the engine's epoch every [`TICK`] while at least one Exec runs, and sleeps
-/// otherwise.
+/// Advances the engine's epoch every [`TICK`] while Execs run, and a little longer
+/// ([`IDLE_TICKS`]) so that Execs in quick succession find it awake; then it sleeps until
+/// the next Exec wakes it.
+// SeqCst on `active` and `parked`: a new Exec either sees the ticker parked and wakes it,
+// or the ticker sees the Exec before it parks.
 pub struct Ticker {
     shared: Arc<TickerShared>,
 }
 
+/// Ticks the ticker goes on after the last Exec ended before it sleeps.
+const IDLE_TICKS: u32 = 100;
+
 struct TickerShared {
     active: AtomicUsize,
+    /// True while the ticker thread waits for work (so a new Exec must wake it).
+    parked: std::sync::atomic::AtomicBool,
     lock: Mutex<bool>, // true once the ticker must stop
     wake: Condvar,
 }
 
 impl Ticker {
     pub fn start(engine: wasmtime::Engine) -> Self {
-        let shared = Arc::new(TickerShared { active: AtomicUsize::new(0), lock: Mutex::new(false), wake: Condvar::new() });
+        let shared = Arc::new(TickerShared {
+            active: AtomicUsize::new(0),
+            parked: std::sync::atomic::AtomicBool::new(false),
+            lock: Mutex::new(false),
+            wake: Condvar::new(),
+        });
         let thread_shared = shared.clone();
         std::thread::Builder::new()
             .name("exec-host-ticker".into())
             .spawn(move || {
                 let shared = thread_shared;
+                let mut idle = 0u32;
                 loop {
-                    {
+                    if shared.active.load(Ordering::SeqCst) > 0 {
+                        idle = 0;
+                    } else {
+                        idle += 1;
+                    }
+                    if idle > IDLE_TICKS {
                         let mut stop = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
-                        while !*stop && shared.active.load(Ordering::Acquire) == 0 {
+                        shared.parked.store(true, Ordering::SeqCst);
+                        while !*stop && shared.active.load(Ordering::SeqCst) == 0 {
                             stop = shared.wake.wait(stop).unwrap_or_else(|e| e.into_inner());
                         }
-                        if *stop {
-                            return;
-                        }
+                        shared.parked.store(false, Ordering::SeqCst);
+                        idle = 0;
+                    }
+                    if *shared.lock.lock().unwrap_or_else(|e| e.into_inner()) {
+                        return;
                     }
                     std::thread::sleep(TICK);
                     engine.increment_epoch();
@@ -128,7 +150,8 @@ impl Ticker {
 
     /// Keeps the ticker running until the guard is dropped.
     pub fn hold(&self) -> TickerGuard {
-        if self.shared.active.fetch_add(1, Ordering::AcqRel) == 0 {
+        self.shared.active.fetch_add(1, Ordering::SeqCst);
+        if self.shared.parked.load(Ordering::SeqCst) {
             let _held = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
             self.shared.wake.notify_one();
         }
@@ -149,6 +172,6 @@ pub struct TickerGuard {
 
 impl Drop for TickerGuard {
     fn drop(&mut self) {
-        self.shared.active.fetch_sub(1, Ordering::AcqRel);
+        self.shared.active.fetch_sub(1, Ordering::SeqCst);
     }
 }
