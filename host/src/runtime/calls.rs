@@ -1,11 +1,14 @@
 //! Nested calls of one script: started without blocking, awaited together.
 //!
-//! Calls in flight live in this Exec's store, polled only while the guest waits in
+//! A call starts when the script starts it: its future is polled once right away (a tool
+//! that answers at once is done there and then, a timer or a request is under way). What is
+//! still pending lives in this Exec's store and is polled while the guest waits in
 //! `wait-next`, so a `Promise.all` of many calls shares one wait window and no thread hop
 //! is paid per call. Dropping the store drops (cancels) whatever is still in flight.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, FutureExt};
@@ -57,13 +60,16 @@ pub struct NestedWaitExceeded {
 /// Finished calls handed to the guest in one `wait-next`.
 const MAX_BATCH: usize = 256;
 
-type InFlight = BoxFuture<'static, (u32, Result<ToolOutput, ToolError>)>;
+type Finished = (u32, Result<ToolOutput, ToolError>);
+type InFlight = BoxFuture<'static, Finished>;
 
 /// Every call one script starts, and the record of them.
 pub struct NestedCalls {
     funnel: Arc<Funnel>,
     reachable: Arc<Reachable>,
     in_flight: FuturesUnordered<InFlight>,
+    /// Calls that finished when they were started, waiting to be handed over.
+    done: VecDeque<Finished>,
     next_id: u32,
     max_calls: u32,
     /// Fires when the Exec ends or is aborted; every call's context carries it.
@@ -86,6 +92,7 @@ impl NestedCalls {
             funnel,
             reachable,
             in_flight: FuturesUnordered::new(),
+            done: VecDeque::new(),
             next_id: 0,
             max_calls,
             cancel,
@@ -116,14 +123,21 @@ impl NestedCalls {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         let call = self.admit(&name).and_then(|()| self.prepare(name, &args_json));
-        let future: InFlight = match call {
+        let mut future: InFlight = match call {
             Ok(request) => {
                 let funnel = self.funnel.clone();
                 Box::pin(async move { (id, funnel.call(request).await) })
             }
-            Err(error) => Box::pin(async move { (id, Err(error)) }),
+            Err(error) => {
+                self.done.push_back((id, Err(error)));
+                return id;
+            }
         };
-        self.in_flight.push(future);
+        // Start it now. A pending future is polled again, with a real waker, by `next`.
+        match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(finished) => self.done.push_back(finished),
+            Poll::Pending => self.in_flight.push(future),
+        }
         id
     }
 
@@ -138,10 +152,15 @@ impl NestedCalls {
 
     /// Waits for at least one call to finish, then takes every call that has finished by
     /// then (at most [`MAX_BATCH`]). Empty when none is in flight.
-    pub async fn finished(&mut self) -> Result<Vec<(u32, Result<ToolOutput, ToolError>)>, NestedWaitExceeded> {
-        let Some(first) = self.next().await? else { return Ok(Vec::new()) };
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
+    pub async fn finished(&mut self) -> Result<Vec<Finished>, NestedWaitExceeded> {
+        let mut batch: Vec<Finished> = self.done.drain(..self.done.len().min(MAX_BATCH)).collect();
+        if batch.is_empty() {
+            match self.next().await? {
+                Some(first) => batch.push(first),
+                None => return Ok(batch),
+            }
+        }
+        while batch.len() < MAX_BATCH && !self.in_flight.is_empty() {
             match self.in_flight.next().now_or_never() {
                 Some(Some(done)) => batch.push(done),
                 _ => break,
@@ -151,7 +170,7 @@ impl NestedCalls {
     }
 
     /// Waits for the next call to finish. `Ok(None)` when none is in flight.
-    async fn next(&mut self) -> Result<Option<(u32, Result<ToolOutput, ToolError>)>, NestedWaitExceeded> {
+    async fn next(&mut self) -> Result<Option<Finished>, NestedWaitExceeded> {
         if self.in_flight.is_empty() {
             return Ok(None);
         }

@@ -481,6 +481,7 @@ async fn main() -> Result<()> {
         let theirs: Vec<Option<f64>> = columns.iter().map(|(_, lines)| lines.get(row.bench).and_then(|line| line[row.theirs].as_f64())).collect();
         let best = theirs.iter().flatten().cloned().fold(f64::INFINITY, f64::min);
         let ratio = match mine {
+            Some(m) if best.is_finite() && m > 0.0 && best / m < 1.0 => format!("{:.2}x", best / m),
             Some(m) if best.is_finite() && m > 0.0 => format!("{:.1}x", best / m),
             _ => "-".into(),
         };
