@@ -105,11 +105,13 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
             let (promise, resolve, reject) = ctx.promise()?;
             let label = || format!("tools{}()", member(&name));
             match encode::arguments(&ctx, plain(), label, args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))) {
-                Ok(json) => {
-                    let id = tools::start_call(&name, &json);
-                    let settlers = (Persistent::save(&ctx, resolve), Persistent::save(&ctx, reject));
-                    PENDING.with(|pending| pending.borrow_mut().insert(id, settlers));
-                }
+                Ok(json) => match tools::start_call(&name, &json) {
+                    tools::Started::Pending(id) => {
+                        let settlers = (Persistent::save(&ctx, resolve), Persistent::save(&ctx, reject));
+                        PENDING.with(|pending| pending.borrow_mut().insert(id, settlers));
+                    }
+                    tools::Started::Done(outcome) => settle_with(&ctx, resolve, reject, outcome),
+                },
                 Err(message) => {
                     reject.call::<_, ()>((type_error(&ctx, &message),))?;
                 }
@@ -342,17 +344,28 @@ fn settle(ctx: &Ctx<'_>, done: tools::Completion) {
     let Some((resolve, reject)) = PENDING.with(|pending| pending.borrow_mut().remove(&done.id)) else {
         return;
     };
-    let settled = match done.outcome {
-        Ok(tools::ToolValue::Text(text)) => rquickjs::String::from_str(ctx.clone(), &text)
-            .and_then(|text| resolve.restore(ctx).and_then(|resolve| resolve.call::<_, ()>((text,)))),
+    match (resolve.restore(ctx), reject.restore(ctx)) {
+        (Ok(resolve), Ok(reject)) => settle_with(ctx, resolve, reject, done.outcome),
+        _ => {
+            ctx.catch();
+        }
+    }
+}
+
+/// Resolves or rejects one call's promise with its outcome.
+fn settle_with<'js>(ctx: &Ctx<'js>, resolve: Function<'js>, reject: Function<'js>, outcome: Result<tools::ToolValue, String>) {
+    let settled = match outcome {
+        Ok(tools::ToolValue::Text(text)) => {
+            rquickjs::String::from_str(ctx.clone(), &text).and_then(|text| resolve.call::<_, ()>((text,)))
+        }
         Ok(tools::ToolValue::Json(json)) => match ctx.json_parse(json) {
-            Ok(value) => resolve.restore(ctx).and_then(|resolve| resolve.call::<_, ()>((value,))),
+            Ok(value) => resolve.call::<_, ()>((value,)),
             Err(_) => {
                 let reason = ctx.catch();
-                reject.restore(ctx).and_then(|reject| reject.call::<_, ()>((reason,)))
+                reject.call::<_, ()>((reason,))
             }
         },
-        Err(message) => reject.restore(ctx).and_then(|reject| reject.call::<_, ()>((error(ctx, &message),))),
+        Err(message) => reject.call::<_, ()>((error(ctx, &message),)),
     };
     // Only an engine failure (out of memory) gets here; the script's promise says the rest.
     if let Err(rquickjs::Error::Exception) = settled {

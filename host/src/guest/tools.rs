@@ -1,31 +1,37 @@
 //! `exec-host:sandbox/tools`: start a call without blocking; wait for the next to finish.
 
 use super::Completion;
-use super::generated::exec_host::sandbox::tools::{Host, ToolValue};
-use crate::runtime::ExecState;
-use crate::tools::ScriptValue;
+use super::generated::exec_host::sandbox::tools::{Host, Started, ToolValue};
+use crate::runtime::{ExecState, calls};
+use crate::tools::{ScriptValue, ToolError, ToolOutput};
 
 impl Host for ExecState {
-    fn start_call(&mut self, name: String, args_json: String) -> u32 {
-        self.calls.start(name, args_json)
+    fn start_call(&mut self, name: String, args_json: String) -> Started {
+        match self.calls.start(name, args_json) {
+            calls::Started::Pending(id) => Started::Pending(id),
+            calls::Started::Done(result) => Started::Done(self.deliver(result)),
+        }
     }
 
     async fn wait_next(&mut self) -> wasmtime::Result<Vec<Completion>> {
         let finished = self.calls.finished().await?;
-        let mut completions = Vec::with_capacity(finished.len());
-        for (id, result) in finished {
-            let outcome = match result {
-                Ok(mut output) => {
-                    self.images.add(std::mem::take(&mut output.images));
-                    Ok(match output.into_script_value() {
-                        ScriptValue::Json(json) => ToolValue::Json(json),
-                        ScriptValue::Text(text) => ToolValue::Text(text),
-                    })
-                }
-                Err(error) => Err(error.message),
-            };
-            completions.push(Completion { id, outcome });
+        Ok(finished.into_iter().map(|(id, result)| Completion { id, outcome: self.deliver(result) }).collect())
+    }
+}
+
+impl ExecState {
+    /// A finished call as the script gets it: images set aside as attachments, the value
+    /// as text or JSON, a failure as its message.
+    fn deliver(&mut self, result: Result<ToolOutput, ToolError>) -> Result<ToolValue, String> {
+        match result {
+            Ok(mut output) => {
+                self.images.add(std::mem::take(&mut output.images));
+                Ok(match output.into_script_value() {
+                    ScriptValue::Json(json) => ToolValue::Json(json),
+                    ScriptValue::Text(text) => ToolValue::Text(text),
+                })
+            }
+            Err(error) => Err(error.message),
         }
-        Ok(completions)
     }
 }

@@ -1,12 +1,12 @@
 //! Nested calls of one script: started without blocking, awaited together.
 //!
-//! A call starts when the script starts it: its future is polled once right away (a tool
-//! that answers at once is done there and then, a timer or a request is under way). What is
-//! still pending lives in this Exec's store and is polled while the guest waits in
+//! A call starts when the script starts it: its future is polled once right away, and a
+//! tool that answers at once is answered in the same round trip. What is still pending
+//! lives in this Exec's store and is polled while the guest waits in
 //! `wait-next`, so a `Promise.all` of many calls shares one wait window and no thread hop
 //! is paid per call. Dropping the store drops (cancels) whatever is still in flight.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -61,6 +61,12 @@ pub struct NestedWaitExceeded {
 const MAX_BATCH: usize = 256;
 
 type Finished = (u32, Result<ToolOutput, ToolError>);
+
+/// What starting a call gives back at once.
+pub enum Started {
+    Pending(u32),
+    Done(Result<ToolOutput, ToolError>),
+}
 type InFlight = BoxFuture<'static, Finished>;
 
 /// Every call one script starts, and the record of them.
@@ -68,8 +74,6 @@ pub struct NestedCalls {
     funnel: Arc<Funnel>,
     reachable: Arc<Reachable>,
     in_flight: FuturesUnordered<InFlight>,
-    /// Calls that finished when they were started, waiting to be handed over.
-    done: VecDeque<Finished>,
     next_id: u32,
     max_calls: u32,
     /// Fires when the Exec ends or is aborted; every call's context carries it.
@@ -92,7 +96,6 @@ impl NestedCalls {
             funnel,
             reachable,
             in_flight: FuturesUnordered::new(),
-            done: VecDeque::new(),
             next_id: 0,
             max_calls,
             cancel,
@@ -118,27 +121,26 @@ impl NestedCalls {
         Ok(())
     }
 
-    /// Starts a call and returns its id at once; a refused call completes with its error.
-    pub fn start(&mut self, name: String, args_json: String) -> u32 {
+    /// Starts a call. `Done` when it finished (or was refused) at once, else `Pending`
+    /// with the id `finished` will hand it back under.
+    pub fn start(&mut self, name: String, args_json: String) -> Started {
+        let call = self.admit(&name).and_then(|()| self.prepare(name, &args_json));
+        let request = match call {
+            Ok(request) => request,
+            Err(error) => return Started::Done(Err(error)),
+        };
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
-        let call = self.admit(&name).and_then(|()| self.prepare(name, &args_json));
-        let mut future: InFlight = match call {
-            Ok(request) => {
-                let funnel = self.funnel.clone();
-                Box::pin(async move { (id, funnel.call(request).await) })
-            }
-            Err(error) => {
-                self.done.push_back((id, Err(error)));
-                return id;
-            }
-        };
+        let funnel = self.funnel.clone();
+        let mut future: InFlight = Box::pin(async move { (id, funnel.call(request).await) });
         // Start it now. A pending future is polled again, with a real waker, by `next`.
         match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(finished) => self.done.push_back(finished),
-            Poll::Pending => self.in_flight.push(future),
+            Poll::Ready((_, result)) => Started::Done(result),
+            Poll::Pending => {
+                self.in_flight.push(future);
+                Started::Pending(id)
+            }
         }
-        id
     }
 
     fn prepare(&self, name: String, args_json: &str) -> Result<CallRequest, ToolError> {
@@ -153,13 +155,8 @@ impl NestedCalls {
     /// Waits for at least one call to finish, then takes every call that has finished by
     /// then (at most [`MAX_BATCH`]). Empty when none is in flight.
     pub async fn finished(&mut self) -> Result<Vec<Finished>, NestedWaitExceeded> {
-        let mut batch: Vec<Finished> = self.done.drain(..self.done.len().min(MAX_BATCH)).collect();
-        if batch.is_empty() {
-            match self.next().await? {
-                Some(first) => batch.push(first),
-                None => return Ok(batch),
-            }
-        }
+        let Some(first) = self.next().await? else { return Ok(Vec::new()) };
+        let mut batch = vec![first];
         while batch.len() < MAX_BATCH && !self.in_flight.is_empty() {
             match self.in_flight.next().now_or_never() {
                 Some(Some(done)) => batch.push(done),

@@ -7,7 +7,7 @@
 //! [`ExecOutcome`]; this module never panics on a script's behalf.
 
 mod artefact;
-mod calls;
+pub(crate) mod calls;
 mod clock;
 mod limits;
 mod state;
