@@ -30,7 +30,12 @@ impl PlainPrototypes {
 
 /// The JSON text of one call's argument object; `label` names the call in messages
 /// (`tools.add()`) and is only built when there is something to say.
-pub fn arguments<'js>(ctx: &Ctx<'js>, plain: PlainPrototypes, label: impl Fn() -> String, args: Value<'js>) -> Result<String, String> {
+pub fn arguments<'js>(
+    ctx: &Ctx<'js>,
+    plain: PlainPrototypes,
+    label: impl Fn() -> String,
+    args: Value<'js>,
+) -> Result<String, String> {
     match args.type_of() {
         Type::Undefined => return Ok("{}".into()),
         Type::Object | Type::Proxy => {}
@@ -75,7 +80,9 @@ impl<'js> Walker<'_, 'js> {
             Type::Function | Type::Constructor => return Err(format!("{path} is a function; tool arguments must be plain data")),
             // Proxies are walked through their traps: what comes out is still plain data.
             Type::Array | Type::Object | Type::Proxy | Type::Promise | Type::Exception => self.object(value, path)?,
-            _ => return Err(format!("{path} is {}; tool arguments must be plain objects, arrays and primitives", describe(value))),
+            _ => {
+                return Err(format!("{path} is {}; tool arguments must be plain objects, arrays and primitives", describe(value)));
+            }
         }
         Ok(())
     }

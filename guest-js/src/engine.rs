@@ -81,7 +81,8 @@ impl Engine {
         let compiler = Context::custom::<CompilerIntrinsics>(&runtime).map_err(|e| e.to_string())?;
         let sandbox = Context::custom::<SandboxIntrinsics>(&runtime).map_err(|e| e.to_string())?;
         unsafe { qjs::JS_SetModuleLoaderFunc(compiler.get_runtime_ptr(), None, Some(refuse_import), std::ptr::null_mut()) };
-        let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE.lines().count()).map_err(|e| format!("the prelude does not compile: {e:?}"))?;
+        let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE.lines().count())
+            .map_err(|e| format!("the prelude does not compile: {e:?}"))?;
         let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
             let object: Object = ctx.globals().get::<_, Object>("Object")?.get("prototype")?;
             let array: Object = ctx.globals().get::<_, Object>("Array")?.get("prototype")?;
@@ -390,9 +391,7 @@ fn thrown<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, error: rquickjs::Error) -> S
         rquickjs::Error::Exception => ctx.catch(),
         other => return ScriptError::Thrown(format!("InternalError: {other}")),
     };
-    let described = hooks
-        .get::<_, Function>("describeError")
-        .and_then(|describe| describe.call::<_, String>((reason.clone(),)));
+    let described = hooks.get::<_, Function>("describeError").and_then(|describe| describe.call::<_, String>((reason.clone(),)));
     match described {
         Ok(text) => ScriptError::Thrown(text),
         Err(_) => {
@@ -409,10 +408,7 @@ fn thrown<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, error: rquickjs::Error) -> S
 fn internal(ctx: &Ctx<'_>, error: rquickjs::Error) -> ScriptError {
     if matches!(error, rquickjs::Error::Exception) {
         let reason = ctx.catch();
-        let message = reason
-            .as_object()
-            .and_then(|o| o.get::<_, String>("message").ok())
-            .unwrap_or_default();
+        let message = reason.as_object().and_then(|o| o.get::<_, String>("message").ok()).unwrap_or_default();
         return ScriptError::Thrown(format!("InternalError: the sandbox could not start the script: {message}"));
     }
     ScriptError::Thrown(format!("InternalError: the sandbox could not start the script: {error}"))

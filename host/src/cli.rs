@@ -117,7 +117,8 @@ fn init_logging(verbose: u8) {
         1 => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }
 
@@ -148,7 +149,9 @@ fn shown(path: &std::path::Path) -> String {
 fn read_script(path: &std::path::Path) -> Result<String, UsageError> {
     let mut bytes = Vec::new();
     if path == std::path::Path::new("-") {
-        std::io::stdin().read_to_end(&mut bytes).map_err(|e| UsageError(format!("cannot read the script from standard input: {e}")))?;
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| UsageError(format!("cannot read the script from standard input: {e}")))?;
     } else {
         bytes = std::fs::read(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => UsageError(format!("the script {} does not exist", path.display())),
@@ -157,7 +160,11 @@ fn read_script(path: &std::path::Path) -> Result<String, UsageError> {
         })?;
     }
     String::from_utf8(bytes).map_err(|e| {
-        UsageError(format!("the script {} is not valid UTF-8 (invalid byte at offset {})", shown(path), e.utf8_error().valid_up_to()))
+        UsageError(format!(
+            "the script {} is not valid UTF-8 (invalid byte at offset {})",
+            shown(path),
+            e.utf8_error().valid_up_to()
+        ))
     })
 }
 

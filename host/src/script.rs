@@ -159,20 +159,20 @@ impl ExecOutcome {
         let mut sections = Vec::new();
         let logs = self.logs_section();
         match &self.result {
-            Ok(value) => {
-                match (value, &logs) {
-                    (None, None) => sections.push("The script finished without returning a value and without console output.".to_string()),
-                    (None, Some(logs)) => {
-                        sections.push(format!("Console output:\n{logs}"));
-                        sections.push("The script returned no value.".to_string());
-                    }
-                    (Some(value), None) => sections.push(self.render_value(value)),
-                    (Some(value), Some(logs)) => {
-                        sections.push(format!("Console output:\n{logs}"));
-                        sections.push(format!("Return value:\n{}", self.render_value(value)));
-                    }
+            Ok(value) => match (value, &logs) {
+                (None, None) => {
+                    sections.push("The script finished without returning a value and without console output.".to_string())
                 }
-            }
+                (None, Some(logs)) => {
+                    sections.push(format!("Console output:\n{logs}"));
+                    sections.push("The script returned no value.".to_string());
+                }
+                (Some(value), None) => sections.push(self.render_value(value)),
+                (Some(value), Some(logs)) => {
+                    sections.push(format!("Console output:\n{logs}"));
+                    sections.push(format!("Return value:\n{}", self.render_value(value)));
+                }
+            },
             Err(failure) => {
                 sections.push(failure.message());
                 if let Some(logs) = logs {

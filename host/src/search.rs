@@ -90,13 +90,12 @@ pub fn run(pool: &[ToolDefinition], args: &Map<String, Value>) -> Result<SearchR
             if !required.iter().all(|term| name.contains(term.as_str())) {
                 return None;
             }
-            let score = if name == query_lower { 1000 } else { terms.iter().chain(&required).map(|t| term_score(tool, &name, t)).sum() };
+            let score =
+                if name == query_lower { 1000 } else { terms.iter().chain(&required).map(|t| term_score(tool, &name, t)).sum() };
             (score > 0).then_some((score, tool))
         })
         .collect();
-    scored.sort_by(|(a, ta), (b, tb)| {
-        b.cmp(a).then_with(|| is_mcp(tb).cmp(&is_mcp(ta))).then_with(|| ta.name.cmp(&tb.name))
-    });
+    scored.sort_by(|(a, ta), (b, tb)| b.cmp(a).then_with(|| is_mcp(tb).cmp(&is_mcp(ta))).then_with(|| ta.name.cmp(&tb.name)));
     let total = scored.len();
     Ok(result(total, scored.into_iter().take(limit).map(|(_, tool)| tool).collect()))
 }

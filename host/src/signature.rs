@@ -78,9 +78,9 @@ impl<'a> Renderer<'a> {
         }
         match object.get("type") {
             Some(Value::String(kind)) => self.render_kind(kind, object, depth),
-            Some(Value::Array(kinds)) => union(
-                kinds.iter().filter_map(Value::as_str).map(|kind| self.render_kind(kind, object, depth)).collect(),
-            ),
+            Some(Value::Array(kinds)) => {
+                union(kinds.iter().filter_map(Value::as_str).map(|kind| self.render_kind(kind, object, depth)).collect())
+            }
             _ if object.contains_key("properties") => self.render_object(object, depth),
             _ => "unknown".into(),
         }
@@ -109,8 +109,11 @@ impl<'a> Renderer<'a> {
 
     fn render_object(&self, object: &Map<String, Value>, depth: usize) -> String {
         let properties = object.get("properties").and_then(Value::as_object);
-        let required: Vec<&str> =
-            object.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let required: Vec<&str> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         let extra = match object.get("additionalProperties") {
             Some(Value::Bool(false)) | None => None,
             Some(Value::Bool(true)) => Some("unknown".to_string()),

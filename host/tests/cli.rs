@@ -107,7 +107,10 @@ fn a_failed_script_exits_1() {
     assert_eq!(object["value"], Value::Null);
     assert_eq!(object["summary"], json!("failed"));
     assert_eq!(object["calls"], json!(["ls"]));
-    assert_eq!(object["error"], json!("The script failed with an uncaught error:\nError: it broke\n    at <anonymous> (script.js:2:11)"));
+    assert_eq!(
+        object["error"],
+        json!("The script failed with an uncaught error:\nError: it broke\n    at <anonymous> (script.js:2:11)")
+    );
     assert_eq!(object["text"], object["error"]);
 
     let plain = setup.run(&["run", &script]);
@@ -207,7 +210,8 @@ fn a_second_run_reuses_the_compiled_guest() {
 #[test]
 fn ctrl_c_aborts_the_script() {
     let setup = Setup::new();
-    let script = setup.script("spin.js", "await tools.write_file({ path: 'started', content: '' }); console.log('started'); while (true) {}");
+    let script = setup
+        .script("spin.js", "await tools.write_file({ path: 'started', content: '' }); console.log('started'); while (true) {}");
     let child = exec_host(setup.workspace.path(), &setup.cache)
         .args(["run", "--json", "--budget-ms", "600000", &script])
         .stdout(Stdio::piped())
@@ -253,7 +257,8 @@ fn an_unwritable_workspace_fails_writes_with_a_clear_sentence() {
     // /sys/kernel is a directory no one, root included, may create files in.
     let setup = Setup::new();
     let script = setup.workspace.path().join("w.js");
-    std::fs::write(&script, "const listed = await tools.ls({});\nawait tools.write_file({ path: 'notes.txt', content: 'x' });").unwrap();
+    std::fs::write(&script, "const listed = await tools.ls({});\nawait tools.write_file({ path: 'notes.txt', content: 'x' });")
+        .unwrap();
     let output = setup.run(&["run", "--json", "--workspace", "/sys/kernel", script.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let object = json_of(&output);

@@ -36,7 +36,13 @@ async fn a_memory_bomb_is_contained() {
     let limits = Limits { max_memory_bytes: 64 << 20, ..Limits::default() };
     let outcome = Harness::new().run_with("let s = 'x'; for (;;) s = s + s;", limits).await;
     assert!(!outcome.ok());
-    assert!(outcome.text().contains("out of memory") || outcome.text().contains("Invalid string length") || outcome.text().contains("string too long"), "{}", outcome.text());
+    assert!(
+        outcome.text().contains("out of memory")
+            || outcome.text().contains("Invalid string length")
+            || outcome.text().contains("string too long"),
+        "{}",
+        outcome.text()
+    );
 }
 
 #[tokio::test]
@@ -54,7 +60,10 @@ async fn the_call_limit_counts_searches_too() {
     let code = "await tools.ToolSearch({ query: 'add' }); await tools.ToolSearch({ query: 'add' });
       try { await tools.ToolSearch({ query: 'add' }); return 'third search ran'; } catch (e) { return e.message; }";
     let outcome = Harness::new().run_with(code, limits).await;
-    assert_eq!(outcome.value().and_then(|v| v.as_str()), Some("`ToolSearch` was refused: this script has reached its limit of 2 tool calls"));
+    assert_eq!(
+        outcome.value().and_then(|v| v.as_str()),
+        Some("`ToolSearch` was refused: this script has reached its limit of 2 tool calls")
+    );
     assert_eq!(outcome.calls, vec!["ToolSearch", "ToolSearch", "ToolSearch"]);
 }
 

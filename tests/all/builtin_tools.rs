@@ -93,9 +93,17 @@ async fn huge_files_are_read_in_bounded_windows() {
     let text: String = (1..=50_000).map(|i| format!("line {i}\n")).collect();
     std::fs::write(harness.dir.path().join("big.txt"), &text).unwrap();
     std::fs::write(harness.dir.path().join("wide.txt"), "w".repeat(10_000)).unwrap();
-    let first = run(&harness, "const r = await tools.read_file({ path: 'big.txt' }); return [r.start_line, r.end_line, r.total_lines, r.truncated]").await;
+    let first = run(
+        &harness,
+        "const r = await tools.read_file({ path: 'big.txt' }); return [r.start_line, r.end_line, r.total_lines, r.truncated]",
+    )
+    .await;
     assert_eq!(first, json!([1, 2000, 50000, true]));
-    let window = run(&harness, "const r = await tools.read_file({ path: 'big.txt', offset: 49999, limit: 10 }); return [r.content, r.truncated]").await;
+    let window = run(
+        &harness,
+        "const r = await tools.read_file({ path: 'big.txt', offset: 49999, limit: 10 }); return [r.content, r.truncated]",
+    )
+    .await;
     assert_eq!(window, json!(["line 49999\nline 50000", false]));
     let capped = run(&harness, "const r = await tools.read_file({ path: 'big.txt', limit: 1000000 }); return r.end_line").await;
     assert_eq!(capped, json!(10000));
@@ -140,7 +148,9 @@ async fn bad_parameters_say_what_is_wrong() {
 async fn edit_file_replaces_exactly_what_it_is_told() {
     let harness = Harness::new();
     std::fs::write(harness.dir.path().join("a.txt"), "one two one").unwrap();
-    let all = run(&harness, "return await tools.edit_file({ path: 'a.txt', old_string: 'one', new_string: '1', replace_all: true })").await;
+    let all =
+        run(&harness, "return await tools.edit_file({ path: 'a.txt', old_string: 'one', new_string: '1', replace_all: true })")
+            .await;
     assert_eq!(all, json!({"path": "a.txt", "replacements": 2}));
     assert_eq!(std::fs::read_to_string(harness.dir.path().join("a.txt")).unwrap(), "1 two 1");
     let missing = refusal(&harness, "tools.edit_file({ path: 'a.txt', old_string: 'zzz', new_string: 'y' })").await;

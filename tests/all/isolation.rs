@@ -11,8 +11,26 @@ async fn value_of(code: &str) -> serde_json::Value {
 
 #[tokio::test]
 async fn no_global_reaches_the_host() {
-    let names = ["require", "process", "Buffer", "module", "exports", "fetch", "XMLHttpRequest", "WebAssembly", "setTimeout",
-        "setInterval", "Deno", "Bun", "std", "os", "print", "scriptArgs", "__host", "host"];
+    let names = [
+        "require",
+        "process",
+        "Buffer",
+        "module",
+        "exports",
+        "fetch",
+        "XMLHttpRequest",
+        "WebAssembly",
+        "setTimeout",
+        "setInterval",
+        "Deno",
+        "Bun",
+        "std",
+        "os",
+        "print",
+        "scriptArgs",
+        "__host",
+        "host",
+    ];
     let code = format!("return {}.map(n => typeof globalThis[n])", serde_json::to_string(&names).unwrap());
     let types = value_of(&code).await;
     assert!(types.as_array().unwrap().iter().all(|t| t == "undefined"), "{types}");

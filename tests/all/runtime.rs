@@ -63,7 +63,8 @@ async fn nothing_leaks_from_one_exec_to_the_next() {
     let harness = Harness::new();
     let first = harness.run("globalThis.leak = 42; Object.prototype.polluted = 1; Array.prototype.push = null; JSON.stringify = () => 'x'; return 1").await;
     assert!(first.ok(), "{}", first.text());
-    let second = harness.run("return [typeof globalThis.leak, ({}).polluted === undefined, typeof [].push, JSON.stringify({a: 1})]").await;
+    let second =
+        harness.run("return [typeof globalThis.leak, ({}).polluted === undefined, typeof [].push, JSON.stringify({a: 1})]").await;
     assert_eq!(second.value().unwrap(), &serde_json::json!(["undefined", true, "function", "{\"a\":1}"]));
 }
 
@@ -170,10 +171,7 @@ async fn the_call_record_updates_while_the_script_runs() {
         .on_call(move |calls| sink.lock().unwrap().push(exec_host::summary::of(calls, true)));
     let outcome = harness.run_request(request).await;
     assert!(outcome.ok());
-    assert_eq!(
-        *seen.lock().unwrap(),
-        vec!["1 tool call\necho", "2 tool calls\necho\nadd", "... 3 tool calls\nadd\ntext_only"]
-    );
+    assert_eq!(*seen.lock().unwrap(), vec!["1 tool call\necho", "2 tool calls\necho\nadd", "... 3 tool calls\nadd\ntext_only"]);
 }
 
 #[tokio::test]
@@ -191,7 +189,8 @@ async fn the_outcome_records_calls_even_when_the_script_fails() {
 async fn the_budget_counts_only_the_scripts_own_time() {
     let harness = Harness::new();
     let limits = Limits { budget: Duration::from_millis(200), ..Limits::default() };
-    let code = "await Promise.all([tools.sleep({ ms: 300 }), tools.sleep({ ms: 300 })]); await tools.sleep({ ms: 300 }); return 'done'";
+    let code =
+        "await Promise.all([tools.sleep({ ms: 300 }), tools.sleep({ ms: 300 })]); await tools.sleep({ ms: 300 }); return 'done'";
     let outcome = harness.run_with(code, limits).await;
     assert_eq!(outcome.value(), Some(&serde_json::json!("done")), "{}", outcome.text());
     assert!(outcome.guest_time < Duration::from_millis(200), "charged {:?}", outcome.guest_time);
@@ -202,14 +201,19 @@ async fn impossible_limits_are_refused_clearly() {
     let harness = Harness::new();
     let limits = Limits { max_memory_bytes: 1024, ..Limits::default() };
     let outcome = harness.run_with("return 1", limits).await;
-    assert!(matches!(outcome.failure(), Some(Failure::InvalidRequest(why)) if why.contains("memory limit")), "{:?}", outcome.failure());
+    assert!(
+        matches!(outcome.failure(), Some(Failure::InvalidRequest(why)) if why.contains("memory limit")),
+        "{:?}",
+        outcome.failure()
+    );
 }
 
 #[tokio::test]
 async fn a_request_can_narrow_the_reachable_tools() {
     let harness = Harness::new();
     let only_add = harness.reachable().into_iter().filter(|d| d.name == "add").collect();
-    let request = ExecRequest::new("return [typeof tools.add, typeof tools.echo, (await tools.ToolSearch({ query: '' })).total]", only_add);
+    let request =
+        ExecRequest::new("return [typeof tools.add, typeof tools.echo, (await tools.ToolSearch({ query: '' })).total]", only_add);
     let outcome = harness.run_request(request).await;
     assert_eq!(outcome.value(), Some(&serde_json::json!(["function", "undefined", 1])), "{}", outcome.text());
 }

@@ -85,7 +85,16 @@ fn limits_from(options: &Map<String, Value>) -> Result<Limits, String> {
         limits.max_nested_wait = Some(Duration::from_millis(ms));
     }
     for key in options.keys() {
-        let known = ["budget_ms", "max_calls", "max_log_chars", "max_result_chars", "max_images", "max_memory_mib", "max_nested_wait_ms", "files"];
+        let known = [
+            "budget_ms",
+            "max_calls",
+            "max_log_chars",
+            "max_result_chars",
+            "max_images",
+            "max_memory_mib",
+            "max_nested_wait_ms",
+            "files",
+        ];
         if !known.contains(&key.as_str()) {
             return Err(format!("unknown option `{key}`"));
         }
@@ -121,8 +130,12 @@ pub async fn run_case(script: &Path, bless: bool) -> Result<(), String> {
         return Ok(());
     }
 
-    let ignore: Vec<&str> = spec.get("ignore").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-    let expect = spec.get("expect").and_then(Value::as_object).ok_or_else(|| format!("{} has no `expect`; run with BLESS=1", spec_path.display()))?;
+    let ignore: Vec<&str> =
+        spec.get("ignore").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let expect = spec
+        .get("expect")
+        .and_then(Value::as_object)
+        .ok_or_else(|| format!("{} has no `expect`; run with BLESS=1", spec_path.display()))?;
     let mut differences = Vec::new();
     for (key, wanted) in expect {
         if ignore.contains(&key.as_str()) {

@@ -34,7 +34,8 @@ pub struct FixtureTool {
 }
 
 impl FixtureTool {
-    pub fn new(
+    /// A shared tool from a name, a description, an input schema and a handler.
+    pub fn shared(
         name: &str,
         description: &str,
         schema: Value,
@@ -83,7 +84,7 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
     vec![
         // Completes only once `n` calls of it are in flight at the same time: proof that
         // calls overlap, without measuring time.
-        FixtureTool::new(
+        FixtureTool::shared(
             "rendezvous",
             "Waits until `n` calls of it are in flight together, then answers how many arrived.",
             object(json!({"n": {"type": "integer"}}), &["n"]),
@@ -95,15 +96,17 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
                     let mut watch = arrived.subscribe();
                     match tokio::time::timeout(RENDEZVOUS_TIMEOUT, watch.wait_for(|count| *count >= n)).await {
                         Ok(Ok(count)) => Ok(ToolOutput::structured(json!(*count))),
-                        _ => Err(ToolError::execution(format!("only {} of {n} calls were in flight together", *arrived.borrow()))),
+                        _ => {
+                            Err(ToolError::execution(format!("only {} of {n} calls were in flight together", *arrived.borrow())))
+                        }
                     }
                 })
             },
         ),
-        FixtureTool::new("echo", "Returns `value` as its structured output.", object(json!({"value": {}}), &[]), |args, _| {
+        FixtureTool::shared("echo", "Returns `value` as its structured output.", object(json!({"value": {}}), &[]), |args, _| {
             Box::pin(async move { Ok(ToolOutput::structured(args.get("value").cloned().unwrap_or(Value::Null))) })
         }),
-        FixtureTool::new(
+        FixtureTool::shared(
             "add",
             "Adds two numbers.",
             object(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]),
@@ -114,43 +117,73 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
                 })
             },
         ),
-        FixtureTool::new("sleep", "Waits `ms` milliseconds, then answers \"slept\".", object(json!({"ms": {"type": "number"}}), &["ms"]), |args, _| {
+        FixtureTool::shared(
+            "sleep",
+            "Waits `ms` milliseconds, then answers \"slept\".",
+            object(json!({"ms": {"type": "number"}}), &["ms"]),
+            |args, _| {
+                Box::pin(async move {
+                    let ms = number(&args, "ms")?;
+                    tokio::time::sleep(Duration::from_millis(ms.max(0.0) as u64)).await;
+                    Ok(ToolOutput::text("slept"))
+                })
+            },
+        ),
+        FixtureTool::shared(
+            "blob",
+            "Returns a string of `bytes` x characters.",
+            object(json!({"bytes": {"type": "integer"}}), &["bytes"]),
+            |args, _| {
+                Box::pin(async move {
+                    match args.get("bytes").and_then(Value::as_u64) {
+                        Some(bytes) if bytes <= MAX_BLOB => Ok(ToolOutput::text("x".repeat(bytes as usize))),
+                        _ => Err(ToolError::params(format!("bytes must be an integer in [0, {MAX_BLOB}]"))),
+                    }
+                })
+            },
+        ),
+        FixtureTool::shared(
+            "text_only",
+            "Answers with text only.",
+            object(json!({"text": {"type": "string"}}), &[]),
+            |args, _| {
+                Box::pin(async move { Ok(ToolOutput::text(args.get("text").and_then(Value::as_str).unwrap_or("plain text"))) })
+            },
+        ),
+        FixtureTool::shared("structured", "Answers with structured content and a text.", object(json!({}), &[]), |args, _| {
             Box::pin(async move {
-                let ms = number(&args, "ms")?;
-                tokio::time::sleep(Duration::from_millis(ms.max(0.0) as u64)).await;
-                Ok(ToolOutput::text("slept"))
+                Ok(ToolOutput {
+                    structured: Some(json!({"received": args, "kind": "structured"})),
+                    text: Some("ignored text".into()),
+                    images: vec![],
+                })
             })
         }),
-        FixtureTool::new("blob", "Returns a string of `bytes` x characters.", object(json!({"bytes": {"type": "integer"}}), &["bytes"]), |args, _| {
+        FixtureTool::shared("empty", "Answers with nothing at all.", object(json!({}), &[]), |_, _| {
+            Box::pin(async move { Ok(ToolOutput::empty()) })
+        }),
+        FixtureTool::shared("image", "Answers with one image and nothing else.", object(json!({}), &[]), |_, _| {
             Box::pin(async move {
-                match args.get("bytes").and_then(Value::as_u64) {
-                    Some(bytes) if bytes <= MAX_BLOB => Ok(ToolOutput::text("x".repeat(bytes as usize))),
-                    _ => Err(ToolError::params(format!("bytes must be an integer in [0, {MAX_BLOB}]"))),
-                }
+                Ok(ToolOutput::empty().with_image(Image { mime_type: "image/png".into(), base64: PIXEL_PNG.into() }))
             })
         }),
-        FixtureTool::new("text_only", "Answers with text only.", object(json!({"text": {"type": "string"}}), &[]), |args, _| {
-            Box::pin(async move { Ok(ToolOutput::text(args.get("text").and_then(Value::as_str).unwrap_or("plain text"))) })
-        }),
-        FixtureTool::new("structured", "Answers with structured content and a text.", object(json!({}), &[]), |args, _| {
-            Box::pin(async move {
-                Ok(ToolOutput { structured: Some(json!({"received": args, "kind": "structured"})), text: Some("ignored text".into()), images: vec![] })
-            })
-        }),
-        FixtureTool::new("empty", "Answers with nothing at all.", object(json!({}), &[]), |_, _| Box::pin(async move { Ok(ToolOutput::empty()) })),
-        FixtureTool::new("image", "Answers with one image and nothing else.", object(json!({}), &[]), |_, _| {
-            Box::pin(async move { Ok(ToolOutput::empty().with_image(Image { mime_type: "image/png".into(), base64: PIXEL_PNG.into() })) })
-        }),
-        FixtureTool::new("fail", "Always fails with `message`.", object(json!({"message": {"type": "string"}}), &[]), |args, _| {
-            Box::pin(async move { Err(ToolError::execution(args.get("message").and_then(Value::as_str).unwrap_or("the fixture failed"))) })
-        }),
-        FixtureTool::new("never", "Never answers (until cancelled).", object(json!({}), &[]), |_, context| {
+        FixtureTool::shared(
+            "fail",
+            "Always fails with `message`.",
+            object(json!({"message": {"type": "string"}}), &[]),
+            |args, _| {
+                Box::pin(async move {
+                    Err(ToolError::execution(args.get("message").and_then(Value::as_str).unwrap_or("the fixture failed")))
+                })
+            },
+        ),
+        FixtureTool::shared("never", "Never answers (until cancelled).", object(json!({}), &[]), |_, context| {
             Box::pin(async move {
                 context.cancel.cancelled().await;
                 Err(ToolError::execution("cancelled"))
             })
         }),
-        FixtureTool::new("count", "Counts its calls; answers the count so far.", object(json!({}), &[]), move |_, _| {
+        FixtureTool::shared("count", "Counts its calls; answers the count so far.", object(json!({}), &[]), move |_, _| {
             let counter = counter.clone();
             Box::pin(async move { Ok(ToolOutput::structured(json!(counter.0.fetch_add(1, Ordering::SeqCst) + 1))) })
         }),

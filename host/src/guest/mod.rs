@@ -54,15 +54,16 @@ pub const WASI_INTERFACES: &[&str] = &[
 ];
 
 /// The interfaces of our own contract.
-pub const SANDBOX_INTERFACES: &[&str] = &["exec-host:sandbox/tools", "exec-host:sandbox/tool-search", "exec-host:sandbox/console"];
+pub const SANDBOX_INTERFACES: &[&str] =
+    &["exec-host:sandbox/tools", "exec-host:sandbox/tool-search", "exec-host:sandbox/console"];
 
 /// Links exactly the interfaces above: no filesystem, no sockets.
 pub(crate) fn add_to_linker(linker: &mut Linker<ExecState>) -> wasmtime::Result<()> {
+    use wasmtime_wasi::WasiView;
     use wasmtime_wasi::cli::{WasiCli, WasiCliView};
     use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
     use wasmtime_wasi::p2::bindings::{cli, clocks, io, random};
     use wasmtime_wasi::random::WasiRandom;
-    use wasmtime_wasi::WasiView;
 
     let l = linker;
     io::error::add_to_linker::<ExecState, HasTable>(l, |s| &mut s.table)?;

@@ -49,25 +49,30 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 
 /// The ready-to-instantiate guest: from the cache when it holds this exact guest compiled
 /// by a compatible engine, else pre-initialised, compiled and written to the cache.
-pub async fn load(engine: &Engine, linker: &Linker<ExecState>, cache_dir: Option<&Path>, scratch: impl FnOnce() -> ExecState) -> Result<Component, SetupError> {
+pub async fn load(
+    engine: &Engine,
+    linker: &Linker<ExecState>,
+    cache_dir: Option<&Path>,
+    scratch: impl FnOnce() -> ExecState,
+) -> Result<Component, SetupError> {
     let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine))));
-    if let Some(path) = &path {
-        if path.is_file() {
-            // SAFETY: the file was written by `write_cache` below, in the user's own cache
-            // directory, and is keyed by the guest's hash and the engine's compatibility
-            // hash; wasmtime checks the header and refuses incompatible files.
-            match unsafe { Component::deserialize_file(engine, path) } {
-                Ok(component) => return Ok(component),
-                Err(error) => debug!("ignoring the cached guest {}: {error:#}", path.display()),
-            }
+    if let Some(path) = &path
+        && path.is_file()
+    {
+        // SAFETY: the file was written by `write_cache` below, in the user's own cache
+        // directory, and is keyed by the guest's hash and the engine's compatibility hash;
+        // wasmtime checks the header and refuses incompatible files.
+        match unsafe { Component::deserialize_file(engine, path) } {
+            Ok(component) => return Ok(component),
+            Err(error) => debug!("ignoring the cached guest {}: {error:#}", path.display()),
         }
     }
     let snapshot = preinitialise(engine, linker, scratch()).await?;
     let compiled = engine.precompile_component(&snapshot).map_err(|e| SetupError::Guest(format!("compiling: {e:#}")))?;
-    if let Some(path) = &path {
-        if let Err(error) = write_cache(path, &compiled) {
-            warn!("could not cache the compiled guest at {}: {error}", path.display());
-        }
+    if let Some(path) = &path
+        && let Err(error) = write_cache(path, &compiled)
+    {
+        warn!("could not cache the compiled guest at {}: {error}", path.display());
     }
     // SAFETY: these bytes were produced by `precompile_component` on this engine just now.
     unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::Guest(format!("loading: {e:#}")))
@@ -117,10 +122,8 @@ async fn preinitialise(engine: &Engine, linker: &Linker<ExecState>, scratch: Exe
     let (context, instrumented) =
         wizer.instrument_component(GUEST_COMPONENT).map_err(|e| SetupError::Guest(format!("instrumenting: {e:#}")))?;
     let component = Component::new(engine, &instrumented).map_err(|e| SetupError::Guest(format!("compiling: {e:#}")))?;
-    let instance = linker
-        .instantiate_async(&mut store, &component)
-        .await
-        .map_err(|e| SetupError::Guest(format!("instantiating: {e:#}")))?;
+    let instance =
+        linker.instantiate_async(&mut store, &component).await.map_err(|e| SetupError::Guest(format!("instantiating: {e:#}")))?;
     let init = instance
         .get_typed_func::<(), ()>(&mut store, "init")
         .map_err(|e| SetupError::Guest(format!("the guest has no init export: {e:#}")))?;
@@ -129,10 +132,7 @@ async fn preinitialise(engine: &Engine, linker: &Linker<ExecState>, scratch: Exe
         return Err(SetupError::Guest(format!("its init failed: {printed} ({error})")));
     }
     let mut probe = Probe { store: &mut store, instance };
-    wizer
-        .snapshot_component(&context, &mut probe)
-        .await
-        .map_err(|e| SetupError::Guest(format!("snapshotting: {e:#}")))
+    wizer.snapshot_component(&context, &mut probe).await.map_err(|e| SetupError::Guest(format!("snapshotting: {e:#}")))
 }
 
 /// Lets wizer read the instrumented instance's state.

@@ -11,13 +11,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use futures::future::{BoxFuture, FutureExt};
 use futures::StreamExt;
+use futures::future::{BoxFuture, FutureExt};
 use futures::stream::FuturesUnordered;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::funnel::{CallRequest, Funnel};
+use crate::script::CallWatcher;
 use crate::search::{self, SEARCH_TOOL_NAME};
 use crate::tools::{CallContext, Image, Origin, ToolDefinition, ToolError, ToolOutput};
 
@@ -217,11 +218,11 @@ fn parse_arguments(name: &str, json: &str) -> Result<Map<String, Value>, ToolErr
 #[derive(Clone, Default)]
 pub struct CallRecord {
     names: Vec<String>,
-    watcher: Option<Arc<dyn Fn(&[String]) + Send + Sync>>,
+    watcher: Option<CallWatcher>,
 }
 
 impl CallRecord {
-    pub fn new(watcher: Option<Arc<dyn Fn(&[String]) + Send + Sync>>) -> Self {
+    pub fn new(watcher: Option<CallWatcher>) -> Self {
         CallRecord { names: Vec::new(), watcher }
     }
 

@@ -18,7 +18,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::Linker;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder, Trap, UpdateDeadline};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder, Trap, UpdateDeadline,
+};
 
 pub use artefact::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, SetupError, default_cache_dir};
 pub use calls::{CallRecord, Reachable};
@@ -85,13 +87,20 @@ impl Sandbox {
     }
 
     pub async fn with_options(options: SandboxOptions) -> Result<Self, SetupError> {
-        let engine = Engine::new(&engine_config(options.max_concurrent_execs)).map_err(|e| SetupError::Engine(format!("{e:#}")))?;
+        let engine =
+            Engine::new(&engine_config(options.max_concurrent_execs)).map_err(|e| SetupError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         guest::add_to_linker(&mut linker).map_err(|e| SetupError::Engine(format!("{e:#}")))?;
         let scratch = || {
             let funnel = Arc::new(Funnel::new(Arc::new(Registry::default())));
             let calls = NestedCalls::new(funnel, Arc::default(), 0, None, CancellationToken::new(), CallRecord::default());
-            ExecState::new(calls, ConsoleLog::new(0), Images::new(0), Arc::new(GuestClock::new()), StoreLimitsBuilder::new().build())
+            ExecState::new(
+                calls,
+                ConsoleLog::new(0),
+                Images::new(0),
+                Arc::new(GuestClock::new()),
+                StoreLimitsBuilder::new().build(),
+            )
         };
         let component = artefact::load(&engine, &linker, options.cache_dir.as_deref(), scratch).await?;
         let pre = linker.instantiate_pre(&component).map_err(|e| SetupError::Guest(format!("linking: {e:#}")))?;
@@ -122,10 +131,17 @@ impl Sandbox {
         let calls_cancel = abort.child_token();
         let _cancel_calls_on_exit = calls_cancel.clone().drop_guard();
         let clock = Arc::new(GuestClock::new());
-        let calls = NestedCalls::new(funnel, reachable, limits.max_calls, limits.max_nested_wait, calls_cancel, CallRecord::new(watcher));
+        let calls =
+            NestedCalls::new(funnel, reachable, limits.max_calls, limits.max_nested_wait, calls_cancel, CallRecord::new(watcher));
         let memory = usize::try_from(limits.max_memory_bytes).unwrap_or(usize::MAX);
         let store_limits = StoreLimitsBuilder::new().memory_size(memory).build();
-        let state = ExecState::new(calls, ConsoleLog::new(limits.max_log_chars), Images::new(limits.max_images), clock.clone(), store_limits);
+        let state = ExecState::new(
+            calls,
+            ConsoleLog::new(limits.max_log_chars),
+            Images::new(limits.max_images),
+            clock.clone(),
+            store_limits,
+        );
 
         let mut store = Store::new(&self.inner.engine, state);
         store.limiter(|state| &mut state.limiter);

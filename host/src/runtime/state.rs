@@ -27,7 +27,13 @@ pub struct ExecState {
 }
 
 impl ExecState {
-    pub(crate) fn new(calls: NestedCalls, console: ConsoleLog, images: Images, clock: Arc<GuestClock>, limiter: StoreLimits) -> Self {
+    pub(crate) fn new(
+        calls: NestedCalls,
+        console: ConsoleLog,
+        images: Images,
+        clock: Arc<GuestClock>,
+        limiter: StoreLimits,
+    ) -> Self {
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
         // No preopens, no environment, no arguments; stdout is discarded.
         let wasi = wasmtime_wasi::WasiCtxBuilder::new().stderr(stderr.clone()).build();

@@ -68,7 +68,9 @@ pub struct ToolDefinition {
 /// Why a definition was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DefinitionError {
-    #[error("tool `{name}`: the input schema must be a JSON Schema whose top level is an object (\"type\": \"object\"), got {found}")]
+    #[error(
+        "tool `{name}`: the input schema must be a JSON Schema whose top level is an object (\"type\": \"object\"), got {found}"
+    )]
     InputNotObject { name: String, found: String },
     #[error("tool name {name:?} is not valid: {why}")]
     InvalidName { name: String, why: &'static str },

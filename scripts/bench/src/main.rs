@@ -63,8 +63,12 @@ struct Options {
 }
 
 fn parse_options() -> Result<Options> {
-    let mut options =
-        Options { peers: std::env::var_os("EXEC_HOST_PEERS").map(PathBuf::from), quick: false, only: None, isolated_concurrent: false };
+    let mut options = Options {
+        peers: std::env::var_os("EXEC_HOST_PEERS").map(PathBuf::from),
+        quick: false,
+        only: None,
+        isolated_concurrent: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -139,7 +143,11 @@ async fn exec(harness: &Harness, code: &str, budget: Duration) -> (ExecOutcome, 
 
 async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Path) -> Result<Sample> {
     let mut extra = BTreeMap::new();
-    let plain = |us: f64, outcome: &ExecOutcome| Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra: BTreeMap::new() };
+    let plain = |us: f64, outcome: &ExecOutcome| Sample {
+        us,
+        script_us: Some(outcome.guest_time.as_secs_f64() * 1e6),
+        extra: BTreeMap::new(),
+    };
     Ok(match name {
         "trivial" => {
             let (outcome, us) = exec(harness, "return 1+1", BIG_BUDGET).await;
@@ -153,13 +161,15 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             plain(us, &outcome)
         }
         "calls_parallel_100" => {
-            let code = "const r = await Promise.all(Array.from({ length: 100 }, () => tools.sleep({ ms: 10 })));\nreturn r.length;";
+            let code =
+                "const r = await Promise.all(Array.from({ length: 100 }, () => tools.sleep({ ms: 10 })));\nreturn r.length;";
             let (outcome, us) = exec(harness, code, BIG_BUDGET).await;
             expect_value(&outcome, json!(100), name)?;
             plain(us, &outcome)
         }
         "payload_1mb" => {
-            let (outcome, us) = exec(harness, "const s = await tools.blob({ bytes: 1048576 });\nreturn s.length;", BIG_BUDGET).await;
+            let (outcome, us) =
+                exec(harness, "const s = await tools.blob({ bytes: 1048576 });\nreturn s.length;", BIG_BUDGET).await;
             expect_value(&outcome, json!(1048576), name)?;
             plain(us, &outcome)
         }
@@ -192,7 +202,11 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             let started = Instant::now();
             let runs = (0..100).map(|_| {
                 let harness = harness.clone();
-                tokio::spawn(async move { harness.run_with("return await tools.sleep({ ms: 1000 });", Limits { budget: BIG_BUDGET, ..Limits::default() }).await })
+                tokio::spawn(async move {
+                    harness
+                        .run_with("return await tools.sleep({ ms: 1000 });", Limits { budget: BIG_BUDGET, ..Limits::default() })
+                        .await
+                })
             });
             let outcomes = futures_join(runs.collect()).await?;
             let us = started.elapsed().as_secs_f64() * 1e6;
@@ -212,7 +226,8 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             plain(us, &outcome)
         }
         "spin_budget_after_sleep" => {
-            let (outcome, us) = exec(harness, "await tools.sleep({ ms: 300 });\nwhile (true) {}", Duration::from_millis(100)).await;
+            let (outcome, us) =
+                exec(harness, "await tools.sleep({ ms: 300 });\nwhile (true) {}", Duration::from_millis(100)).await;
             expect_budget(&outcome, name)?;
             plain(us, &outcome)
         }
@@ -285,7 +300,14 @@ fn summarize(name: &str, samples: &[Sample]) -> Value {
 }
 
 /// Runs one peer configuration's suite; returns its JSON lines by benchmark name.
-fn run_peer(peers: &Path, folder: &str, flags: &[&str], only: &[&str], quick: bool, scratch: &Path) -> Result<BTreeMap<String, Value>> {
+fn run_peer(
+    peers: &Path,
+    folder: &str,
+    flags: &[&str],
+    only: &[&str],
+    quick: bool,
+    scratch: &Path,
+) -> Result<BTreeMap<String, Value>> {
     let source = peers.join(folder);
     let copy = scratch.join(folder);
     if !copy.join("bench.mjs").exists() {
@@ -326,7 +348,8 @@ fn peer_process(peers_scratch: &Path, folder: &str, n: usize) -> Result<f64> {
     let mut times = Vec::new();
     for _ in 0..n {
         let started = Instant::now();
-        let output = Command::new("node").args(["bench.mjs", "--exec=return 1+1"]).current_dir(peers_scratch.join(folder)).output()?;
+        let output =
+            Command::new("node").args(["bench.mjs", "--exec=return 1+1"]).current_dir(peers_scratch.join(folder)).output()?;
         if !output.status.success() {
             bail!("{folder} --exec failed");
         }
@@ -355,16 +378,64 @@ enum Unit {
 
 const ROWS: &[Row] = &[
     Row { label: "trivial Exec, end to end", bench: "trivial", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
-    Row { label: "nested call round trip", bench: "calls_seq_1000", ours: "per_call_us", theirs: "per_call_us", unit: Unit::PerCall },
-    Row { label: "Promise.all of 100 x 10 ms", bench: "calls_parallel_100", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
-    Row { label: "1 MiB payload into the script", bench: "payload_1mb", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row {
+        label: "nested call round trip",
+        bench: "calls_seq_1000",
+        ours: "per_call_us",
+        theirs: "per_call_us",
+        unit: Unit::PerCall,
+    },
+    Row {
+        label: "Promise.all of 100 x 10 ms",
+        bench: "calls_parallel_100",
+        ours: "median_us",
+        theirs: "median_us",
+        unit: Unit::Micros,
+    },
+    Row {
+        label: "1 MiB payload into the script",
+        bench: "payload_1mb",
+        ours: "median_us",
+        theirs: "median_us",
+        unit: Unit::Micros,
+    },
     Row { label: "compute (5e6 loop + JSON 10k)", bench: "compute", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
-    Row { label: "100 concurrent Execs, wall", bench: "concurrent_100", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
-    Row { label: "100 parked Execs, RSS each (fresh process)", bench: "concurrent_100", ours: "isolated_rss_per_exec_kb", theirs: "isolated_rss_per_exec_kb", unit: Unit::Kilobytes },
-    Row { label: "100 concurrent Execs, peak RSS (in suite)", bench: "concurrent_100", ours: "rss_mb", theirs: "rss_mb", unit: Unit::Megabytes },
+    Row {
+        label: "100 concurrent Execs, wall",
+        bench: "concurrent_100",
+        ours: "median_us",
+        theirs: "median_us",
+        unit: Unit::Micros,
+    },
+    Row {
+        label: "100 parked Execs, RSS each (fresh process)",
+        bench: "concurrent_100",
+        ours: "isolated_rss_per_exec_kb",
+        theirs: "isolated_rss_per_exec_kb",
+        unit: Unit::Kilobytes,
+    },
+    Row {
+        label: "100 concurrent Execs, peak RSS (in suite)",
+        bench: "concurrent_100",
+        ours: "rss_mb",
+        theirs: "rss_mb",
+        unit: Unit::Megabytes,
+    },
     Row { label: "spin, 100 ms budget", bench: "spin_budget", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
-    Row { label: "spin after a 300 ms sleep, 100 ms budget", bench: "spin_budget_after_sleep", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
-    Row { label: "whole process, trivial script", bench: "process_trivial", ours: "median_us", theirs: "median_us", unit: Unit::Micros },
+    Row {
+        label: "spin after a 300 ms sleep, 100 ms budget",
+        bench: "spin_budget_after_sleep",
+        ours: "median_us",
+        theirs: "median_us",
+        unit: Unit::Micros,
+    },
+    Row {
+        label: "whole process, trivial script",
+        bench: "process_trivial",
+        ours: "median_us",
+        theirs: "median_us",
+        unit: Unit::Micros,
+    },
 ];
 
 fn show(value: Option<f64>, unit: Unit) -> String {
@@ -387,7 +458,8 @@ fn peer_isolated_rss(peers_scratch: &Path, folder: &str, flags: &[&str]) -> Resu
         .args(["--only=concurrent_100", "--quick"])
         .current_dir(peers_scratch.join(folder))
         .output()?;
-    let line = String::from_utf8_lossy(&output.stdout).lines().find(|l| l.starts_with('{')).map(str::to_string).context("no output")?;
+    let line =
+        String::from_utf8_lossy(&output.stdout).lines().find(|l| l.starts_with('{')).map(str::to_string).context("no output")?;
     let value: Value = serde_json::from_str(&line)?;
     let (peak, base) = (value["rss_mb"].as_f64().unwrap_or(f64::NAN), value["rss_base_mb"].as_f64().unwrap_or(f64::NAN));
     Ok(((peak - base) * 1024.0 / 100.0).round())
@@ -396,10 +468,8 @@ fn peer_isolated_rss(peers_scratch: &Path, folder: &str, flags: &[&str]) -> Resu
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let options = parse_options()?;
-    let selected: Vec<&Bench> = BENCHES
-        .iter()
-        .filter(|b| options.only.as_ref().is_none_or(|only| only.iter().any(|o| o == b.name)))
-        .collect();
+    let selected: Vec<&Bench> =
+        BENCHES.iter().filter(|b| options.only.as_ref().is_none_or(|only| only.iter().any(|o| o == b.name))).collect();
     let target = std::env::current_exe()?.parent().context("the bench binary has a folder")?.to_path_buf();
     let binary = target.join("exec-host");
     let workdir = target.join("bench-work");
@@ -452,8 +522,11 @@ async fn main() -> Result<()> {
     };
     let scratch = target.join("bench-peers");
     let peer_names: Vec<&str> = selected.iter().map(|b| b.name).filter(|n| *n != "process_trivial").collect();
-    let configs: [(&str, &str, &[&str]); 3] =
-        [("node-fresh", "node-vm-worker", &[]), ("node-reuse", "node-vm-worker", &["--reuse-worker"]), ("qjs", "quickjs-emscripten", &[])];
+    let configs: [(&str, &str, &[&str]); 3] = [
+        ("node-fresh", "node-vm-worker", &[]),
+        ("node-reuse", "node-vm-worker", &["--reuse-worker"]),
+        ("qjs", "quickjs-emscripten", &[]),
+    ];
     let mut columns = Vec::new();
     for (label, folder, flags) in configs {
         eprintln!("running peer {label} ...");
@@ -478,7 +551,8 @@ async fn main() -> Result<()> {
     println!("|---|---:|{}---:|", "---:|".repeat(columns.len()));
     for row in ROWS.iter().filter(|row| selected.iter().any(|b| b.name == row.bench)) {
         let mine = ours.get(row.bench).and_then(|line| line[row.ours].as_f64());
-        let theirs: Vec<Option<f64>> = columns.iter().map(|(_, lines)| lines.get(row.bench).and_then(|line| line[row.theirs].as_f64())).collect();
+        let theirs: Vec<Option<f64>> =
+            columns.iter().map(|(_, lines)| lines.get(row.bench).and_then(|line| line[row.theirs].as_f64())).collect();
         let best = theirs.iter().flatten().cloned().fold(f64::INFINITY, f64::min);
         let ratio = match mine {
             Some(m) if best.is_finite() && m > 0.0 && best / m < 1.0 => format!("{:.2}x", best / m),

@@ -35,7 +35,8 @@ pub struct Output {
 
 impl FileTool for EditFile {
     const NAME: &'static str = "edit_file";
-    const DESCRIPTION: &'static str = "Replace an exact string in a text file in the workspace. The string must occur exactly once unless replace_all is true.";
+    const DESCRIPTION: &'static str =
+        "Replace an exact string in a text file in the workspace. The string must occur exactly once unless replace_all is true.";
     type Params = Params;
     type Output = Output;
 

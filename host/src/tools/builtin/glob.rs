@@ -33,7 +33,8 @@ pub struct Output {
 
 impl FileTool for Glob {
     const NAME: &'static str = "glob";
-    const DESCRIPTION: &'static str = "Find files and folders in the workspace whose paths match a glob pattern such as \"**/*.md\".";
+    const DESCRIPTION: &'static str =
+        "Find files and folders in the workspace whose paths match a glob pattern such as \"**/*.md\".";
     type Params = Params;
     type Output = Output;
 

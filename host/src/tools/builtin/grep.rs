@@ -78,10 +78,10 @@ impl FileTool for Grep {
             if !entry.is_file {
                 return true;
             }
-            if let Some(filter) = &filter {
-                if !filter.is_match(strip_base(&entry.path, &shown)) {
-                    return true;
-                }
+            if let Some(filter) = &filter
+                && !filter.is_match(strip_base(&entry.path, &shown))
+            {
+                return true;
             }
             search.file(&entry.path)
         })?;

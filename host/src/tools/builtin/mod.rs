@@ -61,8 +61,8 @@ impl<T: FileTool> Tool for Builtin<T> {
     fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         let workspace = self.workspace.clone();
         Box::pin(async move {
-            let params: T::Params = serde_json::from_value(Value::Object(args))
-                .map_err(|e| ToolError::params(format!("{}: {e}", T::NAME)))?;
+            let params: T::Params =
+                serde_json::from_value(Value::Object(args)).map_err(|e| ToolError::params(format!("{}: {e}", T::NAME)))?;
             let cancel = context.cancel.clone();
             let output = tokio::task::spawn_blocking(move || T::run(&workspace, params, &|| cancel.is_cancelled()))
                 .await

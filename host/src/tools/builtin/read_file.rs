@@ -90,7 +90,7 @@ impl FileTool for ReadFile {
                 break;
             }
             number += 1;
-            if number % 4096 == 0 && cancelled() {
+            if number.is_multiple_of(4096) && cancelled() {
                 return Err(ToolError::execution("read_file was cancelled"));
             }
             if full || number < offset || number >= offset + limit {

@@ -72,9 +72,7 @@ impl Workspace {
         for component in given.components() {
             match component {
                 Component::Prefix(_) | Component::RootDir => {
-                    return Err(ToolError::params(format!(
-                        "`{raw}` is an absolute path; paths are relative to the workspace"
-                    )));
+                    return Err(ToolError::params(format!("`{raw}` is an absolute path; paths are relative to the workspace")));
                 }
                 Component::CurDir => {}
                 Component::ParentDir => {

@@ -31,7 +31,8 @@ pub struct Output {
 
 impl FileTool for WriteFile {
     const NAME: &'static str = "write_file";
-    const DESCRIPTION: &'static str = "Write a text file in the workspace, replacing it if it exists and creating missing parent folders.";
+    const DESCRIPTION: &'static str =
+        "Write a text file in the workspace, replacing it if it exists and creating missing parent folders.";
     type Params = Params;
     type Output = Output;
 
