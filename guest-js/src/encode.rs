@@ -81,7 +81,10 @@ impl<'js> Walker<'_, 'js> {
             // Proxies are walked through their traps: what comes out is still plain data.
             Type::Array | Type::Object | Type::Proxy | Type::Promise | Type::Exception => self.object(value, path)?,
             _ => {
-                return Err(format!("{path} is {}; tool arguments must be plain objects, arrays and primitives", describe(value)));
+                return Err(format!(
+                    "{path} is {}; tool arguments must be plain objects, arrays and primitives",
+                    describe(value)
+                ));
             }
         }
         Ok(())
