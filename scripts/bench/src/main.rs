@@ -46,6 +46,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "trivial", samples: 200, quick_samples: 20, warmup: 10 },
     Bench { name: "calls_seq_1000", samples: 10, quick_samples: 2, warmup: 3 },
     Bench { name: "calls_parallel_100", samples: 10, quick_samples: 2, warmup: 2 },
+    Bench { name: "sleep_10", samples: 20, quick_samples: 5, warmup: 2 },
     Bench { name: "payload_1mb", samples: 20, quick_samples: 3, warmup: 3 },
     Bench { name: "compute", samples: 5, quick_samples: 1, warmup: 1 },
     Bench { name: "concurrent_100", samples: 3, quick_samples: 1, warmup: 1 },
@@ -165,6 +166,12 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
                 "const r = await Promise.all(Array.from({ length: 100 }, () => tools.sleep({ ms: 10 })));\nreturn r.length;";
             let (outcome, us) = exec(harness, code, BIG_BUDGET).await;
             expect_value(&outcome, json!(100), name)?;
+            plain(us, &outcome)
+        }
+        // The floor under calls_parallel_100: one 10 ms sleep, timer granularity included.
+        "sleep_10" => {
+            let (outcome, us) = exec(harness, "return await tools.sleep({ ms: 10 });", BIG_BUDGET).await;
+            expect_value(&outcome, json!("slept"), name)?;
             plain(us, &outcome)
         }
         "payload_1mb" => {
@@ -521,7 +528,9 @@ async fn main() -> Result<()> {
         return Ok(());
     };
     let scratch = target.join("bench-peers");
-    let peer_names: Vec<&str> = selected.iter().map(|b| b.name).filter(|n| *n != "process_trivial").collect();
+    // Benchmarks of ours alone are not asked of the peers.
+    let peer_names: Vec<&str> =
+        selected.iter().map(|b| b.name).filter(|n| !matches!(*n, "process_trivial" | "sleep_10")).collect();
     let configs: [(&str, &str, &[&str]); 3] = [
         ("node-fresh", "node-vm-worker", &[]),
         ("node-reuse", "node-vm-worker", &["--reuse-worker"]),
