@@ -71,6 +71,8 @@ pub enum Failure {
     Aborted,
     /// The sandbox itself stopped: out of memory, stack exhausted, an engine fault.
     Crashed(String),
+    /// No sandbox could be started for the script (every instance slot is in use).
+    Unavailable(String),
 }
 
 const COMPLETED_CALLS_NOTE: &str = "Tool calls that had already completed took effect.";
@@ -96,6 +98,11 @@ impl Failure {
             ),
             Failure::Aborted => format!("The script was aborted before it finished. {COMPLETED_CALLS_NOTE}"),
             Failure::Crashed(why) => format!("The script's sandbox stopped: {why}. {COMPLETED_CALLS_NOTE}"),
+            Failure::Unavailable(why) => {
+                format!(
+                    "Exec was not run: no sandbox could be started ({why}). Too many Execs may be running at once; try again."
+                )
+            }
         }
     }
 }

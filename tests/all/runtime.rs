@@ -217,3 +217,29 @@ async fn a_request_can_narrow_the_reachable_tools() {
     let outcome = harness.run_request(request).await;
     assert_eq!(outcome.value(), Some(&serde_json::json!(["function", "undefined", 1])), "{}", outcome.text());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_instance_pool_is_a_clear_failure_not_a_hang() {
+    let options = exec_host::SandboxOptions { cache_dir: exec_host::runtime::default_cache_dir(), max_concurrent_execs: 1 };
+    let small = exec_host::Sandbox::with_options(options).await.unwrap();
+    let harness = Harness::new();
+    let abort = CancellationToken::new();
+    let (started, mut running) = tokio::sync::watch::channel(false);
+    let request = harness.request("await tools.never()").with_abort(abort.clone()).on_call(move |_| {
+        let _ = started.send(true);
+    });
+    let parked = {
+        let (small, funnel) = (small.clone(), harness.funnel.clone());
+        tokio::spawn(async move { small.exec(request, funnel).await })
+    };
+    // The first Exec holds the only slot once its call has reached the host.
+    within(30, running.wait_for(|started| *started)).await.unwrap();
+    let refused = small.exec(harness.request("return 1"), harness.funnel.clone()).await;
+    let text = refused.text();
+    assert!(matches!(refused.failure(), Some(Failure::Unavailable(_))), "{text}");
+    assert!(text.starts_with("Exec was not run: no sandbox could be started (") && text.contains("Too many Execs"), "{text}");
+    abort.cancel();
+    assert_eq!(within(30, parked).await.unwrap().failure(), Some(&Failure::Aborted));
+    // The slot is free again.
+    assert!(small.exec(harness.request("return 2"), harness.funnel.clone()).await.ok());
+}

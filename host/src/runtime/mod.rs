@@ -75,6 +75,11 @@ struct Inner {
     ticker: Ticker,
 }
 
+/// Why no instance could be made for a script (for example every pool slot is in use).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct CouldNotStart(String);
+
 /// Why the host ended a script that overran its budget.
 #[derive(Debug, thiserror::Error)]
 #[error("the script exceeded its execution budget")]
@@ -163,7 +168,10 @@ impl Sandbox {
             let store = &mut store;
             let run = Charged::new(
                 async move {
-                    let sandbox = pre.instantiate_async(&mut *store).await?;
+                    let sandbox = pre
+                        .instantiate_async(&mut *store)
+                        .await
+                        .map_err(|e| wasmtime::Error::new(CouldNotStart(format!("{e:#}"))))?;
                     sandbox.call_run(&mut *store, &code, &names, options).await
                 },
                 clock.clone(),
@@ -255,6 +263,9 @@ fn trap_failure(error: wasmtime::Error, budget: Duration, state: &ExecState) -> 
     }
     if let Some(exceeded) = error.downcast_ref::<NestedWaitExceeded>() {
         return Failure::NestedWaitExceeded { limit: exceeded.limit };
+    }
+    if let Some(CouldNotStart(why)) = error.downcast_ref::<CouldNotStart>() {
+        return Failure::Unavailable(why.clone());
     }
     match error.downcast_ref::<Trap>() {
         // QuickJS has no stack limit on WASI, so runaway recursion ends here: either the
