@@ -27,6 +27,7 @@
 pub mod cli;
 pub mod funnel;
 mod guest;
+pub mod mcp;
 pub mod runtime;
 pub mod script;
 pub mod search;

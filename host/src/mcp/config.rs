@@ -1,0 +1,261 @@
+//! MCP server configuration, in the format users already keep for Claude Desktop and
+//! Claude Code:
+//!
+//! ```json
+//! { "mcpServers": {
+//!     "files":   { "command": "npx", "args": ["-y", "some-server"], "env": {"K": "v"}, "cwd": "/srv" },
+//!     "tickets": { "type": "http", "url": "https://tickets.example/mcp", "headers": {"Authorization": "Bearer ..."},
+//!                  "alwaysLoad": true } } }
+//! ```
+//!
+//! A server without `type` is a stdio server when it has a `command`. Keys this host does
+//! not use (`disabled`, `autoApprove`, ...) are ignored so existing files load unchanged.
+//! Every error names the file, the key path and, when JSON says so, the line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Longest server name accepted.
+pub const MAX_SERVER_NAME_LEN: usize = 64;
+
+/// Every configured server, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpConfig {
+    pub servers: BTreeMap<String, ServerConfig>,
+}
+
+/// One server: how to reach it, and whether its tools are never deferred.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub transport: Transport,
+    /// Every tool of this server is always loaded (never deferred into the pool).
+    pub always_load: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking MCP over its stdin and stdout.
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    /// A streamable HTTP endpoint.
+    Http { url: String, headers: BTreeMap<String, String> },
+}
+
+/// Why a configuration cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("{file}: cannot read it: {reason}")]
+    Unreadable { file: PathBuf, reason: String },
+    #[error("{file}: {reason}")]
+    Invalid { file: PathBuf, reason: String },
+    #[error("{file}: server `{name}`: {reason}")]
+    Server { file: PathBuf, name: String, reason: String },
+    #[error("server `{name}` is configured twice ({first} and {second}); server names must be unique")]
+    Duplicate { name: String, first: PathBuf, second: PathBuf },
+}
+
+#[derive(Deserialize)]
+struct File {
+    #[serde(rename = "mcpServers")]
+    mcp_servers: BTreeMap<String, Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default, rename = "alwaysLoad")]
+    always_load: bool,
+}
+
+impl McpConfig {
+    /// Reads and checks one configuration file.
+    pub fn load(file: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| ConfigError::Unreadable { file: file.to_path_buf(), reason: e.to_string() })?;
+        Self::parse(&text, file)
+    }
+
+    /// Checks the text of a configuration; `file` names it in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
+        let invalid = |reason: String| ConfigError::Invalid { file: file.to_path_buf(), reason };
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let parsed: File = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            match path.as_str() {
+                "." => invalid(inner.to_string()),
+                _ => invalid(format!("{path}: {inner}")),
+            }
+        })?;
+        let mut servers = BTreeMap::new();
+        for (name, entry) in parsed.mcp_servers {
+            let server_error = |reason: String| ConfigError::Server { file: file.to_path_buf(), name: name.clone(), reason };
+            check_name(&name).map_err(|why| server_error(why.to_string()))?;
+            let always_load = entry.always_load;
+            let transport = entry.transport().map_err(server_error)?;
+            servers.insert(name, ServerConfig { transport, always_load });
+        }
+        Ok(McpConfig { servers })
+    }
+
+    /// Combines configurations (one per `--mcp-config`); a server name in two files is an
+    /// error rather than a silent override.
+    pub fn merge(configs: Vec<(PathBuf, McpConfig)>) -> Result<Self, ConfigError> {
+        let mut merged = McpConfig::default();
+        let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for (file, config) in configs {
+            for (name, server) in config.servers {
+                if let Some(first) = origin.get(&name) {
+                    return Err(ConfigError::Duplicate { name, first: first.clone(), second: file });
+                }
+                origin.insert(name.clone(), file.clone());
+                merged.servers.insert(name, server);
+            }
+        }
+        Ok(merged)
+    }
+}
+
+impl Entry {
+    fn transport(self) -> Result<Transport, String> {
+        let kind = match (self.kind.as_deref(), &self.command, &self.url) {
+            (Some(kind), _, _) => kind.to_string(),
+            (None, Some(_), _) => "stdio".to_string(),
+            (None, None, Some(_)) => {
+                return Err("has a `url` but no `type`; write \"type\": \"http\" for a streamable HTTP server".into());
+            }
+            (None, None, None) => return Err("needs a `command` (stdio) or `\"type\": \"http\"` with a `url`".into()),
+        };
+        match kind.as_str() {
+            "stdio" => {
+                let command =
+                    self.command.filter(|c| !c.trim().is_empty()).ok_or("a stdio server needs a non-empty `command`")?;
+                Ok(Transport::Stdio { command, args: self.args, env: self.env, cwd: self.cwd })
+            }
+            "http" | "streamable-http" | "streamableHttp" => {
+                let url = self.url.ok_or("an http server needs a `url`")?;
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!("`url` must start with http:// or https://, got {url:?}"));
+                }
+                Ok(Transport::Http { url, headers: self.headers })
+            }
+            "sse" => Err("the SSE transport is not supported; use \"type\": \"http\" (streamable HTTP)".into()),
+            other => Err(format!("unknown `type` {other:?}; use \"stdio\" or \"http\"")),
+        }
+    }
+}
+
+/// Server names end up inside tool names (`mcp__<server>__<tool>`): they must be short,
+/// plain, and free of `__` so a tool name splits one way only.
+pub fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("the name is empty");
+    }
+    if name.len() > MAX_SERVER_NAME_LEN {
+        return Err("the name is longer than 64 characters");
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err("the name may contain only letters, digits, `_` and `-`");
+    }
+    if name.contains("__") || name.starts_with('_') || name.ends_with('_') {
+        return Err(
+            "the name may not contain `__` or start or end with `_`: tool names would be ambiguous (mcp__<server>__<tool>)",
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<McpConfig, ConfigError> {
+        McpConfig::parse(text, Path::new("servers.json"))
+    }
+
+    #[test]
+    fn reads_stdio_and_http_servers() {
+        let config = parse(
+            r#"{ "mcpServers": {
+                "files": { "command": "node", "args": ["server.js"], "env": { "K": "v" }, "cwd": "/srv", "disabled": false },
+                "tickets": { "type": "http", "url": "https://tickets.example/mcp", "headers": { "Authorization": "Bearer x" }, "alwaysLoad": true }
+            } }"#,
+        )
+        .unwrap();
+        assert_eq!(
+            config.servers["files"],
+            ServerConfig {
+                transport: Transport::Stdio {
+                    command: "node".into(),
+                    args: vec!["server.js".into()],
+                    env: [("K".to_string(), "v".to_string())].into(),
+                    cwd: Some("/srv".into()),
+                },
+                always_load: false,
+            }
+        );
+        assert!(config.servers["tickets"].always_load);
+        assert!(
+            matches!(&config.servers["tickets"].transport, Transport::Http { url, .. } if url == "https://tickets.example/mcp")
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_the_key_and_the_line() {
+        let err = parse("{ \"mcpServers\": {\n  \"files\": { \"command\": \"node\", \"args\": \"server.js\" }\n} }").unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("servers.json: mcpServers.files.args: invalid type: string"), "{text}");
+        assert!(text.contains("line 2"), "{text}");
+        let err = parse("{ \"mcpServers\": { ").unwrap_err().to_string();
+        assert!(err.starts_with("servers.json: ") && err.contains("line 1"), "{err}");
+        let err = parse("{}").unwrap_err().to_string();
+        assert!(err.contains("missing field `mcpServers`"), "{err}");
+    }
+
+    #[test]
+    fn servers_without_a_usable_transport_are_refused() {
+        let cases = [
+            (r#"{"mcpServers": {"a": {}}}"#, "needs a `command`"),
+            (r#"{"mcpServers": {"a": {"url": "https://x"}}}"#, "write \"type\": \"http\""),
+            (r#"{"mcpServers": {"a": {"type": "sse", "url": "https://x"}}}"#, "SSE transport is not supported"),
+            (r#"{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}"#, "must start with http://"),
+            (r#"{"mcpServers": {"a": {"type": "grpc"}}}"#, "unknown `type`"),
+            (r#"{"mcpServers": {"a": {"command": "  "}}}"#, "non-empty `command`"),
+        ];
+        for (text, needle) in cases {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.starts_with("servers.json: server `a`: ") && err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_server_names_are_refused() {
+        for name in ["my__server", "_x", "x_", "a b", "ü", ""] {
+            let text = format!(r#"{{"mcpServers": {{"{name}": {{"command": "x"}}}}}}"#);
+            assert!(parse(&text).is_err(), "{name:?} was accepted");
+        }
+        for name in ["files", "my-server", "s3_bucket", "A1"] {
+            assert!(check_name(name).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_server_in_two_files_is_an_error() {
+        let a = parse(r#"{"mcpServers": {"s": {"command": "x"}}}"#).unwrap();
+        let b = parse(r#"{"mcpServers": {"s": {"command": "y"}, "t": {"command": "z"}}}"#).unwrap();
+        let err = McpConfig::merge(vec![("a.json".into(), a.clone()), ("b.json".into(), b)]).unwrap_err();
+        assert_eq!(err.to_string(), "server `s` is configured twice (a.json and b.json); server names must be unique");
+        assert_eq!(McpConfig::merge(vec![("a.json".into(), a)]).unwrap().servers.len(), 1);
+    }
+}
