@@ -65,11 +65,7 @@ impl<'js> Walker<'_, 'js> {
                 if !number.is_finite() {
                     return Err(format!("{path} is {}, which JSON cannot carry", js_number(number)));
                 }
-                if number == 0.0 {
-                    self.out.push('0'); // JSON has no negative zero
-                } else {
-                    let _ = write!(self.out, "{number}");
-                }
+                push_number(&mut self.out, number);
             }
             Type::String => {
                 let text = value.as_string().map(|s| s.to_string()).transpose().map_err(|e| e.to_string())?.unwrap_or_default();
@@ -223,6 +219,20 @@ impl<'js> Walker<'_, 'js> {
         let error = self.ctx.catch();
         let message = error.as_object().and_then(|o| o.get::<_, String>("message").ok()).unwrap_or_default();
         format!("{path} could not be read: {message}")
+    }
+}
+
+/// Appends a finite number as JSON, with the shortest digits that read back the same and,
+/// like JavaScript, an exponent outside [1e-6, 1e21) (so no number is hundreds of digits
+/// long).
+fn push_number(out: &mut String, number: f64) {
+    let magnitude = number.abs();
+    if number == 0.0 {
+        out.push('0'); // JSON has no negative zero
+    } else if (1e-6..1e21).contains(&magnitude) {
+        let _ = write!(out, "{number}");
+    } else {
+        let _ = write!(out, "{number:e}");
     }
 }
 

@@ -142,3 +142,48 @@ async fn time_and_randomness_are_the_only_ambient_inputs() {
     let code = "return [typeof Date.now(), Date.now() > 1.6e12, typeof Math.random(), typeof performance];";
     assert_eq!(value_of(code).await, json!(["number", true, "number", "undefined"]));
 }
+
+#[tokio::test]
+async fn arguments_cross_exactly_as_json_would_carry_them() {
+    // The guest's own encoder must agree with JSON.stringify on every plain value: a seeded
+    // generator builds nested values of every kind (escapes, unicode, big and tiny numbers,
+    // -0, holes, empty containers, null-prototype objects), sends each through the `echo`
+    // tool and compares what comes back.
+    let code = r#"
+      let seed = 12345;
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+      const pick = (list) => list[Math.floor(random() * list.length)];
+      const strings = ["", "plain", "quote\"back\\slash", "tab\tnew\nline\r", "\u0000\u001f\u007f", "émoji 🎉 日本",
+        "</script>", "\u2028\u2029", "key with spaces"];
+      const numbers = [0, -0, 1, -1, 0.1, 1e21, 1e-7, 2 ** 53, -(2 ** 31), 123456789.125, Number.MAX_VALUE, Number.MIN_VALUE];
+      function value(depth) {
+        const kind = depth > 4 ? Math.floor(random() * 4) : Math.floor(random() * 7);
+        switch (kind) {
+          case 0: return pick(strings);
+          case 1: return pick(numbers);
+          case 2: return pick([true, false, null]);
+          case 3: return Math.floor(random() * 1e6) - 5e5;
+          case 4: { const a = []; const n = Math.floor(random() * 4); for (let i = 0; i < n; i++) a.push(value(depth + 1)); if (random() < 0.1) a[n + 1] = 1; return a; }
+          case 5: { const o = {}; const n = Math.floor(random() * 4); for (let i = 0; i < n; i++) o[pick(strings) + i] = value(depth + 1); if (random() < 0.2) o.skipped = undefined; return o; }
+          default: { const o = Object.create(null); o[String(Math.floor(random() * 10))] = value(depth + 1); return o; }
+        }
+      }
+      const mismatches = [];
+      for (let i = 0; i < 300; i++) {
+        const original = { value: value(0) };
+        const back = await tools.echo(original);
+        const want = JSON.stringify(original.value), got = JSON.stringify(back);
+        if (want !== got && !(want === undefined && back === null)) mismatches.push([want, got]);
+      }
+      return mismatches.slice(0, 3);"#;
+    let outcome = Harness::new().run_with(code, exec_host::Limits { max_calls: 1000, ..exec_host::Limits::default() }).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(outcome.value().unwrap(), &json!([]), "{}", outcome.text());
+}
+
+#[tokio::test]
+async fn unpaired_surrogates_cross_as_replacement_characters() {
+    // JSON text between guest and host is UTF-8, which cannot hold an unpaired surrogate.
+    let code = r#"return [await tools.echo({ value: "a\ud800b" }), await tools.echo({ value: "pair 😀" })];"#;
+    assert_eq!(value_of(code).await, json!(["a\u{fffd}b", "pair 😀"]));
+}
