@@ -67,10 +67,7 @@ impl<'js> Walker<'_, 'js> {
                 }
                 push_number(&mut self.out, number);
             }
-            Type::String => {
-                let text = value.as_string().map(|s| s.to_string()).transpose().map_err(|e| e.to_string())?.unwrap_or_default();
-                quote(&text, &mut self.out);
-            }
+            Type::String => quote(&text_of(self.ctx, value), &mut self.out),
             Type::BigInt => return Err(format!("{path} is a BigInt; pass it as a number or a string")),
             Type::Symbol => return Err(format!("{path} is a symbol, which JSON cannot carry")),
             Type::Function | Type::Constructor => return Err(format!("{path} is a function; tool arguments must be plain data")),
@@ -265,7 +262,41 @@ fn atom_text(ctx: &Ctx<'_>, atom: qjs::JSAtom) -> Option<String> {
     if value.is_symbol() {
         return None;
     }
-    value.as_string().and_then(|s| s.to_string().ok()).or_else(|| value.as_int().map(|i| i.to_string()))
+    if value.is_string() { Some(text_of(ctx, &value)) } else { value.as_int().map(|i| i.to_string()) }
+}
+
+/// A JS string as UTF-8. QuickJS writes an unpaired surrogate as the three bytes of its
+/// code point (WTF-8), which UTF-8 cannot hold: each becomes one U+FFFD.
+fn text_of(ctx: &Ctx<'_>, value: &Value<'_>) -> String {
+    let mut length = 0;
+    let raw = unsafe { qjs::JS_ToCStringLen(ctx.as_raw().as_ptr(), &mut length, value.as_raw()) };
+    if raw.is_null() {
+        ctx.catch();
+        return String::new();
+    }
+    let bytes = unsafe { std::slice::from_raw_parts(raw.cast::<u8>(), length as usize) };
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => {
+            let mut cleaned = Vec::with_capacity(bytes.len());
+            let mut at = 0;
+            while at < bytes.len() {
+                let surrogate = bytes[at] == 0xED
+                    && bytes.get(at + 1).is_some_and(|b| (0xA0..=0xBF).contains(b))
+                    && bytes.get(at + 2).is_some_and(|b| (0x80..=0xBF).contains(b));
+                if surrogate {
+                    cleaned.extend_from_slice("\u{FFFD}".as_bytes());
+                    at += 3;
+                } else {
+                    cleaned.push(bytes[at]);
+                    at += 1;
+                }
+            }
+            String::from_utf8_lossy(&cleaned).into_owned()
+        }
+    };
+    unsafe { qjs::JS_FreeCString(ctx.as_raw().as_ptr(), raw) };
+    text
 }
 
 fn push_path(path: &mut String, key: &str) {
