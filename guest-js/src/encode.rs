@@ -158,7 +158,7 @@ impl<'js> Walker<'_, 'js> {
                 return Err(format!("{path} has a symbol key, which JSON cannot carry"));
             };
             let mark = path.len();
-            push_path(path, &key);
+            push_member(path, &key);
             let Some((field, enumerable)) = self.own_property(value, atom, path)? else {
                 path.truncate(mark);
                 continue;
@@ -299,7 +299,8 @@ fn text_of(ctx: &Ctx<'_>, value: &Value<'_>) -> String {
     text
 }
 
-fn push_path(path: &mut String, key: &str) {
+/// Appends `.key` for identifiers, `["key"]` otherwise, as a script would write it.
+pub fn push_member(path: &mut String, key: &str) {
     let identifier = key.chars().next().is_some_and(|c| c == '_' || c == '$' || c.is_ascii_alphabetic())
         && key.chars().all(|c| c == '_' || c == '$' || c.is_ascii_alphanumeric());
     if identifier {

@@ -104,7 +104,11 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         "call",
         Func::from(|ctx: Ctx<'js>, name: String, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
             let (promise, resolve, reject) = ctx.promise()?;
-            let label = || format!("tools{}()", member(&name));
+            let label = || {
+                let mut label = String::from("tools");
+                encode::push_member(&mut label, &name);
+                label + "()"
+            };
             match encode::arguments(&ctx, plain(), label, args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))) {
                 Ok(json) => match tools::start_call(&name, &json) {
                     tools::Started::Pending(id) => {
@@ -151,19 +155,6 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     )?;
     host.set("prefixLength", SCRIPT_PREFIX.len() as u32)?;
     Ok(host)
-}
-
-/// `.name` for identifiers, `["name"]` otherwise, as a script would write the call.
-fn member(name: &str) -> String {
-    let identifier = name.chars().next().is_some_and(|c| c == '_' || c == '$' || c.is_ascii_alphabetic())
-        && name.chars().all(|c| c == '_' || c == '$' || c.is_ascii_alphanumeric());
-    if identifier {
-        format!(".{name}")
-    } else {
-        let mut quoted = String::new();
-        encode::quote(name, &mut quoted);
-        format!("[{quoted}]")
-    }
 }
 
 fn plain() -> PlainPrototypes {
