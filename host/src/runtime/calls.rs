@@ -106,8 +106,9 @@ impl NestedCalls {
         }
     }
 
-    pub fn record(&self) -> &CallRecord {
-        &self.record
+    /// Every call that reached the host, in order; taken when the Exec is over.
+    pub fn into_record(self) -> CallRecord {
+        self.record
     }
 
     /// Counts a call that reached the host; refuses it when it is past the limit.

@@ -195,7 +195,7 @@ impl Sandbox {
             logs_cut_chars: state.console.cut_chars,
             images: state.images.kept,
             images_dropped: state.images.dropped,
-            calls: state.calls.record().names().to_vec(),
+            calls: state.calls.into_record().into_names(),
             guest_time: clock.spent(),
             max_result_chars: limits.max_result_chars,
             max_images: limits.max_images,
