@@ -89,33 +89,38 @@ async fn an_abort_before_the_start_ends_at_once() {
     assert_eq!(harness.counter.get(), 0, "an aborted Exec must not run any call");
 }
 
-/// A token that fires after `ms` milliseconds.
-fn abort_after(ms: u64) -> CancellationToken {
+/// An abort token that fires `ms` milliseconds after the script's call of `tool` reached
+/// the host, so it always lands while the script runs (whatever set-up took).
+fn abort_after_call(request: exec_host::ExecRequest, tool: &'static str, ms: u64) -> exec_host::ExecRequest {
     let abort = CancellationToken::new();
     let trigger = abort.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-        trigger.cancel();
-    });
-    abort
+    request.with_abort(abort).on_call(move |calls| {
+        if calls.last().map(String::as_str) == Some(tool) {
+            let trigger = trigger.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                trigger.cancel();
+            });
+        }
+    })
 }
 
 #[tokio::test]
 async fn an_abort_ends_a_spinning_script() {
     let harness = Harness::new();
-    let abort = abort_after(200);
     let limits = Limits { budget: Duration::from_secs(600), ..Limits::default() };
-    let outcome = within(30, harness.run_request(harness.request("while (true) {}").with_limits(limits).with_abort(abort))).await;
+    let request = abort_after_call(harness.request("await tools.count(); while (true) {}").with_limits(limits), "count", 100);
+    let outcome = within(30, harness.run_request(request)).await;
     assert_eq!(outcome.failure(), Some(&Failure::Aborted));
     assert!(outcome.text().contains("aborted"), "{}", outcome.text());
+    assert_eq!(harness.counter.get(), 1, "the script got past its call into the loop");
 }
 
 #[tokio::test]
 async fn an_abort_ends_a_wait_and_cancels_the_calls_in_flight() {
     let harness = Harness::new();
-    let abort = abort_after(200);
     let code = "await tools.count(); await tools.never(); return 1";
-    let outcome = within(30, harness.run_request(harness.request(code).with_abort(abort))).await;
+    let outcome = within(30, harness.run_request(abort_after_call(harness.request(code), "never", 100))).await;
     assert_eq!(outcome.failure(), Some(&Failure::Aborted));
     assert_eq!(outcome.calls, vec!["count", "never"]);
     assert_eq!(harness.counter.get(), 1, "the call completed before the abort took effect");
@@ -133,10 +138,10 @@ async fn max_nested_wait_ends_a_call_that_never_returns() {
 #[tokio::test]
 async fn without_max_nested_wait_a_long_call_is_simply_awaited() {
     let harness = Harness::new();
-    let limits = Limits { budget: Duration::from_millis(50), ..Limits::default() };
+    let limits = Limits { budget: Duration::from_millis(100), ..Limits::default() };
     let outcome = harness.run_with("return await tools.sleep({ ms: 600 })", limits).await;
     assert_eq!(outcome.value(), Some(&serde_json::json!("slept")), "{}", outcome.text());
-    assert!(outcome.guest_time < Duration::from_millis(50));
+    assert!(outcome.guest_time < Duration::from_millis(100));
 }
 
 #[tokio::test]
