@@ -213,8 +213,7 @@ impl<'js> Walker<'_, 'js> {
 
     /// A pending exception (a Proxy trap threw, say) as a message.
     fn exception(&self, path: &str) -> String {
-        let error = self.ctx.catch();
-        let message = error.as_object().and_then(|o| o.get::<_, String>("message").ok()).unwrap_or_default();
+        let message = message_of(&self.ctx.catch()).unwrap_or_default();
         format!("{path} could not be read: {message}")
     }
 }
@@ -341,6 +340,11 @@ pub fn quote(text: &str, out: &mut String) {
         }
     }
     out.push('"');
+}
+
+/// The `message` of a thrown value, when it has one.
+pub fn message_of(thrown: &Value<'_>) -> Option<String> {
+    thrown.as_object().and_then(|o| o.get::<_, String>("message").ok())
 }
 
 /// `a plain object`, `an array`, `a function`, `an instance of Date`, `null`, `a string`...

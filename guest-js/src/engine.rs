@@ -387,9 +387,7 @@ fn thrown<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, error: rquickjs::Error) -> S
         Ok(text) => ScriptError::Thrown(text),
         Err(_) => {
             ctx.catch();
-            let text = reason
-                .as_object()
-                .and_then(|o| o.get::<_, String>("message").ok())
+            let text = encode::message_of(&reason)
                 .unwrap_or_else(|| "the script failed with an error that could not be described".into());
             ScriptError::Thrown(text)
         }
@@ -398,8 +396,7 @@ fn thrown<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, error: rquickjs::Error) -> S
 
 fn internal(ctx: &Ctx<'_>, error: rquickjs::Error) -> ScriptError {
     if matches!(error, rquickjs::Error::Exception) {
-        let reason = ctx.catch();
-        let message = reason.as_object().and_then(|o| o.get::<_, String>("message").ok()).unwrap_or_default();
+        let message = encode::message_of(&ctx.catch()).unwrap_or_default();
         return ScriptError::Thrown(format!("InternalError: the sandbox could not start the script: {message}"));
     }
     ScriptError::Thrown(format!("InternalError: the sandbox could not start the script: {error}"))

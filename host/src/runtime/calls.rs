@@ -25,7 +25,6 @@ use crate::tools::{CallContext, Image, Origin, ToolDefinition, ToolError, ToolOu
 /// The tools one script may reach, fixed when the Exec starts.
 #[derive(Debug, Default)]
 pub struct Reachable {
-    names: Vec<String>,
     set: HashSet<String>,
     definitions: Vec<ToolDefinition>,
 }
@@ -33,13 +32,13 @@ pub struct Reachable {
 impl Reachable {
     /// `definitions` of the tools a script may reach, in the order they are listed.
     pub fn new(definitions: Vec<ToolDefinition>) -> Self {
-        let names: Vec<String> = definitions.iter().map(|d| d.name.clone()).collect();
-        let set = names.iter().cloned().collect();
-        Reachable { names, set, definitions }
+        let set = definitions.iter().map(|d| d.name.clone()).collect();
+        Reachable { set, definitions }
     }
 
-    pub fn names(&self) -> &[String] {
-        &self.names
+    /// The names, in the order they are listed.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.definitions.iter().map(|d| d.name.as_str())
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -68,6 +67,7 @@ pub enum Started {
     Pending(u32),
     Done(Result<ToolOutput, ToolError>),
 }
+
 type InFlight = BoxFuture<'static, Finished>;
 
 /// Every call one script starts, and the record of them.

@@ -131,7 +131,7 @@ impl Sandbox {
             return ExecOutcome::refused(why, &limits);
         }
         let reachable = Arc::new(Reachable::new(reachable));
-        let names = reachable.names().to_vec();
+        let names: Vec<String> = reachable.names().map(String::from).collect();
         // Fires when this Exec ends, however it ends: calls still in flight are cancelled.
         let calls_cancel = abort.child_token();
         let _cancel_calls_on_exit = calls_cancel.clone().drop_guard();

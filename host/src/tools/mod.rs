@@ -229,17 +229,8 @@ impl ToolOutput {
     }
 
     /// What a script's `await tools.x(...)` yields: the structured value when the tool gave
-    /// one, else its text, else `null`. No envelope.
-    pub fn script_value(&self) -> Value {
-        match (&self.structured, &self.text) {
-            (Some(value), _) => value.clone(),
-            (None, Some(text)) => Value::String(text.clone()),
-            (None, None) => Value::Null,
-        }
-    }
-
-    /// [`script_value`](Self::script_value) without copying the output: a structured value
-    /// (or `null`) as JSON text, or the text as it is.
+    /// one, else its text, else `null`. No envelope. Structured values (and `null`) travel
+    /// as JSON text, text as it is.
     pub fn into_script_value(self) -> ScriptValue {
         match (self.structured, self.text) {
             (Some(value), _) => ScriptValue::Json(value.to_string()),
@@ -337,8 +328,8 @@ mod tests {
     #[test]
     fn script_value_prefers_structured_then_text_then_null() {
         let both = ToolOutput { structured: Some(json!({"a": 1})), text: Some("t".into()), images: vec![] };
-        assert_eq!(both.script_value(), json!({"a": 1}));
-        assert_eq!(ToolOutput::text("t").script_value(), json!("t"));
-        assert_eq!(ToolOutput::empty().script_value(), Value::Null);
+        assert_eq!(both.into_script_value(), ScriptValue::Json(json!({"a": 1}).to_string()));
+        assert_eq!(ToolOutput::text("t").into_script_value(), ScriptValue::Text("t".into()));
+        assert_eq!(ToolOutput::empty().into_script_value(), ScriptValue::Json("null".into()));
     }
 }
