@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::{ConfigError, McpConfig, McpServers};
 use crate::runtime::{Limits, Sandbox, SandboxOptions, default_cache_dir};
 use crate::script::{ExecOutcome, ExecRequest};
 use crate::tools::builtin::{self, Workspace};
@@ -69,6 +70,13 @@ struct RunFlags {
     /// Do not read or write the compiled-guest cache.
     #[arg(long)]
     no_cache: bool,
+    /// MCP server configuration (`{"mcpServers": {...}}`, as Claude Desktop and Claude Code
+    /// keep it); repeat the flag to combine files. Their tools are `tools.mcp__<server>__<tool>`.
+    #[arg(long, value_name = "FILE")]
+    mcp_config: Vec<PathBuf>,
+    /// Time each MCP server has to start and list its tools, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = crate::mcp::DEFAULT_CONNECT_TIMEOUT.as_millis() as u64)]
+    mcp_connect_timeout_ms: u64,
 }
 
 /// Everything `run` needs, resolved from the flags.
@@ -78,6 +86,8 @@ struct RunConfig {
     limits: Limits,
     json: bool,
     cache_dir: Option<PathBuf>,
+    mcp: McpConfig,
+    mcp_connect_timeout: Duration,
 }
 
 /// A usage or set-up error: one sentence, exit status 2.
@@ -112,9 +122,11 @@ pub fn main() -> ExitCode {
 }
 
 fn init_logging(verbose: u8) {
+    // rmcp logs what this host already reports in its own words (a server that cannot start,
+    // a dropped connection); its own lines appear from -v on.
     let default = match verbose {
-        0 => "warn",
-        1 => "info",
+        0 => "warn,rmcp=off",
+        1 => "info,rmcp=warn",
         _ => "debug",
     };
     let filter =
@@ -139,7 +151,18 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
     };
     limits.check().map_err(|why| UsageError(format!("invalid limits: {why}")))?;
     let cache_dir = if flags.no_cache { None } else { default_cache_dir() };
-    Ok(RunConfig { code, workspace, limits, json: flags.json, cache_dir })
+    let mcp_files =
+        flags.mcp_config.iter().map(|file| Ok((file.clone(), McpConfig::load(file)?))).collect::<Result<_, ConfigError>>()?;
+    let mcp = McpConfig::merge(mcp_files)?;
+    Ok(RunConfig {
+        code,
+        workspace,
+        limits,
+        json: flags.json,
+        cache_dir,
+        mcp,
+        mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms),
+    })
 }
 
 fn shown(path: &std::path::Path) -> String {
@@ -180,14 +203,28 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
                 on_interrupt.cancel();
             }
         });
-        let options = SandboxOptions { cache_dir: config.cache_dir.clone(), max_concurrent_execs: 4 };
-        let sandbox = Sandbox::with_options(options).await?;
         let registry = Arc::new(Registry::new(builtin::all(Arc::new(config.workspace)))?);
+        let servers = McpServers::with_connect_timeout(registry.clone(), config.mcp_connect_timeout);
+        // The sandbox and the servers start together; a server that cannot start is
+        // reported once and the script runs with the others.
+        let options = SandboxOptions { cache_dir: config.cache_dir.clone(), max_concurrent_execs: 4 };
+        let (sandbox, failures) = tokio::join!(Sandbox::with_options(options), async {
+            tokio::select! {
+                failures = servers.start_all(&config.mcp) => failures,
+                _ = abort.cancelled() => Vec::new(),
+            }
+        });
+        for failure in failures {
+            eprintln!("exec-host: warning: {failure}");
+        }
+        let sandbox = sandbox?;
         // In `run` the script's author is the only caller: every tool is reachable.
-        let reachable = registry.definitions().cloned().collect();
+        let reachable = registry.definitions();
         let funnel = Arc::new(Funnel::new(registry));
         let request = ExecRequest::new(config.code, reachable).with_limits(config.limits).with_abort(abort);
-        Ok::<_, UsageError>(sandbox.exec(request, funnel).await)
+        let outcome = sandbox.exec(request, funnel).await;
+        servers.shutdown().await;
+        Ok::<_, UsageError>(outcome)
     })?;
     print_outcome(&outcome, config.json);
     Ok(if outcome.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })

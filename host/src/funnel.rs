@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tracing::debug;
 
+use crate::mcp;
 use crate::tools::{CallContext, Registry, ToolError, ToolOutput};
 
 /// A call as the funnel receives it.
@@ -38,7 +39,7 @@ impl Funnel {
     pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
         let CallRequest { name, args, context } = request;
         let Some(tool) = self.registry.get(&name) else {
-            return Err(ToolError::discovery(format!("there is no tool named `{name}`")));
+            return Err(ToolError::discovery(unknown_tool(&name)));
         };
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
@@ -56,5 +57,14 @@ impl Funnel {
             Err(error) => debug!(tool = %name, stage = %error.stage, "tool call failed: {}", error.message),
         }
         result
+    }
+}
+
+fn unknown_tool(name: &str) -> String {
+    match mcp::split_tool_name(name) {
+        Some((server, tool)) => {
+            format!("there is no tool named `{name}`: MCP server `{server}` is not connected or does not offer `{tool}` now")
+        }
+        None => format!("there is no tool named `{name}`"),
     }
 }

@@ -15,7 +15,7 @@
 //! let sandbox = Sandbox::new().await?;
 //! let workspace = Arc::new(Workspace::open(".")?);
 //! let registry = Arc::new(Registry::new(builtin::all(workspace))?);
-//! let reachable = registry.definitions().cloned().collect();
+//! let reachable = registry.definitions();
 //! let funnel = Arc::new(Funnel::new(registry));
 //! let outcome = sandbox
 //!     .exec(ExecRequest::new("const r = await tools.ls({}); return r.total", reachable), funnel)

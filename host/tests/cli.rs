@@ -266,3 +266,108 @@ fn an_unwritable_workspace_fails_writes_with_a_clear_sentence() {
     let error = object["error"].as_str().unwrap();
     assert!(error.contains("`notes.txt`: permission denied (the workspace may not be writable)"), "{error}");
 }
+
+/// The rmcp fixture server of the test crate, built by the same `cargo test` as this binary.
+fn fixture_mcp_server() -> std::path::PathBuf {
+    let deps = std::env::current_exe().unwrap();
+    let path = deps.parent().unwrap().parent().unwrap().join("fixture-mcp-server");
+    assert!(path.exists(), "{} is missing: run the tests with `cargo test --release` from the workspace root", path.display());
+    path
+}
+
+fn mcp_config(setup: &Setup, servers: Value) -> String {
+    std::fs::write(setup.workspace.path().join("servers.json"), json!({"mcpServers": servers}).to_string()).unwrap();
+    "servers.json".into()
+}
+
+#[test]
+fn a_script_chains_calls_across_two_mcp_servers() {
+    let setup = Setup::new();
+    let fixture = fixture_mcp_server();
+    let first = mcp_config(&setup, json!({"calc": {"command": fixture}}));
+    std::fs::write(setup.workspace.path().join("more.json"), json!({"mcpServers": {"talk": {"command": fixture}}}).to_string())
+        .unwrap();
+    let script = setup.script(
+        "chain.js",
+        "const { sum } = await tools.mcp__calc__add({a: 1, b: 2});
+         const noisy = await tools.mcp__talk__noisy({});
+         return await tools.mcp__talk__greet({name: `${noisy} ${sum}`})",
+    );
+    let output = setup.run(&["run", "--json", "--mcp-config", &first, "--mcp-config", "more.json", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = json_of(&output);
+    assert_eq!(result["value"], "hello, done 3");
+    assert_eq!(result["calls"], json!(["mcp__calc__add", "mcp__talk__noisy", "mcp__talk__greet"]));
+    assert!(!stdout(&output).contains("a line only the log may see"), "server stderr reached the result");
+    assert!(!stderr(&output).contains("a line only the log may see"), "server stderr is logged at info, not shown by default");
+    // With -v the log shows it, named by server.
+    let output = setup.run(&["-v", "run", "--mcp-config", &first, "--mcp-config", "more.json", &script]);
+    assert!(stderr(&output).contains("a line only the log may see"), "{}", stderr(&output));
+    assert!(!stdout(&output).contains("a line only the log may see"));
+}
+
+#[test]
+fn a_server_that_cannot_start_is_reported_once_and_the_script_runs_with_the_others() {
+    let setup = Setup::new();
+    let fixture = fixture_mcp_server();
+    let config = mcp_config(
+        &setup,
+        json!({"good": {"command": fixture}, "broken": {"command": fixture, "args": ["--fail-start"]},
+               "silent": {"command": fixture, "args": ["--mute"]}}),
+    );
+    let script = setup.script("s.js", "return await tools.mcp__good__greet({name: 'x'})");
+    let started = std::time::Instant::now();
+    let output = setup.run(&["run", "--mcp-connect-timeout-ms", "1000", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output).trim(), "hello, x");
+    let errors = stderr(&output);
+    assert_eq!(errors.matches("MCP server `broken` is not available").count(), 1, "{errors}");
+    assert!(errors.contains("cannot open its database"), "{errors}");
+    assert_eq!(errors.matches("MCP server `silent` is not available: no answer to `initialize`").count(), 1, "{errors}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the host took {:?} to exit", started.elapsed());
+}
+
+#[test]
+fn mcp_configuration_errors_name_the_file_the_key_and_the_line() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "return 1");
+    std::fs::write(setup.workspace.path().join("bad.json"), "{\"mcpServers\": {\n  \"a\": {\"command\": 42}\n}}").unwrap();
+    let output = setup.run(&["run", "--mcp-config", "bad.json", &script]);
+    assert_usage_error(&output, "bad.json: mcpServers.a.command: invalid type: integer `42`");
+    assert!(stderr(&output).contains("line 2"), "{}", stderr(&output));
+    let config = mcp_config(&setup, json!({"my__server": {"command": "x"}}));
+    assert_usage_error(&setup.run(&["run", "--mcp-config", &config, &script]), "ambiguous");
+    assert_usage_error(&setup.run(&["run", "--mcp-config", "missing.json", &script]), "missing.json: cannot read it");
+}
+
+#[test]
+fn an_interrupted_script_leaves_no_mcp_server_behind() {
+    let setup = Setup::new();
+    // A marker in the server's command line finds its process.
+    let marker = format!("exec-host-test-marker-{}", std::process::id());
+    let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server(), "args": ["", marker]}}));
+    let script = setup.script("s.js", "await tools.mcp__fx__never({})");
+    let mut child = exec_host(setup.workspace.path(), &setup.cache)
+        .args(["run", "--mcp-config", &config, &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let server_running = || !stdout(&Command::new("pgrep").args(["-f", &marker]).output().unwrap()).trim().is_empty();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !server_running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(server_running(), "the server never started");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let started = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "exit took {:?}", started.elapsed());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while server_running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!server_running(), "the MCP server outlived the host");
+}

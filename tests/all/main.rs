@@ -5,4 +5,5 @@ mod budget;
 mod builtin_tools;
 mod conformance;
 mod isolation;
+mod mcp;
 mod runtime;

@@ -6,13 +6,8 @@ use std::time::Duration;
 
 use exec_host::contract::{SANDBOX_INTERFACES, WASI_INTERFACES};
 use exec_host::{ExecRequest, Failure, Limits};
-use exec_host_tests::{Harness, sandbox};
+use exec_host_tests::{Harness, abort_after_call, sandbox, within};
 use tokio_util::sync::CancellationToken;
-
-/// Hang guard: a test that should finish promptly fails instead of hanging CI.
-async fn within<T>(seconds: u64, future: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(seconds), future).await.expect("the Exec did not end")
-}
 
 #[tokio::test]
 async fn the_component_imports_no_filesystem_no_sockets_and_nothing_unexpected() {
@@ -87,22 +82,6 @@ async fn an_abort_before_the_start_ends_at_once() {
     let outcome = harness.run_request(harness.request("await tools.count(); return 1").with_abort(abort)).await;
     assert_eq!(outcome.failure(), Some(&Failure::Aborted));
     assert_eq!(harness.counter.get(), 0, "an aborted Exec must not run any call");
-}
-
-/// An abort token that fires `ms` milliseconds after the script's call of `tool` reached
-/// the host, so it always lands while the script runs (whatever set-up took).
-fn abort_after_call(request: exec_host::ExecRequest, tool: &'static str, ms: u64) -> exec_host::ExecRequest {
-    let abort = CancellationToken::new();
-    let trigger = abort.clone();
-    request.with_abort(abort).on_call(move |calls| {
-        if calls.last().map(String::as_str) == Some(tool) {
-            let trigger = trigger.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                trigger.cancel();
-            });
-        }
-    })
 }
 
 #[tokio::test]

@@ -18,6 +18,7 @@ use exec_host::{
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
 
 /// Largest blob the `blob` fixture makes, as in the peers' harness.
 pub const MAX_BLOB: u64 = 64 * 1024 * 1024;
@@ -216,7 +217,7 @@ impl Harness {
 
     /// Every registered tool, as `exec-host run` makes them reachable.
     pub fn reachable(&self) -> Vec<ToolDefinition> {
-        self.funnel.registry().definitions().cloned().collect()
+        self.funnel.registry().definitions()
     }
 
     pub fn request(&self, code: &str) -> ExecRequest {
@@ -240,4 +241,25 @@ impl Default for Harness {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Hang guard: a test that should finish promptly fails instead of hanging CI.
+pub async fn within<T>(seconds: u64, future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(seconds), future).await.expect("the Exec did not end")
+}
+
+/// An abort token that fires `ms` milliseconds after the script's call of `tool` reached
+/// the host, so it always lands while the script runs (whatever set-up took).
+pub fn abort_after_call(request: ExecRequest, tool: &'static str, ms: u64) -> ExecRequest {
+    let abort = CancellationToken::new();
+    let trigger = abort.clone();
+    request.with_abort(abort).on_call(move |calls| {
+        if calls.last().map(String::as_str) == Some(tool) {
+            let trigger = trigger.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                trigger.cancel();
+            });
+        }
+    })
 }

@@ -1,8 +1,15 @@
-//! MCP servers as tool sources: their configuration and how their tools are named.
+//! MCP servers as tool sources: their configuration ([`config`]), the connection to each
+//! ([`connection`]), the servers of a session and their lifecycle ([`servers`]), and one
+//! server tool as a [`Tool`](crate::Tool) ([`tool`]). Every MCP tool is named
+//! `mcp__<server>__<tool>`.
 
 pub mod config;
+mod connection;
+pub mod servers;
+pub mod tool;
 
 pub use config::{ConfigError, McpConfig, ServerConfig, Transport};
+pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, McpServers, ServerState, StartError};
 
 /// The prefix every MCP tool name starts with.
 pub const TOOL_PREFIX: &str = "mcp__";

@@ -199,8 +199,12 @@ impl NestedCalls {
 
 /// The refusal for a name outside this script's reachable set.
 pub fn unreachable_tool(name: &str) -> ToolError {
+    let why = match crate::mcp::split_tool_name(name) {
+        Some((server, tool)) => format!("MCP server `{server}` did not offer `{tool}` when the script started"),
+        None => "only this session's catalogue tools are".to_string(),
+    };
     ToolError::discovery(format!(
-        "`{name}` is not reachable from this script: only this session's catalogue tools are. \
+        "`{name}` is not reachable from this script: {why}. \
          Use tools.ToolSearch({{ query: \"...\" }}) to find a tool's exact name and call shape."
     ))
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-pub use registry::{Registry, RegistryError};
+pub use registry::{Registry, RegistryError, ToolSet};
 
 /// Names the sandbox gives a meaning of its own; no tool may take them.
 pub const RESERVED_NAMES: &[&str] = &["ToolSearch", "Exec"];

@@ -1,9 +1,15 @@
-//! The registry: every tool of a session by name, checked once when it is built.
+//! The registry: every tool of a session by name.
+//!
+//! Tools given at construction (builtin and embedding tools) are fixed and checked once.
+//! MCP servers come and go: each server's tools are replaced as a whole when it connects
+//! or its list changes, and removed when it leaves. Readers take a [`ToolSet`] snapshot,
+//! so an Exec that started keeps a consistent view while the registry moves on.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
-use super::{RESERVED_NAMES, Tool, ToolDefinition};
+use super::{RESERVED_NAMES, Tool, ToolDefinition, ToolSource};
+use crate::mcp;
 
 /// Why a set of tools cannot form a registry.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -12,30 +18,17 @@ pub enum RegistryError {
     Duplicate(String),
     #[error("no tool may be named `{0}`: the sandbox reserves that name")]
     Reserved(String),
+    #[error("tool `{0}` is not an MCP tool, so its name may not start with `mcp__` (that prefix names MCP server tools)")]
+    McpPrefix(String),
 }
 
-/// Every tool of a session, by name, in name order.
+/// A consistent view of every tool at one moment, in name order.
 #[derive(Clone, Default)]
-pub struct Registry {
+pub struct ToolSet {
     tools: BTreeMap<String, Arc<dyn Tool>>,
 }
 
-impl Registry {
-    /// Builds a registry; refuses duplicate and reserved names.
-    pub fn new(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<Self, RegistryError> {
-        let mut map = BTreeMap::new();
-        for tool in tools {
-            let name = tool.definition().name.clone();
-            if RESERVED_NAMES.contains(&name.as_str()) {
-                return Err(RegistryError::Reserved(name));
-            }
-            if map.insert(name.clone(), tool).is_some() {
-                return Err(RegistryError::Duplicate(name));
-            }
-        }
-        Ok(Registry { tools: map })
-    }
-
+impl ToolSet {
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name)
     }
@@ -63,9 +56,87 @@ impl Registry {
     }
 }
 
-impl std::fmt::Debug for Registry {
+impl std::fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.tools.keys()).finish()
+    }
+}
+
+/// Every tool of a session: fixed tools plus the tools of the MCP servers connected now.
+#[derive(Default)]
+pub struct Registry {
+    current: RwLock<Arc<ToolSet>>,
+}
+
+impl Registry {
+    /// Builds a registry of fixed tools; refuses duplicate and reserved names, and
+    /// `mcp__` names on tools that do not come from an MCP server.
+    pub fn new(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<Self, RegistryError> {
+        let mut map = BTreeMap::new();
+        for tool in tools {
+            let definition = tool.definition();
+            let name = definition.name.clone();
+            if RESERVED_NAMES.contains(&name.as_str()) {
+                return Err(RegistryError::Reserved(name));
+            }
+            if name.starts_with(mcp::TOOL_PREFIX) && !matches!(definition.source, ToolSource::Mcp { .. }) {
+                return Err(RegistryError::McpPrefix(name));
+            }
+            if map.insert(name.clone(), tool).is_some() {
+                return Err(RegistryError::Duplicate(name));
+            }
+        }
+        Ok(Registry { current: RwLock::new(Arc::new(ToolSet { tools: map })) })
+    }
+
+    /// The tools as they are now.
+    pub fn snapshot(&self) -> Arc<ToolSet> {
+        self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// One tool as it is now.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.current.read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
+    }
+
+    /// Every definition as it is now, in name order.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.snapshot().definitions().cloned().collect()
+    }
+
+    /// Replaces every tool of MCP server `server` with `tools`. Each tool must come from
+    /// that server and be named `mcp__<server>__...`; the server's names are unique (see
+    /// [`mcp::tool::definitions_of`]), and no fixed tool can carry them.
+    pub fn replace_server_tools(&self, server: &str, tools: Vec<Arc<dyn Tool>>) {
+        self.update(|map| {
+            map.retain(|_, tool| !is_from(tool, server));
+            for tool in tools {
+                debug_assert!(is_from(&tool, server), "a tool of another source was given for server `{server}`");
+                map.insert(tool.definition().name.clone(), tool);
+            }
+        });
+    }
+
+    /// Removes every tool of MCP server `server`.
+    pub fn remove_server_tools(&self, server: &str) {
+        self.update(|map| map.retain(|_, tool| !is_from(tool, server)));
+    }
+
+    fn update(&self, change: impl FnOnce(&mut BTreeMap<String, Arc<dyn Tool>>)) {
+        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+        let mut tools = current.tools.clone();
+        change(&mut tools);
+        *current = Arc::new(ToolSet { tools });
+    }
+}
+
+fn is_from(tool: &Arc<dyn Tool>, server: &str) -> bool {
+    matches!(&tool.definition().source, ToolSource::Mcp { server: s } if s == server)
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.snapshot().fmt(f)
     }
 }
 
@@ -91,6 +162,13 @@ mod tests {
         Arc::new(Named(ToolDefinition::new(name, "", json!({"type": "object"})).unwrap()))
     }
 
+    fn mcp_tool(server: &str, name: &str) -> Arc<dyn Tool> {
+        let definition = ToolDefinition::new(mcp::tool_name(server, name), "", json!({"type": "object"}))
+            .unwrap()
+            .with_source(ToolSource::Mcp { server: server.into() });
+        Arc::new(Named(definition))
+    }
+
     #[test]
     fn duplicates_are_refused_at_start_up() {
         let err = Registry::new([tool("a"), tool("b"), tool("a")]).unwrap_err();
@@ -99,16 +177,32 @@ mod tests {
     }
 
     #[test]
-    fn reserved_names_are_refused() {
+    fn reserved_names_and_borrowed_prefixes_are_refused() {
         for name in RESERVED_NAMES {
             assert_eq!(Registry::new([tool(name)]).unwrap_err(), RegistryError::Reserved(name.to_string()));
         }
+        assert_eq!(Registry::new([tool("mcp__x__y")]).unwrap_err(), RegistryError::McpPrefix("mcp__x__y".into()));
     }
 
     #[test]
     fn names_come_out_in_order() {
         let registry = Registry::new([tool("c"), tool("a"), tool("b")]).unwrap();
-        assert_eq!(registry.names().collect::<Vec<_>>(), ["a", "b", "c"]);
-        assert!(registry.contains("b") && !registry.contains("d"));
+        let snapshot = registry.snapshot();
+        assert_eq!(snapshot.names().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert!(snapshot.contains("b") && !snapshot.contains("d"));
+    }
+
+    #[test]
+    fn server_tools_come_and_go_without_touching_a_snapshot() {
+        let registry = Registry::new([tool("read_file")]).unwrap();
+        registry.replace_server_tools("s", vec![mcp_tool("s", "a"), mcp_tool("s", "b")]);
+        registry.replace_server_tools("t", vec![mcp_tool("t", "a")]);
+        let before = registry.snapshot();
+        registry.replace_server_tools("s", vec![mcp_tool("s", "c")]);
+        assert_eq!(registry.snapshot().names().collect::<Vec<_>>(), ["mcp__s__c", "mcp__t__a", "read_file"]);
+        registry.remove_server_tools("t");
+        assert_eq!(registry.snapshot().names().collect::<Vec<_>>(), ["mcp__s__c", "read_file"]);
+        assert_eq!(before.names().collect::<Vec<_>>(), ["mcp__s__a", "mcp__s__b", "mcp__t__a", "read_file"]);
+        assert!(registry.get("mcp__s__c").is_some() && registry.get("mcp__s__a").is_none());
     }
 }

@@ -1,0 +1,236 @@
+//! The MCP servers of a session: started together, watched while they run, and their tools
+//! kept in the [`Registry`] exactly while they are connected.
+//!
+//! Each connected server has one supervising task. It refreshes the server's tools when the
+//! server sends `notifications/tools/list_changed`, removes them when the server exits or
+//! drops the connection (calls in flight then fail naming the server), and closes the
+//! connection when the server is removed or the session shuts down.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::join_all;
+use rmcp::service::{Peer, RoleClient};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::config::{self, McpConfig, ServerConfig};
+use super::connection::{self, Connection};
+use super::tool::{SkippedTool, tools_of};
+use crate::tools::Registry;
+
+/// Default time a server has to start and answer `initialize` and `tools/list`.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a closing server may take to exit before it is killed.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// A server that could not be connected, and why. Shown once, as one sentence.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("MCP server `{server}` is not available: {reason}")]
+pub struct StartError {
+    pub server: String,
+    pub reason: String,
+}
+
+/// Where a server stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerState {
+    /// Connected; `tools` of its tools are in the registry.
+    Connected { tools: usize },
+    /// It exited or dropped the connection; its tools left the registry.
+    Disconnected { reason: String },
+}
+
+/// What connecting a server gave.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Connected {
+    pub tools: usize,
+    /// Tools the server listed that are not offered (invalid schema or name), each logged
+    /// once as a warning.
+    pub skipped: Vec<SkippedTool>,
+}
+
+struct Supervised {
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+    state: Arc<Mutex<ServerState>>,
+}
+
+impl Supervised {
+    fn is_connected(&self) -> bool {
+        matches!(*self.state.lock().unwrap_or_else(|e| e.into_inner()), ServerState::Connected { .. })
+    }
+}
+
+/// Every MCP server of a session.
+pub struct McpServers {
+    registry: Arc<Registry>,
+    connect_timeout: Duration,
+    servers: Mutex<BTreeMap<String, Supervised>>,
+}
+
+impl McpServers {
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Self::with_connect_timeout(registry, DEFAULT_CONNECT_TIMEOUT)
+    }
+
+    pub fn with_connect_timeout(registry: Arc<Registry>, connect_timeout: Duration) -> Self {
+        McpServers { registry, connect_timeout, servers: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// Connects every configured server at once. Each failure is returned (and nothing is
+    /// left of that server); the other servers are connected regardless.
+    pub async fn start_all(&self, config: &McpConfig) -> Vec<StartError> {
+        let starts = config.servers.iter().map(|(name, server)| self.add(name, server.clone()));
+        join_all(starts).await.into_iter().filter_map(Result::err).collect()
+    }
+
+    /// Connects one server and puts its tools in the registry.
+    pub async fn add(&self, name: &str, server: ServerConfig) -> Result<Connected, StartError> {
+        let fail = |reason: String| StartError { server: name.to_string(), reason };
+        config::check_name(name).map_err(|why| fail(why.to_string()))?;
+        if self.is_connected(name) {
+            return Err(fail("a server of that name is already connected; remove it first".into()));
+        }
+        let connection = connection::connect(name, &server.transport, self.connect_timeout).await.map_err(fail)?;
+        let peer = connection.service.peer().clone();
+        let listed = tokio::time::timeout(self.connect_timeout, peer.list_all_tools())
+            .await
+            .map_err(|_| fail(format!("no answer to `tools/list` within {:?}", self.connect_timeout)))?
+            .map_err(|e| fail(format!("`tools/list` failed: {e}")))?;
+        let (tools, skipped) = tools_of(name, listed, server.always_load, &peer);
+        report_skipped(name, &skipped);
+        let connected = Connected { tools: tools.len(), skipped };
+
+        let mut servers = self.lock();
+        if servers.get(name).is_some_and(Supervised::is_connected) {
+            // Another `add` of the same name finished first; this connection closes on drop.
+            return Err(fail("a server of that name is already connected; remove it first".into()));
+        }
+        self.registry.replace_server_tools(name, tools);
+        info!(server = name, tools = connected.tools, "MCP server connected");
+        let state = Arc::new(Mutex::new(ServerState::Connected { tools: connected.tools }));
+        let stop = CancellationToken::new();
+        let watch = Watch {
+            server: name.to_string(),
+            always_load: server.always_load,
+            registry: self.registry.clone(),
+            state: state.clone(),
+            refresh_timeout: self.connect_timeout,
+        };
+        let task = tokio::spawn(watch.run(connection, stop.clone()));
+        servers.insert(name.to_string(), Supervised { stop, task, state });
+        Ok(connected)
+    }
+
+    /// Disconnects a server and removes its tools; false when there was no such server.
+    pub async fn remove(&self, name: &str) -> bool {
+        let Some(supervised) = self.lock().remove(name) else { return false };
+        supervised.stop.cancel();
+        let _ = supervised.task.await;
+        true
+    }
+
+    /// Every server added, and where it stands.
+    pub fn states(&self) -> Vec<(String, ServerState)> {
+        let servers = self.lock();
+        servers.iter().map(|(name, s)| (name.clone(), s.state.lock().unwrap_or_else(|e| e.into_inner()).clone())).collect()
+    }
+
+    /// Closes every server, waiting at most a couple of seconds for each to exit (they are
+    /// killed past that).
+    pub async fn shutdown(&self) {
+        let all: Vec<Supervised> = std::mem::take(&mut *self.lock()).into_values().collect();
+        for supervised in &all {
+            supervised.stop.cancel();
+        }
+        join_all(all.into_iter().map(|s| s.task)).await;
+    }
+
+    /// A server of that name is connected now (one that disconnected may be added again).
+    fn is_connected(&self, name: &str) -> bool {
+        self.lock().get(name).is_some_and(Supervised::is_connected)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Supervised>> {
+        self.servers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for McpServers {
+    fn drop(&mut self) {
+        for supervised in self.lock().values() {
+            supervised.stop.cancel();
+        }
+    }
+}
+
+fn report_skipped(server: &str, skipped: &[SkippedTool]) {
+    for tool in skipped {
+        warn!("MCP server `{server}`: tool `{}` is not offered: {}", tool.name, tool.reason);
+    }
+}
+
+/// The supervising task of one connected server.
+struct Watch {
+    server: String,
+    always_load: bool,
+    registry: Arc<Registry>,
+    state: Arc<Mutex<ServerState>>,
+    refresh_timeout: Duration,
+}
+
+impl Watch {
+    async fn run(self, connection: Connection, stop: CancellationToken) {
+        let Connection { service, tools_changed } = connection;
+        let peer = service.peer().clone();
+        let mut close = Some(service.cancellation_token());
+        let ended = service.waiting();
+        tokio::pin!(ended);
+        loop {
+            tokio::select! {
+                quit = &mut ended => {
+                    self.registry.remove_server_tools(&self.server);
+                    let reason = match quit {
+                        Ok(reason) => format!("{reason:?}"),
+                        Err(e) => format!("its connection task failed: {e}"),
+                    };
+                    warn!("MCP server `{}` disconnected ({reason}); its tools are no longer reachable", self.server);
+                    *self.state.lock().unwrap_or_else(|e| e.into_inner()) = ServerState::Disconnected { reason };
+                    return;
+                }
+                _ = tools_changed.notified() => self.refresh(&peer).await,
+                _ = stop.cancelled() => {
+                    self.registry.remove_server_tools(&self.server);
+                    if let Some(close) = close.take() {
+                        close.cancel();
+                    }
+                    // The transport closes the child's stdin and waits for it to exit; past
+                    // the grace the task is dropped and the child killed (kill_on_drop).
+                    if tokio::time::timeout(CLOSE_GRACE, &mut ended).await.is_err() {
+                        warn!("MCP server `{}` did not exit within {CLOSE_GRACE:?} of being closed", self.server);
+                    }
+                    info!(server = %self.server, "MCP server closed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Lists the server's tools again and replaces them in the registry.
+    async fn refresh(&self, peer: &Peer<RoleClient>) {
+        match tokio::time::timeout(self.refresh_timeout, peer.list_all_tools()).await {
+            Ok(Ok(listed)) => {
+                let (tools, skipped) = tools_of(&self.server, listed, self.always_load, peer);
+                report_skipped(&self.server, &skipped);
+                info!(server = %self.server, tools = tools.len(), "MCP server tools refreshed");
+                *self.state.lock().unwrap_or_else(|e| e.into_inner()) = ServerState::Connected { tools: tools.len() };
+                self.registry.replace_server_tools(&self.server, tools);
+            }
+            Ok(Err(e)) => warn!("MCP server `{}`: listing its changed tools failed: {e}; the previous list stays", self.server),
+            Err(_) => warn!("MCP server `{}`: no answer to `tools/list` after a change; the previous list stays", self.server),
+        }
+    }
+}

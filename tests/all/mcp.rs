@@ -1,0 +1,419 @@
+//! MCP servers as tool sources, against real servers: the rmcp fixture server of this crate
+//! (over stdio and streamable HTTP) and the published `@modelcontextprotocol/server-everything`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use exec_host::mcp::{McpConfig, McpServers, ServerConfig, ServerState, Transport};
+use exec_host::{Failure, Limits, Stage};
+use exec_host_tests::{Harness, abort_after_call, within};
+use serde_json::json;
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-mcp-server");
+
+fn stdio(command: &str, args: &[&str]) -> ServerConfig {
+    ServerConfig {
+        transport: Transport::Stdio {
+            command: command.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        always_load: false,
+    }
+}
+
+fn fixture() -> ServerConfig {
+    stdio(FIXTURE, &[])
+}
+
+/// A fixture server whose cancelled calls are written to `log`.
+fn fixture_logging_cancellations(log: &Path) -> ServerConfig {
+    let mut config = fixture();
+    if let Transport::Stdio { env, .. } = &mut config.transport {
+        env.insert("FIXTURE_CANCEL_LOG".into(), log.display().to_string());
+    }
+    config
+}
+
+/// The fixture server over streamable HTTP, in a child process that ends with this value.
+struct HttpFixture {
+    _child: tokio::process::Child,
+    url: String,
+}
+
+impl HttpFixture {
+    async fn start() -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(FIXTURE)
+            .arg("--http")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the fixture server starts");
+        let stdout = child.stdout.take().unwrap();
+        let url = tokio::io::BufReader::new(stdout).lines().next_line().await.unwrap().expect("the fixture prints its URL");
+        HttpFixture { _child: child, url }
+    }
+
+    fn config(&self) -> ServerConfig {
+        ServerConfig { transport: Transport::Http { url: self.url.clone(), headers: BTreeMap::new() }, always_load: false }
+    }
+}
+
+/// A harness (builtin and fixture tools) with MCP servers added to its registry.
+async fn harness_with(servers: &[(&str, ServerConfig)]) -> (Harness, McpServers) {
+    let harness = Harness::new();
+    let mcp = McpServers::with_connect_timeout(harness.funnel.registry().clone(), Duration::from_secs(20));
+    for (name, config) in servers {
+        mcp.add(name, config.clone()).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    (harness, mcp)
+}
+
+/// Waits until `condition` holds (state that changes in the background), at most 10 s.
+async fn eventually(what: &str, condition: impl Fn() -> bool) {
+    for _ in 0..200 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("waited 10 s for {what}");
+}
+
+#[tokio::test]
+async fn a_script_receives_structured_content_else_text_else_null_never_an_envelope() {
+    let (harness, _servers) = harness_with(&[("fx", fixture())]).await;
+    let outcome = harness
+        .run(
+            r#"
+            return {
+              structured: await tools.mcp__fx__add({a: 1, b: 2}),
+              text: await tools.mcp__fx__greet({name: "Ada"}),
+              joined: await tools.mcp__fx__lines({}),
+              nothing: await tools.mcp__fx__nothing({}),
+              picture: await tools.mcp__fx__picture({}),
+              caption: await tools.mcp__fx__captioned_picture({}),
+              resources: await tools.mcp__fx__resources({}),
+              profile: await tools["mcp__fx__get-user.profile"]({id: "u1"}),
+            }"#,
+        )
+        .await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(
+        outcome.value().unwrap(),
+        &json!({
+            "structured": {"sum": 3},
+            "text": "hello, Ada",
+            "joined": "first\nsecond",
+            "nothing": null,
+            "picture": null,
+            "caption": "a single pixel",
+            "resources": "[resource memo://today (text/plain)]\nbuy milk\n[resource link memo://archive: archive - older memos]",
+            "profile": {"id": "u1", "name": "Ada"},
+        })
+    );
+    assert_eq!(outcome.images.len(), 2, "both images are attachments of the result");
+    assert_eq!(outcome.images[0].mime_type, "image/png");
+}
+
+#[tokio::test]
+async fn images_are_capped_by_the_image_limit() {
+    let (harness, _servers) = harness_with(&[("fx", fixture())]).await;
+    let limits = Limits { max_images: 1, ..Limits::default() };
+    let outcome = harness.run_with("for (let i = 0; i < 3; i++) await tools.mcp__fx__picture({}); return 'ok'", limits).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!((outcome.images.len(), outcome.images_dropped), (1, 2));
+}
+
+#[tokio::test]
+async fn errors_reject_with_the_servers_text_and_their_stage() {
+    let (harness, _servers) = harness_with(&[("fx", fixture())]).await;
+    let outcome = harness
+        .run(
+            r#"
+            const messages = [];
+            for (const call of [() => tools.mcp__fx__fail({}), () => tools.mcp__fx__refuse({}), () => tools.mcp__fx__add({a: "x"})]) {
+              try { await call(); } catch (e) { messages.push(e.message); }
+            }
+            return messages"#,
+        )
+        .await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let messages = outcome.value().unwrap().as_array().unwrap();
+    assert_eq!(messages[0], "the fixture failed on purpose");
+    assert_eq!(messages[1], "MCP server `fx` refused the arguments of `refuse`: `x` must be a number");
+    assert_eq!(messages[2], "MCP server `fx` refused the arguments of `add`: `a` must be a number");
+
+    let funnel = harness.funnel.clone();
+    let direct = |name: &str| {
+        let request = exec_host::CallRequest {
+            name: name.into(),
+            args: Default::default(),
+            context: exec_host::CallContext { origin: exec_host::Origin::Direct, cancel: Default::default() },
+        };
+        let funnel = funnel.clone();
+        async move { funnel.call(request).await.unwrap_err().stage }
+    };
+    assert_eq!(direct("mcp__fx__fail").await, Stage::Execution);
+    assert_eq!(direct("mcp__fx__refuse").await, Stage::Params);
+    assert_eq!(direct("mcp__fx__missing").await, Stage::Discovery);
+}
+
+#[tokio::test]
+async fn tools_carry_their_names_meta_and_schemas_and_invalid_ones_are_skipped() {
+    let harness = Harness::new();
+    let servers = McpServers::new(harness.funnel.registry().clone());
+    let connected = servers.add("fx", fixture()).await.unwrap();
+    assert_eq!(connected.skipped.len(), 1);
+    assert_eq!(connected.skipped[0].name, "bad_schema");
+    assert!(connected.skipped[0].reason.contains("top level is an object"), "{}", connected.skipped[0].reason);
+
+    let definitions = harness.reachable();
+    let find = |name: &str| definitions.iter().find(|d| d.name == name);
+    assert!(find("mcp__fx__bad_schema").is_none());
+    let pinned = find("mcp__fx__pinned").unwrap();
+    assert!(pinned.always_load);
+    assert_eq!(pinned.search_hint.as_deref(), Some("pin keep loaded"));
+    let add = find("mcp__fx__add").unwrap();
+    assert!(!add.always_load && add.output_schema.is_some());
+    assert_eq!(add.source, exec_host::ToolSource::Mcp { server: "fx".into() });
+    assert!(find("mcp__fx__get-user.profile").is_some());
+
+    // The server's own flag marks every one of its tools.
+    let harness = Harness::new();
+    let servers = McpServers::new(harness.funnel.registry().clone());
+    servers.add("fx", ServerConfig { always_load: true, ..fixture() }).await.unwrap();
+    assert!(harness.reachable().iter().filter(|d| d.name.starts_with("mcp__fx__")).all(|d| d.always_load));
+}
+
+#[tokio::test]
+async fn one_script_chains_calls_across_a_stdio_and_an_http_server() {
+    let http = HttpFixture::start().await;
+    let (harness, _servers) = harness_with(&[("local", fixture()), ("remote", http.config())]).await;
+    let outcome = harness
+        .run(
+            r#"
+            const { sum } = await tools.mcp__local__add({a: 20, b: 22});
+            const echoed = await tools.mcp__remote__echo({sum, from: "local"});
+            const added = await tools.mcp__remote__add({a: echoed.sum, b: 0.5});
+            return [echoed, added]"#,
+        )
+        .await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(outcome.value().unwrap(), &json!([{"sum": 42, "from": "local"}, {"sum": 42.5}]));
+    assert_eq!(outcome.calls, ["mcp__local__add", "mcp__remote__echo", "mcp__remote__add"]);
+}
+
+#[tokio::test]
+async fn concurrent_calls_to_one_server_overlap() {
+    let http = HttpFixture::start().await;
+    let (harness, _servers) = harness_with(&[("stdio", fixture()), ("http", http.config())]).await;
+    for server in ["stdio", "http"] {
+        let code = format!(
+            "const r = await Promise.all([1, 2, 3, 4, 5].map(() => tools.mcp__{server}__overlap({{ms: 400}})));
+             return Math.max(...r.map(x => x.peak))"
+        );
+        let outcome = harness.run(&code).await;
+        assert!(outcome.ok(), "{}", outcome.text());
+        assert_eq!(outcome.value().unwrap(), &json!(5), "{server}: the five calls were not in flight together");
+    }
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_reachable_in_the_next_exec() {
+    let (harness, _servers) = harness_with(&[("fx", fixture())]).await;
+    let outcome = harness.run("return await tools.mcp__fx__add_tool({name: 'late'})").await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let registry = harness.funnel.registry().clone();
+    eventually("the new tool to be listed", || registry.get("mcp__fx__late").is_some()).await;
+    let outcome = harness.run("return await tools.mcp__fx__late({x: 1})").await;
+    assert_eq!(outcome.value(), Some(&json!({"x": 1})), "{}", outcome.text());
+}
+
+#[tokio::test]
+async fn a_server_that_exits_fails_its_calls_in_flight_and_leaves_the_reachable_set() {
+    let (harness, servers) = harness_with(&[("fx", fixture()), ("other", fixture())]).await;
+    let outcome = harness
+        .run(
+            r#"
+            const slow = tools.mcp__fx__slow({ms: 30000}).catch(e => e.message);
+            const crash = tools.mcp__fx__crash({}).catch(e => e.message);
+            return [await slow, await crash]"#,
+        )
+        .await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(
+        outcome.value().unwrap(),
+        &json!(["MCP server `fx` disconnected before answering `slow`", "MCP server `fx` disconnected before answering `crash`"])
+    );
+    let registry = harness.funnel.registry().clone();
+    eventually("the server's tools to leave", || registry.snapshot().names().all(|n| !n.starts_with("mcp__fx__"))).await;
+    assert!(matches!(&servers.states()[0], (name, ServerState::Disconnected { .. }) if name == "fx"));
+
+    let outcome = harness.run("return await tools.mcp__fx__echo({})").await;
+    assert!(outcome.text().contains("MCP server `fx` did not offer `echo` when the script started"), "{}", outcome.text());
+    let outcome = harness.run("return await tools.mcp__other__greet({name: 'still here'})").await;
+    assert_eq!(outcome.value(), Some(&json!("hello, still here")), "the other server is unaffected");
+
+    // A server that left may be added again.
+    servers.add("fx", fixture()).await.unwrap();
+    assert_eq!(harness.run("return await tools.mcp__fx__nothing({})").await.value(), Some(&json!(null)));
+}
+
+#[tokio::test]
+async fn servers_added_and_removed_at_run_time_are_reachable_exactly_while_connected() {
+    let (harness, servers) = harness_with(&[]).await;
+    let before = harness.request("return await tools.mcp__late__greet({name: 'x'})");
+    servers.add("late", fixture()).await.unwrap();
+    // The reachable set is computed when an Exec starts: one prepared before the server
+    // connected does not see it, the next one does.
+    let outcome = harness.run_request(before).await;
+    assert!(outcome.text().contains("`mcp__late__greet` is not reachable from this script"), "{}", outcome.text());
+    assert_eq!(harness.run("return await tools.mcp__late__greet({name: 'x'})").await.value(), Some(&json!("hello, x")));
+    let prepared = harness.request("return await tools.mcp__late__greet({name: 'x'})");
+    assert!(servers.remove("late").await);
+    assert!(!servers.remove("late").await);
+    // Removed while an Exec is being prepared: the funnel no longer finds the tool.
+    let outcome = harness.run_request(prepared).await;
+    assert!(outcome.text().contains("MCP server `late` is not connected or does not offer `greet` now"), "{}", outcome.text());
+    assert!(servers.add("bad__name", fixture()).await.unwrap_err().to_string().contains("ambiguous"));
+}
+
+#[tokio::test]
+async fn an_aborted_exec_cancels_its_mcp_requests() {
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("cancelled");
+    let (harness, _servers) = harness_with(&[("fx", fixture_logging_cancellations(&log))]).await;
+    let code = "await Promise.all([tools.mcp__fx__slow({ms: 60000}), tools.mcp__fx__never({})])";
+    let request = abort_after_call(harness.request(code), "mcp__fx__never", 200);
+    let outcome = within(30, harness.run_request(request)).await;
+    assert!(matches!(outcome.failure(), Some(Failure::Aborted)), "{}", outcome.text());
+    eventually("the server to see both cancellations", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.contains("cancelled slow") && text.contains("cancelled never")
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_that_never_returns_ends_with_the_nested_wait_cap() {
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("cancelled");
+    let (harness, _servers) = harness_with(&[("fx", fixture_logging_cancellations(&log))]).await;
+    let limits = Limits { max_nested_wait: Some(Duration::from_millis(300)), ..Limits::default() };
+    let outcome = within(30, harness.run_with("await tools.mcp__fx__never({})", limits)).await;
+    assert!(matches!(outcome.failure(), Some(Failure::NestedWaitExceeded { .. })), "{}", outcome.text());
+    eventually("the server to see the cancellation", || {
+        std::fs::read_to_string(&log).unwrap_or_default().contains("cancelled never")
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn servers_that_cannot_start_are_reported_once_each_and_the_others_work() {
+    let harness = Harness::new();
+    let servers = McpServers::with_connect_timeout(harness.funnel.registry().clone(), Duration::from_millis(1500));
+    let missing_cwd = ServerConfig {
+        transport: Transport::Stdio {
+            command: FIXTURE.into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: Some("/no/such/dir".into()),
+        },
+        always_load: false,
+    };
+    let config = McpConfig {
+        servers: [
+            ("good".to_string(), fixture()),
+            ("missing".to_string(), stdio("no-such-mcp-server-command", &[])),
+            ("exits".to_string(), stdio(FIXTURE, &["--fail-start"])),
+            ("mute".to_string(), stdio(FIXTURE, &["--mute"])),
+            ("garbage".to_string(), stdio(FIXTURE, &["--garbage"])),
+            ("nowhere".to_string(), missing_cwd),
+            (
+                "unreachable".to_string(),
+                ServerConfig {
+                    transport: Transport::Http { url: "http://127.0.0.1:9/mcp".into(), headers: BTreeMap::new() },
+                    always_load: false,
+                },
+            ),
+        ]
+        .into(),
+    };
+    let failures = within(30, servers.start_all(&config)).await;
+    let reason = |server: &str| {
+        let found: Vec<_> = failures.iter().filter(|f| f.server == server).collect();
+        assert_eq!(found.len(), 1, "{server} is reported once: {failures:?}");
+        found[0].to_string()
+    };
+    assert_eq!(failures.len(), 6, "{failures:#?}");
+    let missing = reason("missing");
+    assert!(missing.starts_with("MCP server `missing` is not available: "), "{missing}");
+    assert!(missing.contains("command `no-such-mcp-server-command` was not found"), "{missing}");
+    assert!(reason("exits").contains("cannot open its database"), "the reason quotes the server's stderr");
+    assert!(reason("mute").contains("no answer to `initialize` within 1.5 s"), "{}", reason("mute"));
+    let garbage = reason("garbage");
+    assert!(garbage.contains("initialize") || garbage.contains("handshake"), "{garbage}");
+    assert!(reason("nowhere").contains("/no/such/dir is not a directory"), "{}", reason("nowhere"));
+    assert!(reason("unreachable").contains("127.0.0.1:9"), "{}", reason("unreachable"));
+
+    let outcome = harness.run("return await tools.mcp__good__greet({name: 'ok'})").await;
+    assert_eq!(outcome.value(), Some(&json!("hello, ok")), "{}", outcome.text());
+    assert_eq!(servers.states().len(), 1, "nothing is left of the servers that failed");
+    within(10, servers.shutdown()).await;
+    assert!(harness.reachable().iter().all(|d| !d.name.starts_with("mcp__")));
+}
+
+/// The published reference server, installed from the npm lockfile in tests/mcp-servers.
+fn everything_server() -> ServerConfig {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers");
+    let entry: PathBuf = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    INSTALL.call_once(|| {
+        if !entry.exists() {
+            let status = std::process::Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(&dir)
+                .status()
+                .expect("npm runs (Node.js is needed for the published MCP server tests)");
+            assert!(status.success(), "`npm ci` in {} failed", dir.display());
+        }
+    });
+    assert!(entry.exists(), "{} is missing after npm ci", entry.display());
+    stdio("node", &[entry.to_str().unwrap(), "stdio"])
+}
+
+#[tokio::test]
+async fn the_published_everything_server_is_reachable_from_a_script() {
+    let (harness, _servers) = harness_with(&[("everything", everything_server())]).await;
+    let names: Vec<String> = harness.reachable().into_iter().map(|d| d.name).collect();
+    for tool in ["echo", "get-sum", "get-tiny-image", "get-structured-content"] {
+        assert!(names.contains(&format!("mcp__everything__{tool}")), "{tool} is not listed: {names:?}");
+    }
+    let weather = harness.reachable().into_iter().find(|d| d.name == "mcp__everything__get-structured-content").unwrap();
+    assert!(weather.output_schema.is_some(), "its outputSchema is kept for signatures");
+
+    let outcome = harness
+        .run(
+            r#"
+            const echo = await tools.mcp__everything__echo({message: "hi"});
+            const sum = await tools["mcp__everything__get-sum"]({a: 2, b: 3});
+            const image = await tools["mcp__everything__get-tiny-image"]({});
+            const weather = await tools["mcp__everything__get-structured-content"]({location: "Chicago"});
+            return {echo, sum, image, weather, typeofWeather: typeof weather}"#,
+        )
+        .await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let value = outcome.value().unwrap();
+    assert_eq!(value["echo"], "Echo: hi");
+    assert!(value["sum"].as_str().is_some_and(|s| s.contains('5')), "{value}");
+    assert!(value["image"].is_string(), "the image answer's captions reach the script: {value}");
+    assert_eq!(value["typeofWeather"], "object", "structured content arrives parsed");
+    assert_eq!(value["weather"]["conditions"], "Light rain / drizzle");
+    assert_eq!(outcome.images.len(), 1);
+    assert_eq!(outcome.images[0].mime_type, "image/png");
+}

@@ -1,0 +1,281 @@
+//! An MCP server for the integration tests and the benchmark, written with rmcp. It offers
+//! one tool per answer shape and misbehaviour the host must handle.
+//!
+//! ```text
+//! fixture-mcp-server              serve MCP on stdin/stdout
+//! fixture-mcp-server --http       serve streamable HTTP on 127.0.0.1 (a free port); the
+//!                                 first line on stdout is the endpoint URL
+//! fixture-mcp-server --mute       read stdin, never answer (not even `initialize`)
+//! fixture-mcp-server --garbage    answer every line with text that is not JSON-RPC
+//! fixture-mcp-server --fail-start write a reason to stderr and exit with status 1
+//! ```
+//!
+//! With `FIXTURE_CANCEL_LOG=<file>` set, every call the client cancels appends
+//! `cancelled <tool>` to that file.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, EmbeddedResource, ErrorData, JsonObject,
+    ListToolsResult, PaginatedRequestParams, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// A 1x1 PNG.
+const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+#[derive(Clone, Default)]
+struct Fixture {
+    /// Tools added at run time by `add_tool`.
+    added: Arc<Mutex<Vec<String>>>,
+    in_flight: Arc<AtomicUsize>,
+    peak: Arc<AtomicUsize>,
+}
+
+fn tool(name: &str, description: &str, input: Value) -> Tool {
+    let Value::Object(schema) = input else { unreachable!("fixture schemas are objects") };
+    Tool::new(name.to_string(), description.to_string(), Arc::new(schema))
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+impl Fixture {
+    fn tools(&self) -> Vec<Tool> {
+        let ms = || object(json!({"ms": {"type": "integer", "description": "How long to take"}}), &["ms"]);
+        let mut add = tool(
+            "add",
+            "Adds two numbers; answers with structured content and the same as text",
+            object(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]),
+        );
+        add.output_schema = Some(Arc::new(as_object(object(json!({"sum": {"type": "number"}}), &["sum"]))));
+        let mut pinned = tool("pinned", "A tool the server marks as always loaded", object(json!({}), &[]));
+        pinned.meta = Some(rmcp::model::MetaObject(as_object(
+            json!({"anthropic/alwaysLoad": true, "anthropic/searchHint": "pin keep loaded"}),
+        )));
+        let mut bad_schema = tool("bad_schema", "Its input schema is not an object", object(json!({}), &[]));
+        bad_schema.input_schema = Arc::new(as_object(json!({"type": "string"})));
+        let mut tools = vec![
+            tool("echo", "Answers with its arguments as structured content", json!({"type": "object"})),
+            add,
+            tool("greet", "Answers with text only", object(json!({"name": {"type": "string"}}), &["name"])),
+            tool("lines", "Answers with two text blocks", object(json!({}), &[])),
+            tool("nothing", "Answers with no content at all", object(json!({}), &[])),
+            tool("picture", "Answers with an image only", object(json!({}), &[])),
+            tool("captioned_picture", "Answers with a caption and an image", object(json!({}), &[])),
+            tool("resources", "Answers with an embedded resource and a resource link", object(json!({}), &[])),
+            tool("slow", "Answers after `ms` milliseconds", ms()),
+            tool("overlap", "Sleeps `ms` and answers with the most calls it saw in flight at once", ms()),
+            tool("never", "Never answers", object(json!({}), &[])),
+            tool("fail", "Answers with isError", object(json!({}), &[])),
+            tool("refuse", "Refuses its arguments with a JSON-RPC error", object(json!({}), &[])),
+            tool(
+                "add_tool",
+                "Adds an echo tool named `name` and announces the change",
+                object(json!({"name": {"type": "string"}}), &["name"]),
+            ),
+            tool("crash", "Exits the server process", object(json!({}), &[])),
+            tool("noisy", "Writes to stderr and answers", object(json!({}), &[])),
+            tool(
+                "get-user.profile",
+                "A name that is not a JavaScript identifier",
+                object(json!({"id": {"type": "string"}}), &["id"]),
+            ),
+            pinned,
+            bad_schema,
+        ];
+        for name in self.added.lock().unwrap().iter() {
+            tools.push(tool(name, "Added at run time; answers with its arguments", json!({"type": "object"})));
+        }
+        tools
+    }
+
+    async fn run(&self, name: &str, args: JsonObject, context: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+        let text = |t: String| CallToolResult::success(vec![ContentBlock::text(t)]);
+        Ok(match name {
+            "echo" => structured(Value::Object(args)),
+            "add" => {
+                let number = |key: &str| args.get(key).and_then(Value::as_f64).ok_or_else(|| not_a_number(key));
+                let sum = number("a")? + number("b")?;
+                let mut result = CallToolResult::success(vec![ContentBlock::text(json!({"sum": sum}).to_string())]);
+                result.structured_content = Some(json!({"sum": sum}));
+                result
+            }
+            "greet" => text(format!("hello, {}", args.get("name").and_then(Value::as_str).unwrap_or("stranger"))),
+            "lines" => CallToolResult::success(vec![ContentBlock::text("first"), ContentBlock::text("second")]),
+            "nothing" => CallToolResult::success(vec![]),
+            "picture" => CallToolResult::success(vec![ContentBlock::image(PIXEL_PNG, "image/png")]),
+            "captioned_picture" => {
+                CallToolResult::success(vec![ContentBlock::text("a single pixel"), ContentBlock::image(PIXEL_PNG, "image/png")])
+            }
+            "resources" => {
+                let contents = ResourceContents::TextResourceContents {
+                    uri: "memo://today".into(),
+                    mime_type: Some("text/plain".into()),
+                    text: "buy milk".into(),
+                    meta: None,
+                };
+                let mut link = Resource::new("memo://archive", "archive");
+                link.description = Some("older memos".into());
+                CallToolResult::success(vec![
+                    ContentBlock::Resource(EmbeddedResource::new(contents)),
+                    ContentBlock::ResourceLink(link),
+                ])
+            }
+            "slow" => {
+                let ms = args.get("ms").and_then(Value::as_u64).ok_or_else(|| not_a_number("ms"))?;
+                self.cancellable(name, context, Duration::from_millis(ms)).await;
+                text(format!("slept {ms} ms"))
+            }
+            "overlap" => {
+                let ms = args.get("ms").and_then(Value::as_u64).ok_or_else(|| not_a_number("ms"))?;
+                let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                self.peak.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                self.in_flight.fetch_sub(1, Ordering::SeqCst);
+                structured(json!({"peak": self.peak.load(Ordering::SeqCst)}))
+            }
+            "never" => {
+                self.cancellable(name, context, Duration::MAX).await;
+                text("unreachable".into())
+            }
+            "fail" => CallToolResult::error(vec![ContentBlock::text("the fixture failed on purpose")]),
+            "refuse" => return Err(ErrorData::invalid_params("`x` must be a number", None)),
+            "add_tool" => {
+                let added = args.get("name").and_then(Value::as_str).unwrap_or("added").to_string();
+                self.added.lock().unwrap().push(added.clone());
+                let _ = context.peer.notify_tool_list_changed().await;
+                text(format!("added {added}"))
+            }
+            "crash" => {
+                eprintln!("fixture: crashing on purpose");
+                std::process::exit(3);
+            }
+            "noisy" => {
+                eprintln!("fixture: a line only the log may see");
+                text("done".into())
+            }
+            "get-user.profile" => structured(json!({"id": args.get("id").cloned().unwrap_or(Value::Null), "name": "Ada"})),
+            "pinned" => text("pinned".into()),
+            other if self.added.lock().unwrap().iter().any(|n| n == other) => structured(Value::Object(args)),
+            other => return Err(ErrorData::invalid_params(format!("no tool named {other}"), None)),
+        })
+    }
+
+    /// Waits `duration` unless the client cancels the call first (which is written down).
+    async fn cancellable(&self, name: &str, context: &RequestContext<RoleServer>, duration: Duration) {
+        let sleep =
+            async { if duration == Duration::MAX { std::future::pending().await } else { tokio::time::sleep(duration).await } };
+        tokio::select! {
+            _ = sleep => {}
+            _ = context.ct.cancelled() => {
+                if let Ok(file) = std::env::var("FIXTURE_CANCEL_LOG") {
+                    let mut log = std::fs::OpenOptions::new().create(true).append(true).open(file).expect("cancel log opens");
+                    writeln!(log, "cancelled {name}").expect("cancel log is writable");
+                }
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+fn as_object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("fixture schemas are objects"),
+    }
+}
+
+fn structured(value: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    result.structured_content = Some(value);
+    result
+}
+
+fn not_a_number(key: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("`{key}` must be a number"), None)
+}
+
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        self.run(&request.name, args, &context).await.map(CallToolResponse::from)
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    match mode.as_str() {
+        "" => {
+            let service = Fixture::default().serve(rmcp::transport::stdio()).await?;
+            service.waiting().await?;
+        }
+        "--http" => serve_http().await?,
+        "--mute" => {
+            let mut sink = tokio::io::sink();
+            tokio::io::copy(&mut tokio::io::stdin(), &mut sink).await?;
+        }
+        "--garbage" => {
+            use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+            let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+            let mut stdout = tokio::io::stdout();
+            while lines.next_line().await?.is_some() {
+                stdout.write_all(b"this is not JSON-RPC\n").await?;
+                stdout.flush().await?;
+            }
+        }
+        "--fail-start" => {
+            eprintln!("fixture: cannot open its database");
+            std::process::exit(1);
+        }
+        other => anyhow::bail!("unknown mode {other:?}"),
+    }
+    Ok(())
+}
+
+/// Serves streamable HTTP until stdin closes (so the server ends with the test that
+/// started it).
+async fn serve_http() -> anyhow::Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let fixture = Fixture::default();
+    let service = StreamableHttpService::new(
+        move || Ok(fixture.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://{}/mcp", listener.local_addr()?);
+    std::io::stdout().flush()?;
+    let stdin_closed = async {
+        let mut sink = tokio::io::sink();
+        let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut sink).await;
+    };
+    axum::serve(listener, router).with_graceful_shutdown(stdin_closed).await?;
+    Ok(())
+}
