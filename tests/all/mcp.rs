@@ -417,3 +417,16 @@ async fn the_published_everything_server_is_reachable_from_a_script() {
     assert_eq!(outcome.images.len(), 1);
     assert_eq!(outcome.images[0].mime_type, "image/png");
 }
+
+#[tokio::test]
+async fn an_http_server_that_goes_away_fails_its_calls_naming_it_and_leaves() {
+    let http = HttpFixture::start().await;
+    let (harness, servers) = harness_with(&[("remote", http.config()), ("local", fixture())]).await;
+    let outcome = within(60, harness.run("return await tools.mcp__remote__crash({}).catch(e => e.message)")).await;
+    assert_eq!(outcome.value(), Some(&json!("MCP server `remote` disconnected before answering `crash`")), "{}", outcome.text());
+    let registry = harness.funnel.registry().clone();
+    eventually("the server's tools to leave", || registry.snapshot().names().all(|n| !n.starts_with("mcp__remote__"))).await;
+    let states = servers.states();
+    assert!(matches!(&states[1], (name, ServerState::Disconnected { reason }) if name == "remote" && reason.contains("stopped answering")), "{states:?}");
+    assert_eq!(harness.run("return await tools.mcp__local__nothing({})").await.value(), Some(&json!(null)));
+}

@@ -11,6 +11,7 @@ use std::time::Duration;
 #[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService, serve_client};
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt as _};
@@ -93,7 +94,8 @@ pub(crate) async fn connect(server: &str, transport: &Transport, timeout: Durati
             }
         }
         Transport::Http { url, headers } => {
-            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(header_map(headers)?);
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(header_map(headers)?);
+            config.retry_config = Arc::new(reconnect_policy());
             let transport = StreamableHttpClientTransport::from_config(config);
             match tokio::time::timeout(timeout, events.serve(transport)).await {
                 Ok(Ok(service)) => Ok(Connection { service, tools_changed }),
@@ -105,6 +107,17 @@ pub(crate) async fn connect(server: &str, transport: &Transport, timeout: Durati
             }
         }
     }
+}
+
+/// How often a broken response stream is resumed before its request fails: a few quick
+/// tries ride out a blip; a server that is gone fails its calls within a few seconds
+/// instead of leaving them waiting forever (rmcp's default retries without end).
+fn reconnect_policy() -> ExponentialBackoff {
+    let mut policy = ExponentialBackoff::default();
+    policy.max_times = Some(3);
+    policy.base_duration = Duration::from_millis(200);
+    policy.max_delay = Some(Duration::from_secs(1));
+    policy
 }
 
 /// The innermost error of a chain: what actually went wrong, without the layers' wording.

@@ -11,20 +11,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::join_all;
+use rmcp::model::ClientRequest;
 use rmcp::service::{Peer, RoleClient};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::config::{self, McpConfig, ServerConfig};
 use super::connection::{self, Connection};
-use super::tool::{SkippedTool, tools_of};
+use super::tool::{ServerLink, SkippedTool, tools_of};
 use crate::tools::Registry;
 
 /// Default time a server has to start and answer `initialize` and `tools/list`.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a closing server may take to exit before it is killed.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// How long a server whose call failed at the transport level has to answer a `ping`.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A server that could not be connected, and why. Shown once, as one sentence.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -95,12 +99,12 @@ impl McpServers {
             return Err(fail("a server of that name is already connected; remove it first".into()));
         }
         let connection = connection::connect(name, &server.transport, self.connect_timeout).await.map_err(fail)?;
-        let peer = connection.service.peer().clone();
-        let listed = tokio::time::timeout(self.connect_timeout, peer.list_all_tools())
+        let link = ServerLink { server: name.into(), peer: connection.service.peer().clone(), suspect: Arc::new(Notify::new()) };
+        let listed = tokio::time::timeout(self.connect_timeout, link.peer.list_all_tools())
             .await
             .map_err(|_| fail(format!("no answer to `tools/list` within {:?}", self.connect_timeout)))?
             .map_err(|e| fail(format!("`tools/list` failed: {e}")))?;
-        let (tools, skipped) = tools_of(name, listed, server.always_load, &peer);
+        let (tools, skipped) = tools_of(&link, listed, server.always_load);
         report_skipped(name, &skipped);
         let connected = Connected { tools: tools.len(), skipped };
 
@@ -120,7 +124,7 @@ impl McpServers {
             state: state.clone(),
             refresh_timeout: self.connect_timeout,
         };
-        let task = tokio::spawn(watch.run(connection, stop.clone()));
+        let task = tokio::spawn(watch.run(connection, link, stop.clone()));
         servers.insert(name.to_string(), Supervised { stop, task, state });
         Ok(connected)
     }
@@ -183,30 +187,26 @@ struct Watch {
 }
 
 impl Watch {
-    async fn run(self, connection: Connection, stop: CancellationToken) {
+    async fn run(self, connection: Connection, link: ServerLink, stop: CancellationToken) {
         let Connection { service, tools_changed } = connection;
-        let peer = service.peer().clone();
-        let mut close = Some(service.cancellation_token());
+        let close = service.cancellation_token();
         let ended = service.waiting();
         tokio::pin!(ended);
-        loop {
+        let gone = loop {
             tokio::select! {
-                quit = &mut ended => {
-                    self.registry.remove_server_tools(&self.server);
-                    let reason = match quit {
-                        Ok(reason) => format!("{reason:?}"),
-                        Err(e) => format!("its connection task failed: {e}"),
-                    };
-                    warn!("MCP server `{}` disconnected ({reason}); its tools are no longer reachable", self.server);
-                    *self.state.lock().unwrap_or_else(|e| e.into_inner()) = ServerState::Disconnected { reason };
-                    return;
+                quit = &mut ended => break match quit {
+                    Ok(reason) => format!("{reason:?}"),
+                    Err(e) => format!("its connection task failed: {e}"),
+                },
+                _ = tools_changed.notified() => self.refresh(&link).await,
+                _ = link.suspect.notified() => {
+                    if let Err(why) = self.responds(&link.peer).await {
+                        break format!("it stopped answering ({why})");
+                    }
                 }
-                _ = tools_changed.notified() => self.refresh(&peer).await,
                 _ = stop.cancelled() => {
                     self.registry.remove_server_tools(&self.server);
-                    if let Some(close) = close.take() {
-                        close.cancel();
-                    }
+                    close.cancel();
                     // The transport closes the child's stdin and waits for it to exit; past
                     // the grace the task is dropped and the child killed (kill_on_drop).
                     if tokio::time::timeout(CLOSE_GRACE, &mut ended).await.is_err() {
@@ -216,14 +216,28 @@ impl Watch {
                     return;
                 }
             }
+        };
+        self.registry.remove_server_tools(&self.server);
+        warn!("MCP server `{}` disconnected ({gone}); its tools are no longer reachable", self.server);
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = ServerState::Disconnected { reason: gone };
+        close.cancel();
+    }
+
+    /// Whether the server still answers a `ping`.
+    async fn responds(&self, peer: &Peer<RoleClient>) -> Result<(), String> {
+        let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
+        match tokio::time::timeout(PING_TIMEOUT, ping).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer to `ping` within {PING_TIMEOUT:?}")),
         }
     }
 
     /// Lists the server's tools again and replaces them in the registry.
-    async fn refresh(&self, peer: &Peer<RoleClient>) {
-        match tokio::time::timeout(self.refresh_timeout, peer.list_all_tools()).await {
+    async fn refresh(&self, link: &ServerLink) {
+        match tokio::time::timeout(self.refresh_timeout, link.peer.list_all_tools()).await {
             Ok(Ok(listed)) => {
-                let (tools, skipped) = tools_of(&self.server, listed, self.always_load, peer);
+                let (tools, skipped) = tools_of(link, listed, self.always_load);
                 report_skipped(&self.server, &skipped);
                 info!(server = %self.server, tools = tools.len(), "MCP server tools refreshed");
                 *self.state.lock().unwrap_or_else(|e| e.into_inner()) = ServerState::Connected { tools: tools.len() };

@@ -8,6 +8,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, ResourceContents};
 use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::{Map, Value};
+use tokio::sync::Notify;
 
 use crate::tools::{CallContext, Image, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
 
@@ -16,13 +17,23 @@ pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
 /// `_meta` key carrying a tool's search hint.
 pub const SEARCH_HINT_META: &str = "anthropic/searchHint";
 
+/// What every tool of one connected server shares: the server's name, the client side of
+/// the connection, and the alarm a call raises when the connection failed under it.
+#[derive(Clone)]
+pub struct ServerLink {
+    pub server: Arc<str>,
+    pub peer: Peer<RoleClient>,
+    /// Notified when a call failed at the transport level; the server's watcher then checks
+    /// whether the server is still there (an HTTP server can vanish without closing anything).
+    pub suspect: Arc<Notify>,
+}
+
 /// A tool of a connected MCP server.
 pub struct McpTool {
     definition: ToolDefinition,
     /// The tool's name on its server (without the `mcp__<server>__` prefix).
     remote_name: Arc<str>,
-    server: Arc<str>,
-    peer: Peer<RoleClient>,
+    link: ServerLink,
 }
 
 /// A tool a server listed that cannot be offered, and why.
@@ -34,16 +45,11 @@ pub struct SkippedTool {
 
 /// The tools of one `tools/list` answer, and the ones refused (invalid schema or name,
 /// listed twice). `always_load` is the server's own flag from its configuration.
-pub fn tools_of(
-    server: &str,
-    listed: Vec<rmcp::model::Tool>,
-    always_load: bool,
-    peer: &Peer<RoleClient>,
-) -> (Vec<Arc<dyn Tool>>, Vec<SkippedTool>) {
+pub fn tools_of(link: &ServerLink, listed: Vec<rmcp::model::Tool>, always_load: bool) -> (Vec<Arc<dyn Tool>>, Vec<SkippedTool>) {
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     let mut skipped = Vec::new();
     let mut seen = HashSet::new();
-    let server_name: Arc<str> = server.into();
+    let server = &*link.server;
     for tool in listed {
         let remote_name = tool.name.to_string();
         if !seen.insert(remote_name.clone()) {
@@ -51,12 +57,7 @@ pub fn tools_of(
             continue;
         }
         match definition_of(server, &tool, always_load) {
-            Ok(definition) => tools.push(Arc::new(McpTool {
-                definition,
-                remote_name: remote_name.into(),
-                server: server_name.clone(),
-                peer: peer.clone(),
-            })),
+            Ok(definition) => tools.push(Arc::new(McpTool { definition, remote_name: remote_name.into(), link: link.clone() })),
             Err(reason) => skipped.push(SkippedTool { name: remote_name, reason }),
         }
     }
@@ -96,9 +97,14 @@ impl Tool for McpTool {
         // Exec ending), rmcp sends `notifications/cancelled` for the request.
         Box::pin(async move {
             let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
-            match self.peer.call_tool(params).await {
-                Ok(result) => output_of(&self.server, &self.remote_name, result),
-                Err(error) => Err(call_failed(&self.server, &self.remote_name, error)),
+            match self.link.peer.call_tool(params).await {
+                Ok(result) => output_of(&self.link.server, &self.remote_name, result),
+                Err(error) => {
+                    if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                        self.link.suspect.notify_one();
+                    }
+                    Err(call_failed(&self.link.server, &self.remote_name, error))
+                }
             }
         })
     }

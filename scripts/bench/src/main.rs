@@ -9,6 +9,12 @@
 //! (`node-vm-worker/`, `quickjs-emscripten/`, each with `bench.mjs`); they are copied into
 //! the target folder, installed with `npm ci` and run with Node. Without it only exec-host
 //! is measured. Our lines use the peers' JSON format, so one aggregator reads both.
+//!
+//! The `mcp_*` benchmarks call the rmcp fixture server of the test crate over stdio; build
+//! it first (`cargo build --release --workspace --bins`). Their table compares the script
+//! path with the host's own path and with the TypeScript SDK client in Node.
+
+mod mcp;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,6 +59,9 @@ const BENCHES: &[Bench] = &[
     Bench { name: "spin_budget", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "spin_budget_after_sleep", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "process_trivial", samples: 30, quick_samples: 5, warmup: 3 },
+    Bench { name: "mcp_seq_1000", samples: 10, quick_samples: 2, warmup: 2 },
+    Bench { name: "mcp_funnel_1000", samples: 10, quick_samples: 2, warmup: 2 },
+    Bench { name: "mcp_parallel_100", samples: 20, quick_samples: 3, warmup: 3 },
 ];
 
 struct Options {
@@ -247,6 +256,17 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             }
             Sample { us, script_us: None, extra }
         }
+        "mcp_seq_1000" => {
+            let (outcome, us) = exec(harness, &mcp::seq_script(), BIG_BUDGET).await;
+            expect_value(&outcome, mcp::seq_expected(), name)?;
+            plain(us, &outcome)
+        }
+        "mcp_funnel_1000" => Sample { us: mcp::funnel_calls(harness).await?, script_us: None, extra },
+        "mcp_parallel_100" => {
+            let (outcome, us) = exec(harness, mcp::PARALLEL_SCRIPT, BIG_BUDGET).await;
+            expect_value(&outcome, json!(100), name)?;
+            plain(us, &outcome)
+        }
         other => bail!("unknown benchmark {other}"),
     })
 }
@@ -282,7 +302,7 @@ fn summarize(name: &str, samples: &[Sample]) -> Value {
         }
     }
     match name {
-        "calls_seq_1000" => {
+        "calls_seq_1000" | "mcp_seq_1000" | "mcp_funnel_1000" => {
             line["calls"] = json!(1000);
             line["per_call_us"] = json!(round1(line["median_us"].as_f64().unwrap() / 1000.0));
             if let Some(s) = line["script_median_us"].as_f64() {
@@ -499,6 +519,12 @@ async fn main() -> Result<()> {
         println!("{line}");
         return Ok(());
     }
+    // Kept connected for the whole run; the server exits when this is dropped.
+    let _servers = if selected.iter().any(|b| b.name.starts_with("mcp_")) {
+        Some(mcp::connect(&harness, &target).await?)
+    } else {
+        None
+    };
     let mut ours = BTreeMap::new();
     for bench in &selected {
         let n = if options.quick { bench.quick_samples } else { bench.samples };
@@ -523,6 +549,11 @@ async fn main() -> Result<()> {
         ours.insert(bench.name.to_string(), line);
     }
 
+    if selected.iter().any(|b| b.name.starts_with("mcp_")) {
+        let node = mcp::node_sdk_per_call(&target, options.quick)?;
+        mcp::print_table(&ours, node);
+    }
+
     let Some(peers) = options.peers else {
         eprintln!("(no --peers folder given: only exec-host was measured)");
         return Ok(());
@@ -530,7 +561,7 @@ async fn main() -> Result<()> {
     let scratch = target.join("bench-peers");
     // Benchmarks of ours alone are not asked of the peers.
     let peer_names: Vec<&str> =
-        selected.iter().map(|b| b.name).filter(|n| !matches!(*n, "process_trivial" | "sleep_10")).collect();
+        selected.iter().map(|b| b.name).filter(|n| !matches!(*n, "process_trivial" | "sleep_10") && !n.starts_with("mcp_")).collect();
     let configs: [(&str, &str, &[&str]); 3] = [
         ("node-fresh", "node-vm-worker", &[]),
         ("node-reuse", "node-vm-worker", &["--reuse-worker"]),
