@@ -427,6 +427,9 @@ async fn an_http_server_that_goes_away_fails_its_calls_naming_it_and_leaves() {
     let registry = harness.funnel.registry().clone();
     eventually("the server's tools to leave", || registry.snapshot().names().all(|n| !n.starts_with("mcp__remote__"))).await;
     let states = servers.states();
-    assert!(matches!(&states[1], (name, ServerState::Disconnected { reason }) if name == "remote" && reason.contains("stopped answering")), "{states:?}");
+    assert!(
+        matches!(&states[1], (name, ServerState::Disconnected { reason }) if name == "remote" && reason.contains("stopped answering")),
+        "{states:?}"
+    );
     assert_eq!(harness.run("return await tools.mcp__local__nothing({})").await.value(), Some(&json!(null)));
 }

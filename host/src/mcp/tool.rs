@@ -10,7 +10,7 @@ use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use crate::tools::{CallContext, Image, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
+use crate::tools::{CallContext, DefinitionError, Image, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
 
 /// `_meta` key a server sets on a tool that must never be deferred.
 pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
@@ -74,7 +74,12 @@ pub fn definition_of(server: &str, tool: &rmcp::model::Tool, server_always_load:
     let always_load = meta.and_then(|m| m.get(ALWAYS_LOAD_META)).and_then(Value::as_bool).unwrap_or(false);
     let search_hint = meta.and_then(|m| m.get(SEARCH_HINT_META)).and_then(Value::as_str).map(str::trim).filter(|h| !h.is_empty());
     let mut definition = ToolDefinition::new(name, description, input_schema)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| match e {
+            DefinitionError::InputNotObject { found, .. } => {
+                format!("its input schema must be a JSON Schema whose top level is an object (\"type\": \"object\"), got {found}")
+            }
+            DefinitionError::InvalidName { why, .. } => format!("its name is not valid: {why}"),
+        })?
         .deferred(true)
         .always_load(server_always_load || always_load)
         .with_source(ToolSource::Mcp { server: server.to_string() });

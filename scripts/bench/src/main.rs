@@ -520,11 +520,8 @@ async fn main() -> Result<()> {
         return Ok(());
     }
     // Kept connected for the whole run; the server exits when this is dropped.
-    let _servers = if selected.iter().any(|b| b.name.starts_with("mcp_")) {
-        Some(mcp::connect(&harness, &target).await?)
-    } else {
-        None
-    };
+    let _servers =
+        if selected.iter().any(|b| b.name.starts_with("mcp_")) { Some(mcp::connect(&harness, &target).await?) } else { None };
     let mut ours = BTreeMap::new();
     for bench in &selected {
         let n = if options.quick { bench.quick_samples } else { bench.samples };
@@ -560,8 +557,11 @@ async fn main() -> Result<()> {
     };
     let scratch = target.join("bench-peers");
     // Benchmarks of ours alone are not asked of the peers.
-    let peer_names: Vec<&str> =
-        selected.iter().map(|b| b.name).filter(|n| !matches!(*n, "process_trivial" | "sleep_10") && !n.starts_with("mcp_")).collect();
+    let peer_names: Vec<&str> = selected
+        .iter()
+        .map(|b| b.name)
+        .filter(|n| !matches!(*n, "process_trivial" | "sleep_10") && !n.starts_with("mcp_"))
+        .collect();
     let configs: [(&str, &str, &[&str]); 3] = [
         ("node-fresh", "node-vm-worker", &[]),
         ("node-reuse", "node-vm-worker", &["--reuse-worker"]),

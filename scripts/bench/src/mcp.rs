@@ -23,8 +23,7 @@ pub async fn connect(harness: &Harness, target: &Path) -> Result<McpServers> {
         bail!("{} is missing: build it first (cargo build --release --workspace --bins)", fixture.display());
     }
     let servers = McpServers::new(harness.funnel.registry().clone());
-    let transport =
-        Transport::Stdio { command: fixture.display().to_string(), args: vec![], env: BTreeMap::new(), cwd: None };
+    let transport = Transport::Stdio { command: fixture.display().to_string(), args: vec![], env: BTreeMap::new(), cwd: None };
     servers.add("fx", ServerConfig { transport, always_load: false }).await?;
     Ok(servers)
 }
