@@ -371,3 +371,23 @@ fn an_interrupted_script_leaves_no_mcp_server_behind() {
     }
     assert!(!server_running(), "the MCP server outlived the host");
 }
+
+#[test]
+fn a_server_that_outlives_its_stdin_is_killed_when_the_host_exits() {
+    let setup = Setup::new();
+    let marker = format!("exec-host-linger-marker-{}", std::process::id());
+    let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server(), "args": ["--linger", marker]}}));
+    let script = setup.script("s.js", "return await tools.mcp__fx__greet({name: 'x'})");
+    let started = std::time::Instant::now();
+    let output = setup.run(&["run", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output).trim(), "hello, x");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "the host took {:?} to exit", started.elapsed());
+    assert!(stderr(&output).contains("did not exit within"), "{}", stderr(&output));
+    let running = || !stdout(&Command::new("pgrep").args(["-f", &marker]).output().unwrap()).trim().is_empty();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!running(), "the server outlived the host");
+}

@@ -80,3 +80,13 @@ async fn logs_after_the_cap_are_counted_not_kept() {
     assert_eq!(outcome.logs, vec!["x".repeat(10)]);
     assert_eq!(outcome.logs_cut_chars, 999_990);
 }
+
+#[tokio::test]
+async fn a_tools_own_work_is_not_charged_to_the_script() {
+    // `busy` answers in its first poll, inside the guest's import: its 150 ms x 3 are the
+    // tool's time; the script's own budget of 100 ms is untouched.
+    let code = "for (let i = 0; i < 3; i++) await tools.busy({ ms: 150 }); return 'ok'";
+    let outcome = Harness::new().run_with(code, budget(100)).await;
+    assert_eq!(outcome.value(), Some(&serde_json::json!("ok")), "{}", outcome.text());
+    assert!(outcome.guest_time < Duration::from_millis(100), "{:?}", outcome.guest_time);
+}

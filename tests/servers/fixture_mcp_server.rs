@@ -8,6 +8,7 @@
 //! fixture-mcp-server --mute       read stdin, never answer (not even `initialize`)
 //! fixture-mcp-server --garbage    answer every line with text that is not JSON-RPC
 //! fixture-mcp-server --fail-start write a reason to stderr and exit with status 1
+//! fixture-mcp-server --linger     serve stdio, then keep running after stdin closes
 //! ```
 //!
 //! With `FIXTURE_CANCEL_LOG=<file>` set, every call the client cancels appends
@@ -234,6 +235,11 @@ async fn main() -> anyhow::Result<()> {
             service.waiting().await?;
         }
         "--http" => serve_http().await?,
+        "--linger" => {
+            let service = Fixture::default().serve(rmcp::transport::stdio()).await?;
+            service.waiting().await?;
+            std::future::pending::<()>().await;
+        }
         "--mute" => {
             let mut sink = tokio::io::sink();
             tokio::io::copy(&mut tokio::io::stdin(), &mut sink).await?;

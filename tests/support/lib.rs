@@ -119,6 +119,20 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
             },
         ),
         FixtureTool::shared(
+            "busy",
+            "Works `ms` milliseconds without yielding (a synchronous tool), then answers \"done\".",
+            object(json!({"ms": {"type": "number"}}), &["ms"]),
+            |args, _| {
+                Box::pin(async move {
+                    let until = std::time::Instant::now() + Duration::from_millis(number(&args, "ms")?.max(0.0) as u64);
+                    while std::time::Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
+                    Ok(ToolOutput::text("done"))
+                })
+            },
+        ),
+        FixtureTool::shared(
             "sleep",
             "Waits `ms` milliseconds, then answers \"slept\".",
             object(json!({"ms": {"type": "number"}}), &["ms"]),

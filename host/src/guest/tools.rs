@@ -7,14 +7,24 @@ use crate::tools::{ScriptValue, ToolError, ToolOutput};
 
 impl Host for ExecState {
     fn start_call(&mut self, name: String, args_json: String) -> Started {
-        match self.calls.start(name, args_json) {
+        // The tool's first poll is the tool's time (and any wake-up of another thread it
+        // causes), not the script's.
+        let clock = self.clock.clone();
+        let paused = clock.pause();
+        let started = self.calls.start(name, args_json);
+        drop(paused);
+        match started {
             calls::Started::Pending(id) => Started::Pending(id),
             calls::Started::Done(result) => Started::Done(self.deliver(result)),
         }
     }
 
     async fn wait_next(&mut self) -> wasmtime::Result<Vec<Completion>> {
+        // Polling the calls in flight, the last poll of each included, is not the script's time.
+        let clock = self.clock.clone();
+        let paused = clock.pause();
         let finished = self.calls.finished().await?;
+        drop(paused);
         Ok(finished.into_iter().map(|(id, result)| Completion { id, outcome: self.deliver(result) }).collect())
     }
 }

@@ -47,6 +47,13 @@ impl GuestClock {
         }
     }
 
+    /// Stops charging until the guard is dropped: for host work done inside a guest import
+    /// (a tool's first poll, finished calls being polled), which is not the script's time.
+    pub fn pause(&self) -> Paused<'_> {
+        self.leave();
+        Paused { clock: self }
+    }
+
     /// Time the guest has run so far, the current slice included.
     pub fn spent(&self) -> Duration {
         let mut ns = self.spent_ns.load(Ordering::Relaxed);
@@ -55,6 +62,17 @@ impl GuestClock {
             ns += self.now_ns().saturating_sub(since);
         }
         Duration::from_nanos(ns)
+    }
+}
+
+/// Charging resumes when this is dropped (see [`GuestClock::pause`]).
+pub struct Paused<'a> {
+    clock: &'a GuestClock,
+}
+
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        self.clock.enter();
     }
 }
 

@@ -59,8 +59,8 @@ const BENCHES: &[Bench] = &[
     Bench { name: "spin_budget", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "spin_budget_after_sleep", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "process_trivial", samples: 30, quick_samples: 5, warmup: 3 },
-    Bench { name: "mcp_seq_1000", samples: 10, quick_samples: 2, warmup: 2 },
-    Bench { name: "mcp_funnel_1000", samples: 10, quick_samples: 2, warmup: 2 },
+    Bench { name: "sleep0", samples: 5, quick_samples: 5, warmup: 1 },
+    Bench { name: "mcp_seq", samples: 30, quick_samples: 5, warmup: 3 },
     Bench { name: "mcp_parallel_100", samples: 20, quick_samples: 3, warmup: 3 },
 ];
 
@@ -256,12 +256,25 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             }
             Sample { us, script_us: None, extra }
         }
-        "mcp_seq_1000" => {
+        "mcp_seq" => {
             let (outcome, us) = exec(harness, &mcp::seq_script(), BIG_BUDGET).await;
             expect_value(&outcome, mcp::seq_expected(), name)?;
-            plain(us, &outcome)
+            let floor = mcp::funnel_calls(harness).await?;
+            let calls = mcp::CALLS as f64;
+            extra.insert("per_call_us", us / calls);
+            extra.insert("floor_per_call_us", floor / calls);
+            extra.insert("overhead_per_call_us", (us - floor) / calls);
+            extra.insert("script_per_call_us", outcome.guest_time.as_secs_f64() * 1e6 / calls);
+            Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra }
         }
-        "mcp_funnel_1000" => Sample { us: mcp::funnel_calls(harness).await?, script_us: None, extra },
+        "sleep0" => {
+            let (outcome, us) =
+                exec(harness, "for (let i = 0; i < 200; i++) await tools.sleep({ ms: 0 }); return 1", BIG_BUDGET).await;
+            expect_value(&outcome, json!(1), name)?;
+            extra.insert("per_call_us", us / 200.0);
+            extra.insert("script_per_call_us", outcome.guest_time.as_secs_f64() * 1e6 / 200.0);
+            Sample { us, script_us: None, extra }
+        }
         "mcp_parallel_100" => {
             let (outcome, us) = exec(harness, mcp::PARALLEL_SCRIPT, BIG_BUDGET).await;
             expect_value(&outcome, json!(100), name)?;
@@ -302,7 +315,7 @@ fn summarize(name: &str, samples: &[Sample]) -> Value {
         }
     }
     match name {
-        "calls_seq_1000" | "mcp_seq_1000" | "mcp_funnel_1000" => {
+        "calls_seq_1000" => {
             line["calls"] = json!(1000);
             line["per_call_us"] = json!(round1(line["median_us"].as_f64().unwrap() / 1000.0));
             if let Some(s) = line["script_median_us"].as_f64() {
