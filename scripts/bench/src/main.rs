@@ -59,10 +59,15 @@ const BENCHES: &[Bench] = &[
     Bench { name: "spin_budget", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "spin_budget_after_sleep", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "process_trivial", samples: 30, quick_samples: 5, warmup: 3 },
-    Bench { name: "sleep0", samples: 5, quick_samples: 5, warmup: 1 },
+    Bench { name: "calls_seq_waiting", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "mcp_seq", samples: 30, quick_samples: 5, warmup: 3 },
     Bench { name: "mcp_parallel_100", samples: 20, quick_samples: 3, warmup: 3 },
 ];
+
+/// Whether the peers' suites know a benchmark (the others measure exec-host alone).
+fn peers_have(name: &str) -> bool {
+    !matches!(name, "process_trivial" | "sleep_10" | "calls_seq_waiting") && !name.starts_with("mcp_")
+}
 
 struct Options {
     peers: Option<PathBuf>,
@@ -267,9 +272,11 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             extra.insert("script_per_call_us", outcome.guest_time.as_secs_f64() * 1e6 / calls);
             Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra }
         }
-        "sleep0" => {
-            let (outcome, us) =
-                exec(harness, "for (let i = 0; i < 200; i++) await tools.sleep({ ms: 0 }); return 1", BIG_BUDGET).await;
+        // Like calls_seq_1000, but every call waits (a 0 ms timer): what a call costs the
+        // script when it must suspend in wait-next and resume, as every MCP call does.
+        "calls_seq_waiting" => {
+            let code = "for (let i = 0; i < 200; i++) await tools.sleep({ ms: 0 });\nreturn 1;";
+            let (outcome, us) = exec(harness, code, BIG_BUDGET).await;
             expect_value(&outcome, json!(1), name)?;
             extra.insert("per_call_us", us / 200.0);
             extra.insert("script_per_call_us", outcome.guest_time.as_secs_f64() * 1e6 / 200.0);
@@ -570,11 +577,7 @@ async fn main() -> Result<()> {
     };
     let scratch = target.join("bench-peers");
     // Benchmarks of ours alone are not asked of the peers.
-    let peer_names: Vec<&str> = selected
-        .iter()
-        .map(|b| b.name)
-        .filter(|n| !matches!(*n, "process_trivial" | "sleep_10") && !n.starts_with("mcp_"))
-        .collect();
+    let peer_names: Vec<&str> = selected.iter().map(|b| b.name).filter(|n| peers_have(n)).collect();
     let configs: [(&str, &str, &[&str]); 3] = [
         ("node-fresh", "node-vm-worker", &[]),
         ("node-reuse", "node-vm-worker", &["--reuse-worker"]),
