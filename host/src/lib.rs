@@ -31,6 +31,7 @@ pub mod mcp;
 pub mod runtime;
 pub mod script;
 pub mod search;
+pub mod settings;
 pub mod signature;
 pub mod summary;
 pub mod tools;
