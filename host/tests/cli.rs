@@ -224,8 +224,7 @@ fn ctrl_c_aborts_the_script() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::thread::sleep(std::time::Duration::from_millis(100));
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    assert!(status.success());
+    interrupt(&child);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let object = json_of(&output);
@@ -273,6 +272,24 @@ fn fixture_mcp_server() -> std::path::PathBuf {
     let path = deps.parent().unwrap().parent().unwrap().join("fixture-mcp-server");
     assert!(path.exists(), "{} is missing: run the tests with `cargo test --release` from the workspace root", path.display());
     path
+}
+
+/// Sends SIGINT, as Ctrl-C in a terminal does.
+fn interrupt(child: &std::process::Child) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) with a pid this test spawned and has not reaped yet.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "{}", std::io::Error::last_os_error());
+}
+
+/// Whether a live process has `marker` among its arguments (read from /proc).
+fn running_with(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        let alive = std::fs::read_to_string(entry.path().join("stat"))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')));
+        alive
+            && std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == marker.as_bytes()))
+    })
 }
 
 fn mcp_config(setup: &Setup, servers: Value) -> String {
@@ -353,14 +370,14 @@ fn an_interrupted_script_leaves_no_mcp_server_behind() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let server_running = || !stdout(&Command::new("pgrep").args(["-f", &marker]).output().unwrap()).trim().is_empty();
+    let server_running = || running_with(&marker);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !server_running() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(server_running(), "the server never started");
     std::thread::sleep(std::time::Duration::from_millis(500));
-    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    interrupt(&child);
     let started = std::time::Instant::now();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1));
@@ -384,7 +401,7 @@ fn a_server_that_outlives_its_stdin_is_killed_when_the_host_exits() {
     assert_eq!(stdout(&output).trim(), "hello, x");
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "the host took {:?} to exit", started.elapsed());
     assert!(stderr(&output).contains("did not exit within"), "{}", stderr(&output));
-    let running = || !stdout(&Command::new("pgrep").args(["-f", &marker]).output().unwrap()).trim().is_empty();
+    let running = || running_with(&marker);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
     while running() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
