@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use exec_host::mcp::{McpConfig, McpServers, ServerConfig, ServerState, Transport};
 use exec_host::{Failure, Limits, Stage};
-use exec_host_tests::{Harness, abort_after_call, within};
+use exec_host_tests::{Harness, within};
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-mcp-server");
 
@@ -289,8 +290,19 @@ async fn an_aborted_exec_cancels_its_mcp_requests() {
     let log = log_dir.path().join("cancelled");
     let (harness, _servers) = harness_with(&[("fx", fixture_logging_cancellations(&log))]).await;
     let code = "await Promise.all([tools.mcp__fx__slow({ms: 60000}), tools.mcp__fx__never({})])";
-    let request = abort_after_call(harness.request(code), "mcp__fx__never", 200);
-    let outcome = within(30, harness.run_request(request)).await;
+    // Abort once the server is running both calls, however long getting there took.
+    let abort = CancellationToken::new();
+    let trigger = abort.clone();
+    let started = log.clone();
+    tokio::spawn(async move {
+        eventually("the server to start both calls", || {
+            let text = std::fs::read_to_string(&started).unwrap_or_default();
+            text.contains("started slow") && text.contains("started never")
+        })
+        .await;
+        trigger.cancel();
+    });
+    let outcome = within(30, harness.run_request(harness.request(code).with_abort(abort))).await;
     assert!(matches!(outcome.failure(), Some(Failure::Aborted)), "{}", outcome.text());
     eventually("the server to see both cancellations", || {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -304,7 +316,7 @@ async fn a_call_that_never_returns_ends_with_the_nested_wait_cap() {
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("cancelled");
     let (harness, _servers) = harness_with(&[("fx", fixture_logging_cancellations(&log))]).await;
-    let limits = Limits { max_nested_wait: Some(Duration::from_millis(300)), ..Limits::default() };
+    let limits = Limits { max_nested_wait: Some(Duration::from_millis(1000)), ..Limits::default() };
     let outcome = within(30, harness.run_with("await tools.mcp__fx__never({})", limits)).await;
     assert!(matches!(outcome.failure(), Some(Failure::NestedWaitExceeded { .. })), "{}", outcome.text());
     eventually("the server to see the cancellation", || {

@@ -11,8 +11,8 @@
 //! fixture-mcp-server --linger     serve stdio, then keep running after stdin closes
 //! ```
 //!
-//! With `FIXTURE_CANCEL_LOG=<file>` set, every call the client cancels appends
-//! `cancelled <tool>` to that file.
+//! With `FIXTURE_CANCEL_LOG=<file>` set, the `slow` and `never` tools append `started <tool>`
+//! to that file when they start, and `cancelled <tool>` when the client cancels them.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -169,20 +169,27 @@ impl Fixture {
         })
     }
 
-    /// Waits `duration` unless the client cancels the call first (which is written down).
+    /// Waits `duration` unless the client cancels the call first. Both the start and a
+    /// cancellation are written down.
     async fn cancellable(&self, name: &str, context: &RequestContext<RoleServer>, duration: Duration) {
+        note(&format!("started {name}"));
         let sleep =
             async { if duration == Duration::MAX { std::future::pending().await } else { tokio::time::sleep(duration).await } };
         tokio::select! {
             _ = sleep => {}
             _ = context.ct.cancelled() => {
-                if let Ok(file) = std::env::var("FIXTURE_CANCEL_LOG") {
-                    let mut log = std::fs::OpenOptions::new().create(true).append(true).open(file).expect("cancel log opens");
-                    writeln!(log, "cancelled {name}").expect("cancel log is writable");
-                }
+                note(&format!("cancelled {name}"));
                 std::future::pending::<()>().await;
             }
         }
+    }
+}
+
+/// Appends a line to the file named by `FIXTURE_CANCEL_LOG`, when it is set.
+fn note(line: &str) {
+    if let Ok(file) = std::env::var("FIXTURE_CANCEL_LOG") {
+        let mut log = std::fs::OpenOptions::new().create(true).append(true).open(file).expect("cancel log opens");
+        writeln!(log, "{line}").expect("cancel log is writable");
     }
 }
 
