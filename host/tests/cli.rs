@@ -219,10 +219,7 @@ fn ctrl_c_aborts_the_script() {
         .spawn()
         .unwrap();
     let started = setup.workspace.path().join("started");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !started.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(60, || started.exists());
     std::thread::sleep(std::time::Duration::from_millis(100));
     interrupt(&child);
     let output = child.wait_with_output().unwrap();
@@ -272,6 +269,14 @@ fn fixture_mcp_server() -> std::path::PathBuf {
     let path = deps.parent().unwrap().parent().unwrap().join("fixture-mcp-server");
     assert!(path.exists(), "{} is missing: run the tests with `cargo test --release` from the workspace root", path.display());
     path
+}
+
+/// Polls `condition` until it holds or `seconds` have passed; the caller asserts the outcome.
+fn wait_until(seconds: u64, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while !condition() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// Sends SIGINT, as Ctrl-C in a terminal does.
@@ -371,10 +376,7 @@ fn an_interrupted_script_leaves_no_mcp_server_behind() {
         .spawn()
         .unwrap();
     let server_running = || running_with(&marker);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !server_running() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(30, server_running);
     assert!(server_running(), "the server never started");
     std::thread::sleep(std::time::Duration::from_millis(500));
     interrupt(&child);
@@ -382,10 +384,7 @@ fn an_interrupted_script_leaves_no_mcp_server_behind() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1));
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "exit took {:?}", started.elapsed());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while server_running() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until(5, || !server_running());
     assert!(!server_running(), "the MCP server outlived the host");
 }
 
@@ -402,9 +401,6 @@ fn a_server_that_outlives_its_stdin_is_killed_when_the_host_exits() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "the host took {:?} to exit", started.elapsed());
     assert!(stderr(&output).contains("did not exit within"), "{}", stderr(&output));
     let running = || running_with(&marker);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    while running() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until(3, || !running());
     assert!(!running(), "the server outlived the host");
 }

@@ -9,8 +9,7 @@ impl Host for ExecState {
     fn start_call(&mut self, name: String, args_json: String) -> Started {
         // The tool's first poll is the tool's time (and any wake-up of another thread it
         // causes), not the script's.
-        let clock = self.clock.clone();
-        let paused = clock.pause();
+        let paused = self.clock.pause();
         let started = self.calls.start(name, args_json);
         drop(paused);
         match started {
@@ -21,8 +20,7 @@ impl Host for ExecState {
 
     async fn wait_next(&mut self) -> wasmtime::Result<Vec<Completion>> {
         // Polling the calls in flight, the last poll of each included, is not the script's time.
-        let clock = self.clock.clone();
-        let paused = clock.pause();
+        let paused = self.clock.pause();
         let finished = self.calls.finished().await?;
         drop(paused);
         Ok(finished.into_iter().map(|(id, result)| Completion { id, outcome: self.deliver(result) }).collect())

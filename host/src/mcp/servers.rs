@@ -21,7 +21,7 @@ use tracing::{info, warn};
 use super::config::{self, McpConfig, ServerConfig};
 use super::connection::{self, Connection};
 use super::tool::{ServerLink, SkippedTool, tools_of};
-use crate::tools::Registry;
+use crate::tools::{Registry, Tool};
 
 /// Default time a server has to start and answer `initialize` and `tools/list`.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -104,8 +104,7 @@ impl McpServers {
             .await
             .map_err(|_| fail(format!("no answer to `tools/list` within {:?}", self.connect_timeout)))?
             .map_err(|e| fail(format!("`tools/list` failed: {e}")))?;
-        let (tools, skipped) = tools_of(&link, listed, server.always_load);
-        report_skipped(name, &skipped);
+        let (tools, skipped) = offered(&link, listed, server.always_load);
         let connected = Connected { tools: tools.len(), skipped };
 
         let mut servers = self.lock();
@@ -171,10 +170,13 @@ impl Drop for McpServers {
     }
 }
 
-fn report_skipped(server: &str, skipped: &[SkippedTool]) {
-    for tool in skipped {
-        warn!("MCP server `{server}`: tool `{}` is not offered: {}", tool.name, tool.reason);
+/// The tools of a `tools/list` answer; each one refused is reported once, as a warning.
+fn offered(link: &ServerLink, listed: Vec<rmcp::model::Tool>, always_load: bool) -> (Vec<Arc<dyn Tool>>, Vec<SkippedTool>) {
+    let (tools, skipped) = tools_of(link, listed, always_load);
+    for tool in &skipped {
+        warn!("MCP server `{}`: tool `{}` is not offered: {}", link.server, tool.name, tool.reason);
     }
+    (tools, skipped)
 }
 
 /// The supervising task of one connected server.
@@ -237,8 +239,7 @@ impl Watch {
     async fn refresh(&self, link: &ServerLink) {
         match tokio::time::timeout(self.refresh_timeout, link.peer.list_all_tools()).await {
             Ok(Ok(listed)) => {
-                let (tools, skipped) = tools_of(link, listed, self.always_load);
-                report_skipped(&self.server, &skipped);
+                let (tools, _) = offered(link, listed, self.always_load);
                 info!(server = %self.server, tools = tools.len(), "MCP server tools refreshed");
                 *self.state.lock().unwrap_or_else(|e| e.into_inner()) = ServerState::Connected { tools: tools.len() };
                 self.registry.replace_server_tools(&self.server, tools);
