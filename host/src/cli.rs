@@ -15,10 +15,13 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::{ConfigError, McpConfig, McpServers};
+use crate::pool::{DeferralTable, Pool};
 use crate::runtime::{Limits, Sandbox, SandboxOptions, default_cache_dir};
 use crate::script::{ExecOutcome, ExecRequest};
+use crate::search::{self, SearchParams};
+use crate::settings::{self, Settings, SettingsFiles};
 use crate::tools::builtin::{self, Workspace};
-use crate::{Funnel, Registry};
+use crate::{Funnel, Registry, dts, exec_tool, signature};
 
 #[derive(Parser, Debug)]
 #[command(name = "exec-host", version, about = "Run JavaScript Exec scripts in a WebAssembly sandbox that orchestrates tools")]
@@ -34,15 +37,37 @@ struct Cli {
 enum Command {
     /// Run a script (the body of an async function) and print its result.
     Run(RunFlags),
+    /// Print what a model would be given: the declarations, Exec's description, the pool.
+    Tools(ToolsFlags),
+    /// Find tools as a script's tools.ToolSearch does, with their call forms.
+    Search(SearchFlags),
+}
+
+/// Where the tools come from: the workspace, MCP servers, settings.
+#[derive(Args, Debug)]
+struct SessionFlags {
+    /// Directory the workspace tools work in (its `.exec-host/settings.json` is the project settings).
+    #[arg(long, default_value = ".")]
+    workspace: PathBuf,
+    /// MCP server configuration (`{"mcpServers": {...}}`, as Claude Desktop and Claude Code
+    /// keep it); repeat the flag to combine files. Their tools are `tools.mcp__<server>__<tool>`.
+    #[arg(long, value_name = "FILE")]
+    mcp_config: Vec<PathBuf>,
+    /// Time each MCP server has to start and list its tools, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = crate::mcp::DEFAULT_CONNECT_TIMEOUT.as_millis() as u64)]
+    mcp_connect_timeout_ms: u64,
+    /// A settings file (`permissions.deny`, `enableExec`, `nonDeferredTools`), above the
+    /// project and user files and below the managed one; repeat it, the last one wins.
+    #[arg(long, value_name = "FILE")]
+    settings: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 struct RunFlags {
     /// The script file; `-` reads it from standard input.
     script: PathBuf,
-    /// Directory the workspace tools work in.
-    #[arg(long, default_value = ".")]
-    workspace: PathBuf,
+    #[command(flatten)]
+    session: SessionFlags,
     /// Budget of the script's own running time, in milliseconds (waiting on tools is free).
     #[arg(long, value_name = "MS", default_value_t = crate::runtime::DEFAULT_BUDGET.as_millis() as u64)]
     budget_ms: u64,
@@ -70,24 +95,52 @@ struct RunFlags {
     /// Do not read or write the compiled-guest cache.
     #[arg(long)]
     no_cache: bool,
-    /// MCP server configuration (`{"mcpServers": {...}}`, as Claude Desktop and Claude Code
-    /// keep it); repeat the flag to combine files. Their tools are `tools.mcp__<server>__<tool>`.
-    #[arg(long, value_name = "FILE")]
-    mcp_config: Vec<PathBuf>,
-    /// Time each MCP server has to start and list its tools, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = crate::mcp::DEFAULT_CONNECT_TIMEOUT.as_millis() as u64)]
-    mcp_connect_timeout_ms: u64,
+}
+
+#[derive(Args, Debug)]
+struct ToolsFlags {
+    #[command(flatten)]
+    session: SessionFlags,
+    /// Print one JSON object: exec, declarations, pool, settings.
+    #[arg(long, conflicts_with_all = ["dts", "stats"])]
+    json: bool,
+    /// Print a TypeScript declaration file of what a script can reach.
+    #[arg(long, conflicts_with = "stats")]
+    dts: bool,
+    /// Print the size of the declarations with Exec and without it, side by side.
+    #[arg(long)]
+    stats: bool,
+}
+
+#[derive(Args, Debug)]
+struct SearchFlags {
+    /// Keywords, `select:name1,name2`, or "" for every tool.
+    query: String,
+    #[command(flatten)]
+    session: SessionFlags,
+    /// Matches shown for keywords (as ToolSearch's `max_results`).
+    #[arg(long, value_name = "N")]
+    max_results: Option<usize>,
+    /// Print ToolSearch's result object as JSON: {matches, total}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Where the tools of one invocation come from, resolved from [`SessionFlags`].
+struct SessionConfig {
+    workspace: Workspace,
+    mcp: McpConfig,
+    mcp_connect_timeout: Duration,
+    settings: SettingsFiles,
 }
 
 /// Everything `run` needs, resolved from the flags.
 struct RunConfig {
     code: String,
-    workspace: Workspace,
+    session: SessionConfig,
     limits: Limits,
     json: bool,
     cache_dir: Option<PathBuf>,
-    mcp: McpConfig,
-    mcp_connect_timeout: Duration,
 }
 
 /// A usage or set-up error: one sentence, exit status 2.
@@ -110,14 +163,22 @@ pub fn main() -> ExitCode {
         }
     };
     init_logging(cli.verbose);
-    match cli.command {
-        Command::Run(flags) => match resolve(flags).and_then(run) {
-            Ok(code) => code,
-            Err(UsageError(message)) => {
-                eprintln!("exec-host: {message}");
-                ExitCode::from(2)
-            }
-        },
+    let outcome = match cli.command {
+        Command::Run(flags) => resolve(flags).and_then(run),
+        Command::Tools(flags) => {
+            resolve_session(flags.session).and_then(|session| tools(session, flags.json, flags.dts, flags.stats))
+        }
+        Command::Search(flags) => resolve_session(flags.session).and_then(|session| {
+            let params = SearchParams { query: flags.query, max_results: flags.max_results };
+            search(session, params, flags.json)
+        }),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(UsageError(message)) => {
+            eprintln!("exec-host: {message}");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -145,7 +206,7 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
     if code.trim().is_empty() {
         return Err(UsageError(format!("the script {} is empty; there is nothing to run", shown(&flags.script))));
     }
-    let workspace = Workspace::open(&flags.workspace)?;
+    let session = resolve_session(flags.session)?;
     let limits = Limits {
         budget: Duration::from_millis(flags.budget_ms),
         max_calls: flags.max_calls,
@@ -157,18 +218,23 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
     };
     limits.check().map_err(|why| UsageError(format!("invalid limits: {why}")))?;
     let cache_dir = if flags.no_cache { None } else { default_cache_dir() };
+    Ok(RunConfig { code, session, limits, json: flags.json, cache_dir })
+}
+
+fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
+    let workspace = Workspace::open(&flags.workspace)?;
     let mcp_files =
         flags.mcp_config.iter().map(|file| Ok((file.clone(), McpConfig::load(file)?))).collect::<Result<_, ConfigError>>()?;
     let mcp = McpConfig::merge(mcp_files)?;
-    Ok(RunConfig {
-        code,
-        workspace,
-        limits,
-        json: flags.json,
-        cache_dir,
-        mcp,
-        mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms),
-    })
+    for file in &flags.settings {
+        if !file.is_file() {
+            return Err(UsageError(format!("the settings file {} does not exist", file.display())));
+        }
+    }
+    let settings = SettingsFiles::new(None, settings::standard_files(&flags.workspace, &flags.settings));
+    // Read once now, so a broken file stops the command before anything starts.
+    settings.current()?;
+    Ok(SessionConfig { workspace, mcp, mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms), settings })
 }
 
 fn shown(path: &std::path::Path) -> String {
@@ -197,6 +263,34 @@ fn read_script(path: &std::path::Path) -> Result<String, UsageError> {
     })
 }
 
+/// The tools of one invocation: the registry, with the MCP servers that started.
+struct Session {
+    registry: Arc<Registry>,
+    servers: McpServers,
+    settings: SettingsFiles,
+}
+
+impl Session {
+    /// Starts the MCP servers; one that cannot start is reported once and the rest go on.
+    async fn start(config: SessionConfig, abort: &CancellationToken) -> Result<Session, UsageError> {
+        let registry = Arc::new(Registry::new(builtin::all(Arc::new(config.workspace)))?);
+        let servers = McpServers::with_connect_timeout(registry.clone(), config.mcp_connect_timeout);
+        let failures = tokio::select! {
+            failures = servers.start_all(&config.mcp) => failures,
+            _ = abort.cancelled() => Vec::new(),
+        };
+        for failure in failures {
+            eprintln!("exec-host: warning: {failure}");
+        }
+        Ok(Session { registry, servers, settings: config.settings })
+    }
+
+    /// The pool and declarations as they are now, from the one builder.
+    fn pool(&self, settings: &Settings) -> Pool {
+        Pool::build(self.registry.snapshot().definitions(), settings, &DeferralTable::default())
+    }
+}
+
 fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(async {
@@ -209,31 +303,152 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
                 on_interrupt.cancel();
             }
         });
-        let registry = Arc::new(Registry::new(builtin::all(Arc::new(config.workspace)))?);
-        let servers = McpServers::with_connect_timeout(registry.clone(), config.mcp_connect_timeout);
-        // The sandbox and the servers start together; a server that cannot start is
-        // reported once and the script runs with the others.
+        // The sandbox and the servers start together.
         let options = SandboxOptions { cache_dir: config.cache_dir.clone(), max_concurrent_execs: 4 };
-        let (sandbox, failures) = tokio::join!(Sandbox::with_options(options), async {
-            tokio::select! {
-                failures = servers.start_all(&config.mcp) => failures,
-                _ = abort.cancelled() => Vec::new(),
-            }
-        });
-        for failure in failures {
-            eprintln!("exec-host: warning: {failure}");
-        }
+        let (sandbox, session) = tokio::join!(Sandbox::with_options(options), Session::start(config.session, &abort));
+        let session = session?;
         let sandbox = sandbox?;
-        // In `run` the script's author is the only caller: every tool is reachable.
-        let reachable = registry.definitions();
-        let funnel = Arc::new(Funnel::new(registry));
+        // In `run` the script's author is the only caller: every tool that is not denied
+        // is reachable, pooled or not.
+        let reachable = session.pool(&session.settings.current_or_last_good()).enabled();
+        let funnel = Arc::new(Funnel::new(session.registry.clone()));
         let request = ExecRequest::new(config.code, reachable).with_limits(config.limits).with_abort(abort);
         let outcome = sandbox.exec(request, funnel).await;
-        servers.shutdown().await;
+        session.servers.shutdown().await;
         Ok::<_, UsageError>(outcome)
     })?;
     print_outcome(&outcome, config.json);
     Ok(if outcome.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Starts the session's servers, hands the pool to `report`, then closes the servers.
+fn with_pool<T>(config: SessionConfig, report: impl FnOnce(&Session, &Settings) -> T) -> Result<T, UsageError> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let session = Session::start(config, &CancellationToken::new()).await?;
+        let settings = session.settings.current_or_last_good();
+        let result = report(&session, &settings);
+        session.servers.shutdown().await;
+        Ok(result)
+    })
+}
+
+fn tools(config: SessionConfig, as_json: bool, dts: bool, stats: bool) -> Result<ExitCode, UsageError> {
+    let text = with_pool(config, |session, settings| {
+        let pool = session.pool(settings);
+        if dts {
+            dts::declaration_file(&pool.enabled())
+        } else if stats {
+            declaration_stats(session, settings)
+        } else if as_json {
+            let object = json!({
+                "exec": pool.exec_status(),
+                "declarations": pool.declarations(),
+                "pool": pool.names().collect::<Vec<_>>(),
+                "settings": settings_in_force(&session.settings),
+            });
+            format!("{object}\n")
+        } else {
+            describe_pool(&pool, &session.settings)
+        }
+    })?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `exec-host tools` for people: what is declared, what is pooled, Exec's description.
+fn describe_pool(pool: &Pool, settings: &SettingsFiles) -> String {
+    let mut out = String::new();
+    let declarations = pool.declarations();
+    let status = pool.exec_status();
+    if pool.exec_declared() {
+        out += &format!("{status}; {} tools are in the pool behind it.\n", pool.pooled().len());
+    } else {
+        out += &format!("{status}; every tool is declared flat.\n");
+    }
+    out += &format!("\nDeclared to the model ({}):\n", declarations.len());
+    for declaration in &declarations {
+        out += &format!("  {}\n", declaration.name);
+    }
+    if pool.exec_declared() {
+        out += &format!("\nPool ({}), reachable from Exec scripts and found with tools.ToolSearch:\n", pool.pooled().len());
+        for name in pool.names() {
+            out += &format!("  {name}\n");
+        }
+        out += "\nExec's description (the same for every pool):\n";
+        for line in exec_tool::description().lines() {
+            out += format!("  | {line}").trim_end();
+            out += "\n";
+        }
+    }
+    let files = settings_in_force(settings);
+    out += &if files.is_empty() {
+        "\nSettings: none found, defaults apply.\n".to_string()
+    } else {
+        format!("\nSettings: {}\n", files.join(", "))
+    };
+    out
+}
+
+/// The settings files that exist, highest layer first.
+fn settings_in_force(settings: &SettingsFiles) -> Vec<String> {
+    settings.files().iter().filter(|file| file.is_file()).map(|file| file.display().to_string()).collect()
+}
+
+/// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat.
+fn declaration_stats(session: &Session, settings: &Settings) -> String {
+    let size = |enable_exec: bool| {
+        let settings = Settings { enable_exec, ..settings.clone() };
+        let pool = session.pool(&settings);
+        let declarations = pool.declarations();
+        let bytes = serde_json::to_string(&declarations).map(|text| text.len()).unwrap_or(0);
+        (pool, declarations.len(), bytes)
+    };
+    let (exec_pool, exec_count, exec_bytes) = size(true);
+    let (_, flat_count, flat_bytes) = size(false);
+    let tokens = |bytes: usize| bytes.div_ceil(BYTES_PER_TOKEN);
+    let mut out = format!("{:<11}{:>14}{:>12}{:>10}\n", "", "declarations", "bytes", "~tokens");
+    out += &format!("{:<11}{:>14}{:>12}{:>10}\n", "Exec mode", exec_count, exec_bytes, tokens(exec_bytes));
+    out += &format!("{:<11}{:>14}{:>12}{:>10}\n", "flat mode", flat_count, flat_bytes, tokens(flat_bytes));
+    if !exec_pool.exec_declared() {
+        out += &format!("{}: both modes declare the same tools.\n", exec_pool.exec_status());
+    } else {
+        let saved = flat_bytes.saturating_sub(exec_bytes);
+        out += &format!(
+            "Exec mode declares {:.1}x fewer bytes: {saved} bytes (~{} tokens) less in every request; {} tools sit in the pool.\n",
+            flat_bytes as f64 / exec_bytes.max(1) as f64,
+            tokens(saved),
+            exec_pool.pooled().len(),
+        );
+    }
+    out += &format!("Declarations are counted as compact JSON; tokens are estimated at {BYTES_PER_TOKEN} bytes each.\n");
+    out
+}
+
+/// A rough, model-independent estimate of JSON bytes per token.
+const BYTES_PER_TOKEN: usize = 4;
+
+fn search(config: SessionConfig, params: SearchParams, as_json: bool) -> Result<ExitCode, UsageError> {
+    let result = with_pool(config, |session, settings| search::search(&session.pool(settings).enabled(), &params))?;
+    if as_json {
+        println!("{}", serde_json::to_string(&result)?);
+    } else {
+        for found in &result.matches {
+            if !found.description.trim().is_empty() {
+                println!("{}", signature::doc_comment(&found.description, 0));
+            }
+            println!("{}\n", found.signature);
+        }
+        let shown = result.matches.len();
+        match result.total {
+            0 => eprintln!("no tool matches {:?}", params.query),
+            total if total > shown => {
+                eprintln!("{shown} of {total} matching tools shown; narrow the query or raise --max-results")
+            }
+            total => eprintln!("{total} matching tool{}", if total == 1 { "" } else { "s" }),
+        }
+    }
+    Ok(if result.total == 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn print_outcome(outcome: &ExecOutcome, as_json: bool) {

@@ -25,9 +25,12 @@
 //! ```
 
 pub mod cli;
+pub mod dts;
+pub mod exec_tool;
 pub mod funnel;
 mod guest;
 pub mod mcp;
+pub mod pool;
 pub mod runtime;
 pub mod script;
 pub mod search;
@@ -37,8 +40,10 @@ pub mod summary;
 pub mod tools;
 
 pub use funnel::{CallRequest, Funnel};
+pub use pool::{Declaration, DeferralTable, ExecStatus, Pool};
 pub use runtime::{Limits, Sandbox, SandboxOptions, SetupError};
 pub use script::{ExecOutcome, ExecRequest, Failure};
+pub use settings::{Settings, SettingsFiles};
 pub use tools::builtin::{self, Workspace, WorkspaceError};
 pub use tools::{CallContext, Image, Origin, Registry, Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
 

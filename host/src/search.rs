@@ -20,11 +20,12 @@ pub const MAX_RESULTS_LIMIT: usize = 50;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
-    /// Keywords matched against tool names, search hints and descriptions (`+word` requires
-    /// the word in the name), or `select:name1,name2` for exactly those tools. An empty
-    /// query lists every tool.
+    /// Keywords, best matches first: the exact tool name, then words of tool names, then
+    /// search hints and descriptions; `+word` requires the word in the name.
+    /// `select:name1,name2` returns exactly the named tools, whatever `max_results` says.
+    /// An empty query lists every tool.
     pub query: String,
-    /// How many matches to return for a keyword query (default 5, at most 50).
+    /// How many matches a keyword query returns: 5 unless given, at most 50.
     #[serde(default)]
     pub max_results: Option<usize>,
 }
@@ -33,7 +34,7 @@ pub struct SearchParams {
 #[derive(Debug, Serialize, JsonSchema, PartialEq)]
 pub struct SearchResult {
     pub matches: Vec<SearchMatch>,
-    /// Matches before the cut to `max_results`.
+    /// How many tools matched, before the cut to `max_results`.
     pub total: usize,
 }
 
@@ -45,77 +46,162 @@ pub struct SearchMatch {
     pub signature: String,
 }
 
+/// What `tools.ToolSearch` does, in one sentence.
+pub const SEARCH_DESCRIPTION: &str =
+    "Finds the tools a script can reach, by keyword or by name, with the exact call form of each.";
+
 /// The call form of `tools.ToolSearch`, rendered from its own schemas.
 pub fn search_signature() -> String {
-    let input = schemars::schema_for!(SearchParams).to_value();
-    let output = schemars::schema_for!(SearchResult).to_value();
+    let (input, output) = schemas();
     signature::call_form(SEARCH_TOOL_NAME, &input, Some(&output))
 }
 
-/// Runs one search over `pool`.
-pub fn run(pool: &[ToolDefinition], args: &Map<String, Value>) -> Result<SearchResult, ToolError> {
-    let params: SearchParams = serde_json::from_value(Value::Object(args.clone())).map_err(|e| {
-        ToolError::params(format!(
-            "ToolSearch: {e}. Expected arguments of this shape: {}",
-            signature::type_of(&schemars::schema_for!(SearchParams).to_value())
-        ))
-    })?;
-    let query = params.query.trim();
-    if let Some(list) = query.strip_prefix("select:") {
-        let picked: Vec<&ToolDefinition> = list
-            .split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-            .filter_map(|name| pool.iter().find(|tool| tool.name == name))
-            .collect();
-        return Ok(result(picked.len(), picked));
-    }
-    if query.is_empty() {
-        return Ok(result(pool.len(), pool.iter().collect()));
-    }
-    let limit = params.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_LIMIT);
-    let query_lower = query.to_lowercase();
-    let mut required = Vec::new();
-    let mut terms = Vec::new();
-    for word in query_lower.split_whitespace() {
-        match word.strip_prefix('+') {
-            Some(term) if !term.is_empty() => required.push(term.to_string()),
-            _ => terms.push(word.to_string()),
-        }
-    }
-    let mut scored: Vec<(u32, &ToolDefinition)> = pool
-        .iter()
-        .filter_map(|tool| {
-            let name = tool.name.to_lowercase();
-            if !required.iter().all(|term| name.contains(term.as_str())) {
-                return None;
-            }
-            let score =
-                if name == query_lower { 1000 } else { terms.iter().chain(&required).map(|t| term_score(tool, &name, t)).sum() };
-            (score > 0).then_some((score, tool))
-        })
-        .collect();
-    scored.sort_by(|(a, ta), (b, tb)| b.cmp(a).then_with(|| is_mcp(tb).cmp(&is_mcp(ta))).then_with(|| ta.name.cmp(&tb.name)));
-    let total = scored.len();
-    Ok(result(total, scored.into_iter().take(limit).map(|(_, tool)| tool).collect()))
+/// `ToolSearch` as a member of `tools` in a declaration file, indented by `depth` levels.
+pub fn search_member(depth: usize) -> String {
+    let (input, output) = schemas();
+    signature::member(SEARCH_TOOL_NAME, &input, Some(&output), depth)
 }
 
-/// How strongly one term matches a tool: a whole word of its name, part of its name, its
-/// search hint, its description.
-fn term_score(tool: &ToolDefinition, name: &str, term: &str) -> u32 {
-    if name.split(|c: char| !c.is_alphanumeric()).any(|word| word == term) {
-        return 100;
+/// The schemas of `ToolSearch`'s arguments and result: the ones its arguments are read with.
+fn schemas() -> (Value, Value) {
+    (schemars::schema_for!(SearchParams).to_value(), schemars::schema_for!(SearchResult).to_value())
+}
+
+/// The shape `tools.ToolSearch` expects, rendered from its schema (for error messages).
+fn expected_shape() -> String {
+    signature::type_of(&schemas().0)
+}
+
+/// Reads the arguments of one search; a wrong shape is refused with the expected one.
+pub fn parse_params(args: &Map<String, Value>) -> Result<SearchParams, ToolError> {
+    serde_json::from_value(Value::Object(args.clone()))
+        .map_err(|e| ToolError::params(format!("ToolSearch: {e}. It takes one object of this shape: {}", expected_shape())))
+}
+
+/// Runs one search over `pool` (the tools the caller may reach, in name order).
+pub fn run(pool: &[ToolDefinition], args: &Map<String, Value>) -> Result<SearchResult, ToolError> {
+    Ok(search(pool, &parse_params(args)?))
+}
+
+/// Answers `params` from `pool`: `select:` picks named tools in the order given, an empty
+/// query lists the whole pool, keywords rank (see [`Ranking`]).
+pub fn search(pool: &[ToolDefinition], params: &SearchParams) -> SearchResult {
+    let query = params.query.trim();
+    if let Some(list) = query.strip_prefix("select:") {
+        let mut picked: Vec<&ToolDefinition> = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+            if let Some(tool) = pool.iter().find(|tool| tool.name == name)
+                && !picked.iter().any(|seen| seen.name == tool.name)
+            {
+                picked.push(tool);
+            }
+        }
+        return result(picked.len(), picked);
     }
-    if name.contains(term) {
-        return 50;
+    if query.is_empty() {
+        return result(pool.len(), pool.iter().collect());
     }
-    if tool.search_hint.as_deref().is_some_and(|hint| hint.to_lowercase().contains(term)) {
-        return 20;
+    let limit = params.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_LIMIT);
+    let ranking = Ranking::new(query);
+    let mut scored: Vec<(u32, &ToolDefinition)> =
+        pool.iter().filter_map(|tool| ranking.score(tool).map(|score| (score, tool))).collect();
+    scored.sort_by(|(a, ta), (b, tb)| b.cmp(a).then_with(|| is_mcp(tb).cmp(&is_mcp(ta))).then_with(|| ta.name.cmp(&tb.name)));
+    let total = scored.len();
+    result(total, scored.into_iter().take(limit).map(|(_, tool)| tool).collect())
+}
+
+/// How a keyword query ranks tools. Each term scores in the strongest tier it reaches:
+/// a whole word of the name > part of the name > a word of the search hint > a word of
+/// the description; the query equal to the whole name (ignoring case) beats every sum.
+/// Ties go to MCP tools (their names are the hardest to guess), then to name order. A
+/// `+term` must be part of the name.
+struct Ranking {
+    whole: String,
+    terms: Vec<String>,
+    required: Vec<String>,
+}
+
+const EXACT_NAME: u32 = 10_000;
+const NAME_WORD: u32 = 100;
+const NAME_PART: u32 = 50;
+const HINT_WORD: u32 = 20;
+const DESCRIPTION_WORD: u32 = 5;
+
+impl Ranking {
+    fn new(query: &str) -> Self {
+        let lower = query.to_lowercase();
+        let whole = lower.strip_prefix("tools.").unwrap_or(&lower).to_string();
+        let mut terms = Vec::new();
+        let mut required = Vec::new();
+        for word in lower.split_whitespace() {
+            match word.strip_prefix('+') {
+                Some(term) if !term.is_empty() => required.push(term.to_string()),
+                Some(_) => {}
+                None => terms.push(word.to_string()),
+            }
+        }
+        Ranking { whole, terms, required }
     }
-    if tool.description.to_lowercase().contains(term) {
-        return 5;
+
+    /// The tool's score, or `None` when it does not match.
+    fn score(&self, tool: &ToolDefinition) -> Option<u32> {
+        let name = tool.name.to_lowercase();
+        if !self.required.iter().all(|term| name.contains(term.as_str())) {
+            return None;
+        }
+        if name == self.whole {
+            return Some(EXACT_NAME);
+        }
+        let name_words = name_words(&tool.name);
+        let hint = tool.search_hint.as_deref().map(str::to_lowercase).unwrap_or_default();
+        let description = tool.description.to_lowercase();
+        let score: u32 = self
+            .terms
+            .iter()
+            .chain(&self.required)
+            .map(|term| {
+                if name_words.iter().any(|word| word == term) {
+                    NAME_WORD
+                } else if name.contains(term.as_str()) {
+                    NAME_PART
+                } else if has_word_starting(&hint, term) {
+                    HINT_WORD
+                } else if has_word_starting(&description, term) {
+                    DESCRIPTION_WORD
+                } else {
+                    0
+                }
+            })
+            .sum();
+        (score > 0).then_some(score)
     }
-    0
+}
+
+/// The words of a tool name, lower case: split at every character that is not a letter or
+/// a digit, and where camelCase turns (`getUserProfile` -> get, user, profile).
+fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for part in name.split(|c: char| !c.is_alphanumeric()).filter(|part| !part.is_empty()) {
+        let chars: Vec<char> = part.chars().collect();
+        let mut start = 0;
+        for i in 1..chars.len() {
+            let turn = chars[i].is_uppercase()
+                && (chars[i - 1].is_lowercase()
+                    || chars.get(i + 1).is_some_and(|next| next.is_lowercase()) && chars[i - 1].is_uppercase());
+            if turn {
+                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                start = i;
+            }
+        }
+        words.push(chars[start..].iter().collect::<String>().to_lowercase());
+    }
+    words
+}
+
+/// Whether a word of `text` starts with `term` (`file` finds "files").
+fn has_word_starting(text: &str, term: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|word| word.starts_with(term))
+        || text.contains(term) && !term.chars().all(char::is_alphanumeric)
 }
 
 fn is_mcp(tool: &ToolDefinition) -> bool {
@@ -132,4 +218,144 @@ fn result(total: usize, tools: Vec<&ToolDefinition>) -> SearchResult {
         })
         .collect();
     SearchResult { matches, total }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn builtin(name: &str, description: &str) -> ToolDefinition {
+        ToolDefinition::new(name, description, json!({"type": "object"})).unwrap()
+    }
+
+    fn mcp(server: &str, tool: &str, description: &str) -> ToolDefinition {
+        builtin(&crate::mcp::tool_name(server, tool), description).with_source(ToolSource::Mcp { server: server.into() })
+    }
+
+    /// Tools with similar names, as a real pool has them.
+    fn pool() -> Vec<ToolDefinition> {
+        let mut pool = vec![
+            builtin("weather", "Current conditions for a city."),
+            builtin("weather_lookup", "Looks up past weather by date."),
+            builtin("weatherly", "Horoscopes, despite the name."),
+            mcp("wx", "weather", "Conditions from the wx service."),
+            mcp("wx", "get-weather.hourly", "Hourly forecast."),
+            mcp("files", "readFile", "Reads one file from the store."),
+            builtin("list_files", "Lists the files of a folder."),
+            builtin("forecast", "Tomorrow's outlook.").with_search_hint("weather prediction for the coming days"),
+        ];
+        pool.sort_by(|a, b| a.name.cmp(&b.name));
+        pool
+    }
+
+    fn names(query: &str, max_results: Option<usize>) -> (Vec<String>, usize) {
+        let result = search(&pool(), &SearchParams { query: query.into(), max_results });
+        (result.matches.into_iter().map(|m| m.name).collect(), result.total)
+    }
+
+    #[test]
+    fn keywords_rank_exact_name_then_name_words_then_parts_then_hint_then_description() {
+        let (found, total) = names("weather", Some(50));
+        assert_eq!(
+            found,
+            [
+                "weather",                     // the exact name
+                "mcp__wx__get-weather.hourly", // a word of the name; MCP first within the tier
+                "mcp__wx__weather",
+                "weather_lookup",
+                "weatherly", // part of a name
+                "forecast",  // its search hint
+            ]
+        );
+        assert_eq!(total, 6);
+        // The exact name of an MCP tool, as the announcement gives it, comes first.
+        assert_eq!(names("mcp__wx__weather", None).0[0], "mcp__wx__weather");
+        assert_eq!(names("MCP__WX__WEATHER", None).0[0], "mcp__wx__weather", "case does not matter");
+        assert_eq!(names("tools.weather_lookup", None).0[0], "weather_lookup");
+        // camelCase names split into words; descriptions match by word prefix.
+        assert_eq!(names("file", None).0, ["mcp__files__readFile", "list_files"], "readFile has the word, list_files a part");
+        assert_eq!(names("read", None).0, ["mcp__files__readFile"]);
+        assert_eq!(names("outlook", None).0, ["forecast"]);
+        assert_eq!(names("hourly", None).0, ["mcp__wx__get-weather.hourly"]);
+    }
+
+    #[test]
+    fn ranking_is_deterministic_and_several_terms_add_up() {
+        let first = names("weather hourly", None);
+        assert_eq!(first.0[0], "mcp__wx__get-weather.hourly");
+        for _ in 0..5 {
+            assert_eq!(names("weather hourly", None), first);
+        }
+        let mut reversed = pool();
+        reversed.reverse();
+        let again = search(&reversed, &SearchParams { query: "weather hourly".into(), max_results: None });
+        assert_eq!(again.matches.into_iter().map(|m| m.name).collect::<Vec<_>>(), first.0, "the pool's order does not matter");
+    }
+
+    #[test]
+    fn a_plus_term_must_be_in_the_name() {
+        assert_eq!(
+            names("+weather hourly", None).0,
+            ["mcp__wx__get-weather.hourly", "mcp__wx__weather", "weather", "weather_lookup", "weatherly"]
+        );
+        assert_eq!(names("+lookup weather", None).0, ["weather_lookup"]);
+        assert_eq!(names("+prediction", None).0, Vec::<String>::new(), "a hint is not the name");
+    }
+
+    #[test]
+    fn results_are_capped_and_total_counts_them_all() {
+        let (found, total) = names("weather", None);
+        assert_eq!((found.len(), total), (5, 6), "five by default; total before the cut");
+        assert_eq!(names("weather", Some(2)).0.len(), 2);
+        assert_eq!(names("weather", Some(0)).0.len(), 1, "at least one");
+        let many: Vec<ToolDefinition> = (0..120).map(|i| builtin(&format!("tool_{i:03}"), "A tool.")).collect();
+        let result = search(&many, &SearchParams { query: "tool".into(), max_results: Some(1_000_000) });
+        assert_eq!((result.matches.len(), result.total), (MAX_RESULTS_LIMIT, 120), "the host's bound holds");
+    }
+
+    #[test]
+    fn select_returns_exactly_the_named_tools_unbounded() {
+        let (found, total) = names("select:weatherly, mcp__wx__get-weather.hourly,nope,weatherly", Some(1));
+        assert_eq!(found, ["weatherly", "mcp__wx__get-weather.hourly"], "in the order asked, once each, unknown names absent");
+        assert_eq!(total, 2);
+        let many: Vec<ToolDefinition> = (0..60).map(|i| builtin(&format!("tool_{i:03}"), "A tool.")).collect();
+        let all: Vec<String> = many.iter().map(|t| t.name.clone()).collect();
+        let result = search(&many, &SearchParams { query: format!("select:{}", all.join(",")), max_results: None });
+        assert_eq!(result.matches.len(), 60, "select: is not cut to max_results");
+    }
+
+    #[test]
+    fn an_empty_query_lists_the_whole_pool() {
+        let (found, total) = names("  ", None);
+        assert_eq!(found.len(), pool().len());
+        assert_eq!(total, pool().len());
+    }
+
+    #[test]
+    fn a_wrong_shape_is_refused_with_the_expected_one() {
+        let args = |value: Value| value.as_object().cloned().unwrap();
+        for wrong in [json!({"q": "weather"}), json!({}), json!({"query": 3}), json!({"query": "x", "max_results": -1})] {
+            let error = run(&pool(), &args(wrong.clone())).unwrap_err();
+            assert_eq!(error.stage, crate::tools::Stage::Params, "{wrong}");
+            assert!(error.message.starts_with("ToolSearch: "), "{}", error.message);
+            assert!(error.message.contains(&expected_shape()), "{wrong}: {}", error.message);
+            assert!(error.message.contains("query: string;"), "{}", error.message);
+        }
+        assert_eq!(run(&pool(), &args(json!({"query": "weather", "max_results": null}))).unwrap().total, 6);
+    }
+
+    #[test]
+    fn each_match_carries_its_rendered_signature() {
+        let tool = mcp("srv", "get-user.profile", "Reads a profile.\nSecond line.").with_output_schema(json!({"type": "object"}));
+        let result = search(std::slice::from_ref(&tool), &SearchParams { query: "profile".into(), max_results: None });
+        assert_eq!(
+            result.matches,
+            [SearchMatch {
+                name: tool.name.clone(),
+                description: "Reads a profile.\nSecond line.".into(),
+                signature: "tools[\"mcp__srv__get-user.profile\"](args: {}): Promise<{}>".into(),
+            }]
+        );
+    }
 }

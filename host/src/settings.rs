@@ -11,7 +11,7 @@
 //! A scalar comes from the highest layer that sets it; rule lists and `nonDeferredTools` are
 //! the union of every layer (managed first). Keys this host does not use are ignored, so a
 //! Claude Code settings file loads unchanged. [`SettingsFiles`] reloads a file when it
-//! changes on disk, without a restart.
+//! changes on disk, without a restart; [`standard_files`] says where `exec-host` looks.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -208,46 +208,111 @@ fn extend_unique<T: Clone + PartialEq>(into: &mut Vec<T>, from: &[T]) {
     }
 }
 
+/// The managed file: an administrator's settings, above every other file.
+pub const MANAGED_FILE: &str = "/etc/exec-host/managed-settings.json";
+/// The project file, relative to the workspace.
+pub const PROJECT_FILE: &str = ".exec-host/settings.json";
+
+/// The user file: `$XDG_CONFIG_HOME/exec-host/settings.json`, else
+/// `~/.config/exec-host/settings.json`.
+pub fn user_file() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(config.join("exec-host").join("settings.json"))
+}
+
+/// The files `exec-host` reads, highest layer first: the managed file, then `extra` (the
+/// last given highest), then the project file of `workspace`, then the user file.
+pub fn standard_files(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files = vec![PathBuf::from(MANAGED_FILE)];
+    files.extend(extra.iter().rev().cloned());
+    files.push(workspace.join(PROJECT_FILE));
+    files.extend(user_file());
+    files
+}
+
 /// The settings files of a session, highest layer first, reread when one changes.
 pub struct SettingsFiles {
     /// Values an embedding passes in code; they sit above every file.
     managed_values: Option<Layer>,
     files: Vec<PathBuf>,
-    cached: Mutex<Option<Cached>>,
+    state: Mutex<State>,
 }
 
-struct Cached {
-    stamps: Vec<Option<SystemTime>>,
-    settings: Arc<Settings>,
+/// The files' modification times (`None`: absent), in order.
+type Stamps = Vec<Option<SystemTime>>;
+
+#[derive(Default)]
+struct State {
+    /// What the files said at their last modification times.
+    read: Option<(Stamps, Result<Arc<Settings>, SettingsError>)>,
+    /// The last settings read without error.
+    last_good: Option<Arc<Settings>>,
 }
 
 impl SettingsFiles {
     /// `files` from the highest layer to the lowest (managed, project, user); missing files
     /// are empty layers.
     pub fn new(managed_values: Option<Layer>, files: Vec<PathBuf>) -> Self {
-        SettingsFiles { managed_values, files, cached: Mutex::new(None) }
+        SettingsFiles { managed_values, files, state: Mutex::new(State::default()) }
+    }
+
+    /// The files, highest layer first.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
     }
 
     /// The settings now: files are read again when their modification time or presence
-    /// changed since the last call. A file that became invalid is an error (the caller
-    /// decides whether to keep the previous settings).
+    /// changed since the last call. A file that became invalid is an error until it
+    /// changes again (see [`current_or_last_good`](Self::current_or_last_good)).
     pub fn current(&self) -> Result<Arc<Settings>, SettingsError> {
-        let stamps: Vec<Option<SystemTime>> =
-            self.files.iter().map(|file| std::fs::metadata(file).and_then(|m| m.modified()).ok()).collect();
-        let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(cached) = cached.as_ref()
-            && cached.stamps == stamps
-        {
-            return Ok(cached.settings.clone());
+        self.read().0
+    }
+
+    /// The settings now, or, while a file is invalid, the last settings that were valid
+    /// (the defaults if none ever was): a session keeps running on a typo. The error is
+    /// logged once per change of the files.
+    pub fn current_or_last_good(&self) -> Arc<Settings> {
+        let (outcome, fresh) = self.read();
+        match outcome {
+            Ok(settings) => settings,
+            Err(error) => {
+                if fresh {
+                    tracing::warn!("settings not reloaded, the previous ones stay in force: {error}");
+                }
+                let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                state.last_good.clone().unwrap_or_default()
+            }
         }
+    }
+
+    /// The settings (or the error) for the files as they are now, and whether they were
+    /// read just now.
+    fn read(&self) -> (Result<Arc<Settings>, SettingsError>, bool) {
+        let stamps: Stamps = self.files.iter().map(|file| std::fs::metadata(file).and_then(|m| m.modified()).ok()).collect();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, outcome)) = &state.read
+            && *seen == stamps
+        {
+            return (outcome.clone(), false);
+        }
+        let outcome = self.load().map(Arc::new);
+        if let Ok(settings) = &outcome {
+            state.last_good = Some(settings.clone());
+        }
+        state.read = Some((stamps, outcome.clone()));
+        (outcome, true)
+    }
+
+    fn load(&self) -> Result<Settings, SettingsError> {
         let mut layers = Vec::with_capacity(self.files.len() + 1);
         layers.extend(self.managed_values.clone());
         for file in &self.files {
             layers.push(Layer::load(file)?);
         }
-        let settings = Arc::new(Settings::from_layers(&layers));
-        *cached = Some(Cached { stamps, settings: settings.clone() });
-        Ok(settings)
+        Ok(Settings::from_layers(&layers))
     }
 }
 
@@ -333,6 +398,7 @@ mod tests {
         std::fs::File::options().write(true).open(&project).unwrap().set_modified(later).unwrap();
         let err = files.current().unwrap_err();
         assert_eq!(err.file, project);
+        assert!(!files.current_or_last_good().enable_exec, "a broken file leaves the last valid settings in force");
         std::fs::remove_file(&project).unwrap();
         assert!(files.current().unwrap().enable_exec, "a file that disappears no longer counts");
     }

@@ -1,21 +1,36 @@
 //! Signatures: JSON Schema rendered as a TypeScript-like call form,
 //! `tools.name(args: {...}): Promise<T>`. One renderer serves search results, the Exec
-//! description and declaration files. Field descriptions are kept verbatim; whatever the
-//! renderer cannot express becomes `unknown`, never an error.
+//! description and declaration files, for inputs and outputs alike.
+//!
+//! It reads JSON Schema 2020-12 (and the older `definitions`): `$ref` into the same
+//! document, `anyOf`/`oneOf`/`allOf`, `enum`/`const`, arrays and tuples (`items`,
+//! `prefixItems`), nested objects with required and optional fields,
+//! `additionalProperties`/`patternProperties` as index signatures, `type` lists and
+//! OpenAPI's `nullable`. Field descriptions are kept verbatim, on as many lines as they
+//! have. Whatever it cannot express becomes `unknown`, never an error.
+
+use std::cell::{Cell, RefCell};
 
 use serde_json::{Map, Value};
 
-/// Nesting rendered before the rest becomes `unknown` (and where `$ref` cycles stop).
-const MAX_DEPTH: usize = 24;
+/// Nesting rendered before the rest becomes `unknown` (a schema nested deeper than anyone
+/// writes by hand must not exhaust the stack).
+const MAX_NESTING: usize = 32;
+
+/// Schema nodes one rendering visits at most. A schema is data from a server: `$ref`s that
+/// fan out (a definition used twice by a definition used twice, ...) would otherwise
+/// expand exponentially. Past this, the rest renders as `unknown`.
+const MAX_NODES: usize = 20_000;
 
 /// `tools.name(args: {...}): Promise<T>`; `T` from the output schema, else `unknown`.
 pub fn call_form(name: &str, input: &Value, output: Option<&Value>) -> String {
-    let args = Renderer::new(input).render(input, 0);
-    let result = match output {
-        Some(schema) => Renderer::new(schema).render(schema, 0),
-        None => "unknown".to_string(),
-    };
-    format!("{}(args: {args}): Promise<{result}>", access(name))
+    format!("{}{}", access(name), parameters_and_result(input, output, 0))
+}
+
+/// The same call form as a member of an object type (`name(args: ...): Promise<T>;`),
+/// indented by `depth` levels: what a `.d.ts` file declares inside `tools`.
+pub fn member(name: &str, input: &Value, output: Option<&Value>, depth: usize) -> String {
+    format!("{}{}{};", "  ".repeat(depth), property_key(name), parameters_and_result(input, output, depth))
 }
 
 /// The type a schema describes, as TypeScript.
@@ -23,9 +38,26 @@ pub fn type_of(schema: &Value) -> String {
     Renderer::new(schema).render(schema, 0)
 }
 
-/// `tools.name` for identifiers, `tools["name"]` otherwise.
+/// A documentation comment for `text`, verbatim, indented by `depth` levels.
+pub fn doc_comment(text: &str, depth: usize) -> String {
+    let indent = "  ".repeat(depth);
+    let text = text.trim_end().replace("*/", "*\\/");
+    if !text.contains('\n') {
+        return format!("{indent}/** {text} */");
+    }
+    let body: Vec<String> = text.lines().map(|line| format!("{indent} * {line}").trim_end().to_string()).collect();
+    format!("{indent}/**\n{}\n{indent} */", body.join("\n"))
+}
+
+/// `tools.name` for identifiers, `tools["name"]` otherwise (`-` or `.` would parse as
+/// subtraction or a property chain).
 pub fn access(name: &str) -> String {
     if is_identifier(name) { format!("tools.{name}") } else { format!("tools[{}]", Value::String(name.into())) }
+}
+
+/// A property name as TypeScript writes it: bare when it is an identifier, quoted otherwise.
+pub fn property_key(name: &str) -> String {
+    if is_identifier(name) { name.to_string() } else { Value::String(name.into()).to_string() }
 }
 
 pub fn is_identifier(name: &str) -> bool {
@@ -34,30 +66,53 @@ pub fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c == '_' || c == '$' || c.is_ascii_alphanumeric())
 }
 
+fn parameters_and_result(input: &Value, output: Option<&Value>, depth: usize) -> String {
+    let args = Renderer::new(input).render(input, depth);
+    let result = match output {
+        Some(schema) => Renderer::new(schema).render(schema, depth),
+        None => "unknown".to_string(),
+    };
+    format!("(args: {args}): Promise<{result}>")
+}
+
 struct Renderer<'a> {
     root: &'a Value,
+    /// Nodes left to visit (see [`MAX_NODES`]).
+    nodes_left: Cell<usize>,
+    /// The `$ref`s being expanded on the current path: one seen again is a cycle.
+    expanding: RefCell<Vec<&'a str>>,
+    /// Schemas entered and not yet left on the current path.
+    nesting: Cell<usize>,
 }
 
 impl<'a> Renderer<'a> {
     fn new(root: &'a Value) -> Self {
-        Renderer { root }
+        Renderer { root, nodes_left: Cell::new(MAX_NODES), expanding: RefCell::new(Vec::new()), nesting: Cell::new(0) }
     }
 
-    fn render(&self, schema: &Value, depth: usize) -> String {
-        if depth > MAX_DEPTH {
+    /// `schema` as a type; `depth` is the indentation level the type starts at.
+    fn render(&self, schema: &'a Value, depth: usize) -> String {
+        let left = self.nodes_left.get();
+        let nesting = self.nesting.get();
+        if nesting >= MAX_NESTING || left == 0 {
             return "unknown".into();
         }
+        self.nodes_left.set(left - 1);
         let object = match schema {
             Value::Bool(true) => return "unknown".into(),
             Value::Bool(false) => return "never".into(),
             Value::Object(object) => object,
             _ => return "unknown".into(),
         };
+        self.nesting.set(nesting + 1);
+        let rendered = self.render_object_schema(object, depth);
+        self.nesting.set(nesting);
+        if object.get("nullable") == Some(&Value::Bool(true)) { union(vec![rendered, "null".into()]) } else { rendered }
+    }
+
+    fn render_object_schema(&self, object: &'a Map<String, Value>, depth: usize) -> String {
         if let Some(Value::String(reference)) = object.get("$ref") {
-            return match self.resolve(reference) {
-                Some(target) => self.render(target, depth + 1),
-                None => "unknown".into(),
-            };
+            return self.render_reference(reference, depth);
         }
         if let Some(value) = object.get("const") {
             return literal(value);
@@ -67,70 +122,103 @@ impl<'a> Renderer<'a> {
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(options)) = object.get(key) {
-                return union(options.iter().map(|option| self.render(option, depth + 1)).collect());
+                return union(options.iter().map(|option| self.render(option, depth)).collect());
             }
         }
         if let Some(Value::Array(parts)) = object.get("allOf") {
-            if parts.len() == 1 {
-                return self.render(&parts[0], depth + 1);
-            }
-            return parts.iter().map(|part| self.render(part, depth + 1)).collect::<Vec<_>>().join(" & ");
+            let parts: Vec<String> = parts.iter().map(|part| self.render(part, depth)).collect();
+            return match parts.len() {
+                0 => "unknown".into(),
+                1 => parts.into_iter().next().unwrap_or_default(),
+                _ => parts.iter().map(|part| parenthesised(part)).collect::<Vec<_>>().join(" & "),
+            };
         }
         match object.get("type") {
             Some(Value::String(kind)) => self.render_kind(kind, object, depth),
             Some(Value::Array(kinds)) => {
                 union(kinds.iter().filter_map(Value::as_str).map(|kind| self.render_kind(kind, object, depth)).collect())
             }
-            _ if object.contains_key("properties") => self.render_object(object, depth),
+            _ if object.contains_key("properties") || object.contains_key("additionalProperties") => {
+                self.render_properties(object, depth)
+            }
+            _ if object.contains_key("items") || object.contains_key("prefixItems") => self.render_array(object, depth),
             _ => "unknown".into(),
         }
     }
 
-    fn render_kind(&self, kind: &str, object: &Map<String, Value>, depth: usize) -> String {
+    fn render_reference(&self, reference: &'a str, depth: usize) -> String {
+        let Some(target) = self.resolve(reference) else { return "unknown".into() };
+        if self.expanding.borrow().contains(&reference) {
+            // A type that contains itself: TypeScript would need a named type; say what it is.
+            return "unknown".into();
+        }
+        self.expanding.borrow_mut().push(reference);
+        let rendered = self.render(target, depth);
+        self.expanding.borrow_mut().pop();
+        rendered
+    }
+
+    fn render_kind(&self, kind: &str, object: &'a Map<String, Value>, depth: usize) -> String {
         match kind {
             "string" => "string".into(),
             "integer" | "number" => "number".into(),
             "boolean" => "boolean".into(),
             "null" => "null".into(),
-            "array" => match object.get("items") {
-                Some(Value::Array(tuple)) => {
-                    format!("[{}]", tuple.iter().map(|t| self.render(t, depth + 1)).collect::<Vec<_>>().join(", "))
-                }
-                Some(items) => {
-                    let item = self.render(items, depth + 1);
-                    if item.contains(' ') && !item.starts_with('{') { format!("({item})[]") } else { format!("{item}[]") }
-                }
-                None => "unknown[]".into(),
-            },
-            "object" => self.render_object(object, depth),
+            "array" => self.render_array(object, depth),
+            "object" => self.render_properties(object, depth),
             _ => "unknown".into(),
         }
     }
 
-    fn render_object(&self, object: &Map<String, Value>, depth: usize) -> String {
-        let properties = object.get("properties").and_then(Value::as_object);
+    fn render_array(&self, object: &'a Map<String, Value>, depth: usize) -> String {
+        // 2020-12 writes tuples as `prefixItems` (+ `items` for the rest); older drafts as
+        // an `items` array (+ `additionalItems`).
+        let (tuple, rest) = match (object.get("prefixItems"), object.get("items")) {
+            (Some(Value::Array(prefix)), rest) => (Some(prefix), rest),
+            (None, Some(Value::Array(tuple))) => (Some(tuple), object.get("additionalItems")),
+            (_, items) => (None, items),
+        };
+        let Some(tuple) = tuple else {
+            return match rest {
+                Some(items) => format!("{}[]", parenthesised(&self.render(items, depth))),
+                None => "unknown[]".into(),
+            };
+        };
+        let mut elements: Vec<String> = tuple.iter().map(|item| self.render(item, depth)).collect();
+        match rest {
+            Some(Value::Bool(false)) => {}
+            Some(items) => elements.push(format!("...{}[]", parenthesised(&self.render(items, depth)))),
+            None => elements.push("...unknown[]".into()),
+        }
+        format!("[{}]", elements.join(", "))
+    }
+
+    fn render_properties(&self, object: &'a Map<String, Value>, depth: usize) -> String {
         let required: Vec<&str> = object
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let extra = match object.get("additionalProperties") {
-            Some(Value::Bool(false)) | None => None,
-            Some(Value::Bool(true)) => Some("unknown".to_string()),
-            Some(schema) => Some(self.render(schema, depth + 1)),
-        };
-        let indent = "  ".repeat(depth + 1);
+        let inner = depth + 1;
+        let indent = "  ".repeat(inner);
         let mut lines = Vec::new();
-        for (key, schema) in properties.into_iter().flatten() {
+        for (key, schema) in object.get("properties").and_then(Value::as_object).into_iter().flatten() {
             let optional = if required.contains(&key.as_str()) { "" } else { "?" };
-            let field = if is_identifier(key) { key.clone() } else { Value::String(key.clone()).to_string() };
-            if let Some(description) = schema.get("description").and_then(Value::as_str) {
-                lines.push(doc_comment(description, &indent));
+            if let Some(description) = self.description_of(schema) {
+                lines.push(doc_comment(description, inner));
             }
-            lines.push(format!("{indent}{field}{optional}: {};", self.render(schema, depth + 1)));
+            lines.push(format!("{indent}{}{optional}: {};", property_key(key), self.render(schema, inner)));
         }
-        if let Some(extra) = extra {
-            lines.push(format!("{indent}[key: string]: {extra};"));
+        let mut index_types = Vec::new();
+        if let Some(Value::Object(patterns)) = object.get("patternProperties") {
+            index_types.extend(patterns.values().map(|schema| self.render(schema, inner)));
+        }
+        match object.get("additionalProperties") {
+            None | Some(Value::Bool(false)) => {}
+            Some(schema) => index_types.push(self.render(schema, inner)),
+        }
+        if !index_types.is_empty() {
+            lines.push(format!("{indent}[key: string]: {};", union(index_types)));
         }
         if lines.is_empty() {
             return "{}".into();
@@ -138,19 +226,19 @@ impl<'a> Renderer<'a> {
         format!("{{\n{}\n{}}}", lines.join("\n"), "  ".repeat(depth))
     }
 
+    /// A field's description: its own, else that of the definition it refers to.
+    fn description_of(&self, schema: &'a Value) -> Option<&'a str> {
+        if let Some(text) = schema.get("description").and_then(Value::as_str) {
+            return Some(text);
+        }
+        let reference = schema.get("$ref")?.as_str()?;
+        self.resolve(reference)?.get("description")?.as_str()
+    }
+
     fn resolve(&self, reference: &str) -> Option<&'a Value> {
         let pointer = reference.strip_prefix('#')?;
         self.root.pointer(pointer)
     }
-}
-
-fn doc_comment(text: &str, indent: &str) -> String {
-    let text = text.replace("*/", "*\\/");
-    if !text.contains('\n') {
-        return format!("{indent}/** {text} */");
-    }
-    let body: Vec<String> = text.lines().map(|line| format!("{indent} * {line}").trim_end().to_string()).collect();
-    format!("{indent}/**\n{}\n{indent} */", body.join("\n"))
 }
 
 fn literal(value: &Value) -> String {
@@ -160,13 +248,58 @@ fn literal(value: &Value) -> String {
     }
 }
 
-fn union(mut parts: Vec<String>) -> String {
-    parts.dedup();
-    match parts.len() {
-        0 => "never".into(),
-        1 => parts.remove(0),
-        _ => parts.join(" | "),
+/// `a | b`, each alternative once, in order.
+fn union(parts: Vec<String>) -> String {
+    let mut unique: Vec<String> = Vec::with_capacity(parts.len());
+    for part in parts {
+        if !unique.contains(&part) {
+            unique.push(part);
+        }
     }
+    match unique.len() {
+        0 => "never".into(),
+        1 => unique.remove(0),
+        // `&` binds tighter than `|`, so no alternative needs parentheses.
+        _ => unique.join(" | "),
+    }
+}
+
+/// `type` in parentheses when it is a union or intersection at its top level, so that a
+/// suffix (`[]`) or an operator applies to all of it.
+fn parenthesised(type_text: &str) -> String {
+    if has_top_level_operator(type_text) { format!("({type_text})") } else { type_text.to_string() }
+}
+
+fn has_top_level_operator(type_text: &str) -> bool {
+    let mut depth = 0i32;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut in_comment = false;
+    let bytes = type_text.as_bytes();
+    for (i, &byte) in bytes.iter().enumerate() {
+        if in_comment {
+            in_comment = !(byte == b'/' && i > 0 && bytes[i - 1] == b'*');
+            continue;
+        }
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'/' if bytes.get(i + 1) == Some(&b'*') => in_comment = true,
+            b'{' | b'[' | b'(' | b'<' => depth += 1,
+            b'}' | b']' | b')' | b'>' => depth -= 1,
+            b'|' | b'&' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -197,17 +330,137 @@ mod tests {
     fn names_that_are_not_identifiers_use_brackets() {
         let text = call_form("mcp__srv__get-user.profile", &json!({"type": "object"}), Some(&json!({"type": "object"})));
         assert_eq!(text, "tools[\"mcp__srv__get-user.profile\"](args: {}): Promise<{}>");
+        let field = type_of(&json!({"type": "object", "properties": {"user-id": {"type": "string"}}, "required": ["user-id"]}));
+        assert_eq!(field, "{\n  \"user-id\": string;\n}");
     }
 
     #[test]
-    fn references_resolve_and_cycles_stop() {
+    fn references_resolve_and_cycles_stop_at_the_first_repeat() {
         let schema = json!({
             "type": "object",
             "properties": {"node": {"$ref": "#/$defs/Node"}},
-            "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}
+            "$defs": {"Node": {
+                "type": "object",
+                "description": "One link.",
+                "properties": {"value": {"type": "integer"}, "next": {"$ref": "#/$defs/Node"}},
+                "required": ["value"]
+            }}
+        });
+        assert_eq!(
+            type_of(&schema),
+            "{\n  /** One link. */\n  node?: {\n    value: number;\n    /** One link. */\n    next?: unknown;\n  };\n}",
+            "the description comes from the definition; the cycle renders as unknown"
+        );
+        let draft7 =
+            json!({"type": "object", "properties": {"a": {"$ref": "#/definitions/A"}}, "definitions": {"A": {"type": "string"}}});
+        assert_eq!(type_of(&draft7), "{\n  a?: string;\n}");
+        assert_eq!(type_of(&json!({"$ref": "https://example.com/schema.json"})), "unknown");
+        assert_eq!(type_of(&json!({"$ref": "#/$defs/missing"})), "unknown");
+    }
+
+    #[test]
+    fn unions_intersections_arrays_and_tuples() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "either": {"anyOf": [{"type": "string"}, {"type": "number"}]},
+                "one": {"oneOf": [{"const": "x"}, {"type": "null"}]},
+                "list": {"type": "array", "items": {"type": ["string", "number"]}},
+                "objects": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}}}},
+                "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false},
+                "open": {"type": "array", "prefixItems": [{"type": "string"}]},
+                "both": {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"anyOf": [{"type": "string"}, {"type": "number"}]}]},
+                "nullable": {"type": "string", "nullable": true},
+                "any": {},
+                "nothing": false,
+            }
         });
         let text = type_of(&schema);
-        assert!(text.contains("next?:"), "{text}");
-        assert!(text.contains("unknown"), "{text}");
+        for expected in [
+            "either?: string | number;",
+            "one?: \"x\" | null;",
+            "list?: (string | number)[];",
+            "objects?: {\n    id?: string;\n  }[];",
+            "pair?: [string, number];",
+            "open?: [string, ...unknown[]];",
+            "both?: {\n    a?: string;\n  } & (string | number);",
+            "nullable?: string | null;",
+            "any?: unknown;",
+            "nothing?: never;",
+        ] {
+            assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn index_signatures_and_empty_objects() {
+        assert_eq!(type_of(&json!({"type": "object"})), "{}");
+        assert_eq!(type_of(&json!({"type": "object", "additionalProperties": false})), "{}");
+        assert_eq!(
+            type_of(&json!({"type": "object", "additionalProperties": {"type": "integer"}})),
+            "{\n  [key: string]: number;\n}"
+        );
+        assert_eq!(
+            type_of(&json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true})),
+            "{\n  a?: string;\n  [key: string]: unknown;\n}"
+        );
+        assert_eq!(
+            type_of(&json!({"type": "object", "patternProperties": {"^x-": {"type": "string"}}})),
+            "{\n  [key: string]: string;\n}"
+        );
+    }
+
+    #[test]
+    fn descriptions_stay_verbatim_and_cannot_close_the_comment() {
+        let long = "Pick one:\n- `fast`: skips checks\n- `safe`: checks everything, slower\n\nDefaults to safe.";
+        let text = type_of(&json!({"type": "object", "properties": {"mode": {"type": "string", "description": long}}}));
+        assert_eq!(
+            text,
+            "{\n  /**\n   * Pick one:\n   * - `fast`: skips checks\n   * - `safe`: checks everything, slower\n   *\n   * Defaults to safe.\n   */\n  mode?: string;\n}"
+        );
+        let sneaky = type_of(&json!({"type": "object", "properties": {"a": {"type": "string", "description": "end */ here"}}}));
+        assert!(sneaky.contains("end *\\/ here"), "{sneaky}");
+    }
+
+    #[test]
+    fn what_cannot_be_expressed_is_unknown_never_a_crash() {
+        for schema in [
+            json!(null),
+            json!(3),
+            json!("string"),
+            json!({"type": "wat"}),
+            json!({"not": {"type": "string"}}),
+            json!({"enum": [{"a": 1}]}),
+        ] {
+            assert_eq!(type_of(&schema), "unknown", "{schema}");
+        }
+        // Definitions that each use the next one twice: 2^40 expansions if nothing stopped it.
+        let mut defs = Map::new();
+        for i in 0..40 {
+            let next = json!({"$ref": format!("#/$defs/D{}", i + 1)});
+            defs.insert(format!("D{i}"), json!({"type": "object", "properties": {"a": next.clone(), "b": next}}));
+        }
+        defs.insert("D40".into(), json!({"type": "string"}));
+        let bomb = json!({"$ref": "#/$defs/D0", "$defs": defs});
+        let text = type_of(&bomb);
+        assert!(text.len() < 4_000_000, "the rendering is bounded: {} bytes", text.len());
+        assert!(text.contains("unknown"));
+        // Nesting deeper than the renderer goes.
+        let mut deep = json!({"type": "string"});
+        for _ in 0..100 {
+            deep = json!({"type": "array", "items": deep});
+        }
+        let text = type_of(&deep);
+        assert!(text.starts_with("unknown[][][]"), "{text}");
+    }
+
+    #[test]
+    fn members_are_indented_for_declaration_files() {
+        let schema =
+            json!({"type": "object", "properties": {"q": {"type": "string", "description": "What."}}, "required": ["q"]});
+        assert_eq!(
+            member("find-it", &schema, None, 1),
+            "  \"find-it\"(args: {\n    /** What. */\n    q: string;\n  }): Promise<unknown>;"
+        );
     }
 }

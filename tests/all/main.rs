@@ -6,4 +6,5 @@ mod builtin_tools;
 mod conformance;
 mod isolation;
 mod mcp;
+mod pool;
 mod runtime;

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-mcp-server");
 
-fn stdio(command: &str, args: &[&str]) -> ServerConfig {
+pub(crate) fn stdio(command: &str, args: &[&str]) -> ServerConfig {
     ServerConfig {
         transport: Transport::Stdio {
             command: command.into(),
@@ -25,7 +25,7 @@ fn stdio(command: &str, args: &[&str]) -> ServerConfig {
     }
 }
 
-fn fixture() -> ServerConfig {
+pub(crate) fn fixture() -> ServerConfig {
     stdio(FIXTURE, &[])
 }
 
@@ -65,7 +65,7 @@ impl HttpFixture {
 }
 
 /// A harness (builtin and fixture tools) with MCP servers added to its registry.
-async fn harness_with(servers: &[(&str, ServerConfig)]) -> (Harness, McpServers) {
+pub(crate) async fn harness_with(servers: &[(&str, ServerConfig)]) -> (Harness, McpServers) {
     let harness = Harness::new();
     let mcp = McpServers::with_connect_timeout(harness.funnel.registry().clone(), Duration::from_secs(20));
     for (name, config) in servers {
@@ -381,7 +381,7 @@ async fn servers_that_cannot_start_are_reported_once_each_and_the_others_work() 
 }
 
 /// The published reference server, installed from the npm lockfile in tests/mcp-servers.
-fn everything_server() -> ServerConfig {
+pub(crate) fn everything_server() -> ServerConfig {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers");
     let entry: PathBuf = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");

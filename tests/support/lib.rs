@@ -43,6 +43,14 @@ impl FixtureTool {
         handler: impl Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync + 'static,
     ) -> Arc<dyn Tool> {
         let definition = ToolDefinition::new(name, description, schema).expect("fixture schemas are objects");
+        Self::with_definition(definition, handler)
+    }
+
+    /// A shared tool from a whole definition (deferral intent, hints, output schema).
+    pub fn with_definition(
+        definition: ToolDefinition,
+        handler: impl Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync + 'static,
+    ) -> Arc<dyn Tool> {
         Arc::new(FixtureTool { definition, handler: Box::new(handler) })
     }
 }

@@ -185,6 +185,9 @@ impl Sandbox {
         let state = store.into_data();
         let result = match finished {
             None => Err(Failure::Aborted),
+            // An abort that lands while the guest runs cancels the calls in flight first;
+            // the script may fail on that before the abort is seen. It failed because of the abort.
+            Some(Ok(Err(_)) | Err(_)) if abort.is_cancelled() => Err(Failure::Aborted),
             Some(Ok(Ok(value))) => parse_value(value),
             Some(Ok(Err(error))) => Err(script_failure(error)),
             Some(Err(trap)) => Err(trap_failure(trap, budget, &state)),

@@ -85,3 +85,23 @@ pub fn all(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(Builtin::<grep::Grep>::new(workspace)),
     ]
 }
+
+/// The names of the builtin workspace tools, as [`all`] makes them.
+pub const NAMES: [&str; 6] = [
+    ls::Ls::NAME,
+    read_file::ReadFile::NAME,
+    write_file::WriteFile::NAME,
+    edit_file::EditFile::NAME,
+    glob::Glob::NAME,
+    grep::Grep::NAME,
+];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_lists_every_builtin_tool() {
+        let workspace = std::sync::Arc::new(super::Workspace::open(".").unwrap());
+        let names: Vec<String> = super::all(workspace).iter().map(|tool| tool.definition().name.clone()).collect();
+        assert_eq!(names, super::NAMES);
+    }
+}

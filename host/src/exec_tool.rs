@@ -1,0 +1,115 @@
+//! `Exec` as a model sees it: its name, its parameters and its description.
+//!
+//! The description is a constant. It names the sandbox's surface and shows
+//! `tools.ToolSearch`'s own call form, rendered from the schema search validates against,
+//! and nothing that depends on the pool: no tool name, no count, no budget, no limit. A
+//! model's tool list (and the prompt cache behind it) stays byte-identical whatever
+//! servers connect or leave; the pool's names reach the model separately.
+
+use std::sync::{Arc, LazyLock};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::pool::Declaration;
+use crate::search;
+use crate::tools::ToolError;
+
+/// The name of the tool that runs scripts.
+pub const EXEC_TOOL_NAME: &str = "Exec";
+
+/// The arguments of one `Exec` call.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExecParams {
+    /// The script: the body of an async JavaScript function. Use `await`, and `return` the
+    /// value you want back.
+    pub code: String,
+}
+
+impl ExecParams {
+    /// Reads an `Exec` call's arguments; a missing or blank `code` is a params error, and
+    /// no sandbox starts for it.
+    pub fn from_args(args: &Map<String, Value>) -> Result<ExecParams, ToolError> {
+        let params: ExecParams = serde_json::from_value(Value::Object(args.clone()))
+            .map_err(|e| ToolError::params(format!("Exec: {e}; it takes {{ \"code\": \"<script>\" }}")))?;
+        if params.code.trim().is_empty() {
+            return Err(ToolError::params("Exec: `code` is empty; there is no script to run"));
+        }
+        Ok(params)
+    }
+}
+
+/// `Exec`'s description: the same bytes for every pool.
+pub fn description() -> &'static str {
+    static TEXT: LazyLock<String> = LazyLock::new(|| {
+        format!("{INTRODUCTION}\n\n{SEARCH_INTRODUCTION}\n\n{signature}\n\n{CLOSING}", signature = search::search_signature())
+    });
+    &TEXT
+}
+
+/// `Exec`'s declaration: name, description and input schema.
+pub fn declaration() -> Declaration {
+    static SCHEMA: LazyLock<Arc<Value>> = LazyLock::new(|| {
+        let mut schema = schemars::schema_for!(ExecParams).to_value();
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("$schema");
+            object.remove("title");
+        }
+        Arc::new(schema)
+    });
+    Declaration { name: EXEC_TOOL_NAME.to_string(), description: description().to_string(), input_schema: SCHEMA.clone() }
+}
+
+const INTRODUCTION: &str = "\
+Runs a JavaScript script that calls tools, so several steps (fetch, transform, store) take \
+one call. The script is the body of an async function: use `await`, and `return` the value \
+you want back; it is returned as JSON, with everything the script printed.
+
+Inside the script:
+- `tools.<name>(args)` calls a tool of this session's catalogue (the tools named in the \
+catalogue message, not the tools you can call directly) and returns a promise of the tool's \
+output: its structured value when it has one, else its text, else null. `args` is one plain \
+object. A name that is not a JavaScript identifier takes brackets: `tools[\"name-with.dots\"](args)`.
+- Start several calls before awaiting them (`await Promise.all([...])`) and they run \
+concurrently.
+- A call that fails rejects its promise with the reason; catch it to carry on. An error the \
+script does not catch ends it, and you get the error and what it printed until then.
+- `console.log`, `console.info`, `console.warn` and `console.error` print.
+- There is no filesystem, network, timer, module import or `eval`: tools are the only way out.";
+
+const SEARCH_INTRODUCTION: &str = "\
+The catalogue message gives only names. Before calling a tool whose parameters you have not \
+seen, find its exact call form with `tools.ToolSearch`, in the same script if you like:";
+
+const CLOSING: &str = "\
+For example: `const { matches } = await tools.ToolSearch({ query: \"select:name_a,name_b\" }); \
+console.log(matches.map(m => m.signature).join(\"\\n\"));`";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_description_shows_tool_search_s_own_call_form_and_no_limits() {
+        let text = description();
+        assert!(text.contains(&search::search_signature()), "{text}");
+        assert!(text.contains("tools.ToolSearch(args: {\n  /**"), "{text}");
+        assert!(text.contains("query: string;") && text.contains("max_results?: number | null;"), "{text}");
+        assert!(text.contains("Promise<{\n  matches: {\n    name: string;"), "{text}");
+        for word in ["budget", "millisecond", "timeout", "limit of"] {
+            assert!(!text.to_lowercase().contains(word), "the description mentions {word:?}");
+        }
+    }
+
+    #[test]
+    fn blank_code_is_refused_before_any_sandbox() {
+        let args = |value: Value| value.as_object().cloned().unwrap();
+        assert_eq!(ExecParams::from_args(&args(json!({"code": "return 1"}))).unwrap().code, "return 1");
+        let error = ExecParams::from_args(&args(json!({"code": "  \n"}))).unwrap_err();
+        assert!(error.message.contains("`code` is empty"), "{}", error.message);
+        let error = ExecParams::from_args(&args(json!({"script": "return 1"}))).unwrap_err();
+        assert!(error.message.contains("missing field `code`"), "{}", error.message);
+    }
+}
