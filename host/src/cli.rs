@@ -412,12 +412,18 @@ fn declaration_stats(session: &Session, settings: &Settings) -> String {
     out += &format!("{:<11}{:>14}{:>12}{:>10}\n", "flat mode", flat_count, flat_bytes, tokens(flat_bytes));
     if !exec_pool.exec_declared() {
         out += &format!("{}: both modes declare the same tools.\n", exec_pool.exec_status());
-    } else {
-        let saved = flat_bytes.saturating_sub(exec_bytes);
+    } else if exec_bytes <= flat_bytes {
+        let saved = flat_bytes - exec_bytes;
         out += &format!(
             "Exec mode declares {:.1}x fewer bytes: {saved} bytes (~{} tokens) less in every request; {} tools sit in the pool.\n",
             flat_bytes as f64 / exec_bytes.max(1) as f64,
             tokens(saved),
+            exec_pool.pooled().len(),
+        );
+    } else {
+        out += &format!(
+            "Exec mode declares {} bytes more: the {} pooled tools' declarations are smaller than Exec's own.\n",
+            exec_bytes - flat_bytes,
             exec_pool.pooled().len(),
         );
     }

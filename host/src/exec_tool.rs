@@ -62,25 +62,23 @@ pub fn declaration() -> Declaration {
 }
 
 const INTRODUCTION: &str = "\
-Runs a JavaScript script that calls tools, so several steps (fetch, transform, store) take \
-one call. The script is the body of an async function: use `await`, and `return` the value \
-you want back; it is returned as JSON, with everything the script printed.
+Runs a JavaScript script that calls tools, so that several steps take one call. The script \
+is the body of an async function: `await` what you need and `return` the value you want back \
+(you get it as JSON, with whatever the script printed).
 
-Inside the script:
-- `tools.<name>(args)` calls a tool of this session's catalogue (the tools named in the \
-catalogue message, not the tools you can call directly) and returns a promise of the tool's \
-output: its structured value when it has one, else its text, else null. `args` is one plain \
-object. A name that is not a JavaScript identifier takes brackets: `tools[\"name-with.dots\"](args)`.
-- Start several calls before awaiting them (`await Promise.all([...])`) and they run \
-concurrently.
-- A call that fails rejects its promise with the reason; catch it to carry on. An error the \
-script does not catch ends it, and you get the error and what it printed until then.
-- `console.log`, `console.info`, `console.warn` and `console.error` print.
-- There is no filesystem, network, timer, module import or `eval`: tools are the only way out.";
+In the script:
+- `tools.<name>(args)` calls a tool of this session's catalogue and returns a promise of its \
+output: its structured value if it has one, else its text, else null. `args` is one plain \
+object. Names that are not identifiers take brackets: `tools[\"name-with.dots\"](args)`. Calls \
+started together (`Promise.all`) run concurrently.
+- A failed call rejects; catch it to go on. An uncaught error ends the script and reports what \
+it printed so far.
+- `console.log` (and `info`, `warn`, `error`, `debug`) prints.
+- No filesystem, network, timers, imports or `eval`: tools are the only way out.";
 
 const SEARCH_INTRODUCTION: &str = "\
-The catalogue message gives only names. Before calling a tool whose parameters you have not \
-seen, find its exact call form with `tools.ToolSearch`, in the same script if you like:";
+The catalogue lists only names. For a tool's parameters, ask `tools.ToolSearch`, in the same \
+script if you like:";
 
 const CLOSING: &str = "\
 For example: `const { matches } = await tools.ToolSearch({ query: \"select:name_a,name_b\" }); \

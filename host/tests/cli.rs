@@ -9,7 +9,12 @@ use serde_json::{Value, json};
 
 fn exec_host(workspace: &Path, cache: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_exec-host"));
-    command.current_dir(workspace).env("EXEC_HOST_CACHE_DIR", cache).env_remove("RUST_LOG");
+    // The user settings file is looked for under XDG_CONFIG_HOME: keep the tests' own.
+    command
+        .current_dir(workspace)
+        .env("EXEC_HOST_CACHE_DIR", cache)
+        .env("XDG_CONFIG_HOME", workspace.join(".config"))
+        .env_remove("RUST_LOG");
     command
 }
 
@@ -403,4 +408,225 @@ fn a_server_that_outlives_its_stdin_is_killed_when_the_host_exits() {
     let running = || running_with(&marker);
     wait_until(3, || !running());
     assert!(!running(), "the server outlived the host");
+}
+
+/// A workspace with the fixture server configured as `fx` and `other`, a project settings
+/// file that denies `mcp__fx__fail`, and a user settings file that keeps `mcp__fx__greet` flat.
+fn pool_setup() -> (Setup, String) {
+    let setup = Setup::new();
+    let fixture = fixture_mcp_server();
+    let config = mcp_config(&setup, json!({"fx": {"command": fixture}}));
+    let project = setup.workspace.path().join(".exec-host");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("settings.json"), r#"{"permissions": {"deny": ["mcp__fx__fail"]}}"#).unwrap();
+    let user = setup.workspace.path().join(".config/exec-host");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("settings.json"), r#"{"nonDeferredTools": ["mcp__fx__greet"]}"#).unwrap();
+    (setup, config)
+}
+
+#[test]
+fn tools_shows_what_a_model_is_given_under_the_settings_in_force() {
+    let (setup, config) = pool_setup();
+    let output = setup.run(&["tools", "--mcp-config", &config]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let section = |title: &str| -> Vec<String> {
+        let start = text.find(title).unwrap_or_else(|| panic!("no {title:?} in\n{text}"));
+        text[start..].lines().skip(1).take_while(|line| line.starts_with("  ")).map(|line| line.trim().to_string()).collect()
+    };
+    assert!(text.starts_with("Exec is declared; "), "{text}");
+    let declared = section("Declared to the model");
+    assert_eq!(declared[0], "Exec");
+    for flat in ["read_file", "mcp__fx__pinned", "mcp__fx__greet"] {
+        assert!(declared.contains(&flat.to_string()), "{flat} is declared flat: {declared:?}");
+    }
+    let pool = section("Pool (");
+    assert!(pool.contains(&"mcp__fx__add".to_string()) && !pool.contains(&"mcp__fx__greet".to_string()), "{pool:?}");
+    assert!(!text.contains("mcp__fx__fail"), "a denied tool appears nowhere");
+    assert!(text.contains("  | tools.ToolSearch(args: {"), "Exec's description is shown: {text}");
+    assert!(text.contains(".exec-host/settings.json") && text.contains(".config/exec-host/settings.json"), "{text}");
+}
+
+#[test]
+fn tools_json_keeps_exec_s_declaration_byte_identical_and_enable_exec_false_flattens_everything() {
+    let (setup, config) = pool_setup();
+    let output = setup.run(&["tools", "--json", "--mcp-config", &config]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let one_server = json_of(&output);
+    assert_eq!(one_server["exec"], "declared");
+    let pool: Vec<String> = serde_json::from_value(one_server["pool"].clone()).unwrap();
+    assert!(pool.contains(&"mcp__fx__add".to_string()));
+
+    let fixture = fixture_mcp_server();
+    std::fs::write(
+        setup.workspace.path().join("two.json"),
+        json!({"mcpServers": {"fx": {"command": &fixture}, "more": {"command": &fixture}}}).to_string(),
+    )
+    .unwrap();
+    let two_servers = json_of(&setup.run(&["tools", "--json", "--mcp-config", "two.json"]));
+    assert!(two_servers["pool"].as_array().unwrap().len() > pool.len());
+    assert_eq!(
+        one_server["declarations"][0].to_string(),
+        two_servers["declarations"][0].to_string(),
+        "Exec's declaration does not change with the pool"
+    );
+    assert_eq!(one_server["declarations"][0]["name"], "Exec");
+    assert!(one_server["declarations"][0]["input_schema"]["properties"]["code"].is_object());
+
+    std::fs::write(setup.workspace.path().join("off.json"), r#"{"enableExec": false}"#).unwrap();
+    let off = json_of(&setup.run(&["tools", "--json", "--mcp-config", &config, "--settings", "off.json"]));
+    assert_eq!(off["exec"], "disabled");
+    assert_eq!(off["pool"], json!([]));
+    let declared: Vec<String> =
+        off["declarations"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap().to_string()).collect();
+    for name in pool.iter().chain(&["read_file".to_string(), "mcp__fx__greet".to_string()]) {
+        assert!(declared.contains(name), "{name} is declared flat with Exec off: {declared:?}");
+    }
+    assert!(!declared.contains(&"Exec".to_string()) && !declared.contains(&"mcp__fx__fail".to_string()));
+}
+
+#[test]
+fn tools_stats_compares_exec_mode_with_flat_mode() {
+    let (setup, _) = pool_setup();
+    let everything = test_packages().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let config = mcp_config(&setup, json!({"everything": {"command": "node", "args": [everything, "stdio"]}}));
+    let output = setup.run(&["tools", "--stats", "--mcp-config", &config]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let row = |label: &str| -> Vec<usize> {
+        let line = text.lines().find(|line| line.starts_with(label)).unwrap_or_else(|| panic!("no {label} row in\n{text}"));
+        line[label.len()..].split_whitespace().map(|n| n.parse().unwrap()).collect()
+    };
+    let (exec, flat) = (row("Exec mode"), row("flat mode"));
+    assert!(exec[0] < flat[0] && exec[1] < flat[1], "{text}");
+    assert_eq!(exec[2], exec[1].div_ceil(4), "{text}");
+    assert!(text.contains("fewer bytes"), "{text}");
+}
+
+#[test]
+fn search_finds_tools_like_a_script_does() {
+    let (setup, config) = pool_setup();
+    let output = setup.run(&["search", "greet", "--json", "--mcp-config", &config]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = json_of(&output);
+    assert_eq!(result["total"], 1);
+    assert_eq!(result["matches"][0]["name"], "mcp__fx__greet");
+    assert_eq!(result["matches"][0]["signature"], "tools.mcp__fx__greet(args: {\n  name: string;\n}): Promise<unknown>");
+
+    // As in `run`, every tool that is not denied is searched, flat ones included.
+    let output = setup.run(&["search", "select:read_file,mcp__fx__fail", "--mcp-config", &config]);
+    let text = stdout(&output);
+    assert!(text.contains("tools.read_file(args: {"), "{text}");
+    assert!(!text.contains("mcp__fx__fail"), "{text}");
+    assert!(stderr(&output).contains("1 matching tool"), "{}", stderr(&output));
+
+    let output = setup.run(&["search", "", "--max-results", "1", "--json", "--mcp-config", &config]);
+    let all = json_of(&output);
+    assert_eq!(all["matches"].as_array().unwrap().len(), all["total"].as_u64().unwrap() as usize, "an empty query lists all");
+
+    let output = setup.run(&["search", "nothing-like-this", "--mcp-config", &config]);
+    assert_eq!(output.status.code(), Some(1), "no match: exit 1, as grep");
+    assert!(stderr(&output).contains("no tool matches \"nothing-like-this\""), "{}", stderr(&output));
+}
+
+#[test]
+fn run_leaves_denied_tools_out_of_the_script() {
+    let (setup, config) = pool_setup();
+    std::fs::write(setup.workspace.path().join("deny.json"), r#"{"permissions": {"deny": ["write_file"]}}"#).unwrap();
+    let script = setup.script(
+        "s.js",
+        "const found = await tools.ToolSearch({ query: 'select:write_file,read_file,mcp__fx__fail,mcp__fx__greet' });
+         let fail; try { await tools.mcp__fx__fail({}); } catch (e) { fail = e.message; }
+         return { writeFile: typeof tools.write_file, found: found.matches.map(m => m.name), fail };",
+    );
+    let output = setup.run(&["run", "--json", "--settings", "deny.json", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let value = &json_of(&output)["value"];
+    assert_eq!(value["writeFile"], "undefined");
+    assert_eq!(value["found"], json!(["read_file", "mcp__fx__greet"]), "flat and pooled tools alike, denied ones not");
+    assert!(value["fail"].as_str().unwrap().contains("not reachable"), "{value}");
+}
+
+#[test]
+fn settings_errors_name_the_file_and_the_key() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "return 1");
+    assert_usage_error(&setup.run(&["tools", "--settings", "missing.json"]), "the settings file missing.json does not exist");
+    let project = setup.workspace.path().join(".exec-host");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("settings.json"), "{\n  \"enableExec\": \"yes\"\n}").unwrap();
+    for args in [vec!["run", script.as_str()], vec!["tools"], vec!["search", "x"]] {
+        let output = setup.run(&args);
+        assert_usage_error(&output, ".exec-host/settings.json: enableExec: invalid type: string \"yes\"");
+        assert!(stderr(&output).contains("line 2"), "{}", stderr(&output));
+    }
+    std::fs::write(project.join("settings.json"), r#"{"permissions": {"deny": ["Bash(rm"]}}"#).unwrap();
+    assert_usage_error(&setup.run(&["tools"]), "permissions.deny[0]: rule \"Bash(rm\"");
+}
+
+/// The npm packages pinned in tests/mcp-servers (installed with `npm ci` if needed).
+fn test_packages() -> std::path::PathBuf {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers");
+    INSTALL.call_once(|| {
+        let installed = ["typescript/bin/tsc", "@modelcontextprotocol/server-everything/dist/index.js"]
+            .iter()
+            .all(|file| dir.join("node_modules").join(file).exists());
+        if !installed {
+            let status = Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(&dir)
+                .status()
+                .expect("npm runs (Node.js is needed for the published MCP server and the TypeScript check)");
+            assert!(status.success(), "`npm ci` in {} failed", dir.display());
+        }
+    });
+    dir
+}
+
+#[test]
+fn the_declaration_file_type_checks_scripts_written_against_it() {
+    let (setup, config) = pool_setup();
+    let output = setup.run(&["tools", "--dts", "--mcp-config", &config]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let dts = stdout(&output);
+    for member in [
+        "  read_file(args: {",
+        "  \"mcp__fx__get-user.profile\"(args: {",
+        "  ToolSearch(args: {",
+        "  log(...values: unknown[]): void;",
+    ] {
+        assert!(dts.contains(member), "{member:?} missing from\n{dts}");
+    }
+    assert!(!dts.contains("mcp__fx__fail"), "denied tools are not declared");
+    std::fs::write(setup.workspace.path().join("tools.d.ts"), &dts).unwrap();
+    let check = |name: &str, body: &str| -> Output {
+        std::fs::write(
+            setup.workspace.path().join(name),
+            format!("export {{}};\nasync function script() {{\n{body}\n}}\nvoid script;\n"),
+        )
+        .unwrap();
+        Command::new("node")
+            .arg(test_packages().join("node_modules/typescript/bin/tsc"))
+            .args(["--noEmit", "--strict", "--target", "es2022", "--lib", "es2022", "tools.d.ts", name])
+            .current_dir(setup.workspace.path())
+            .output()
+            .unwrap()
+    };
+    let good = check(
+        "good.ts",
+        "const file = await tools.read_file({ path: 'notes.txt' });
+         const profile = await tools['mcp__fx__get-user.profile']({ id: 'u1' });
+         const { matches, total } = await tools.ToolSearch({ query: 'greet', max_results: 3 });
+         console.log(file, profile, matches[0].signature, total);",
+    );
+    assert!(good.status.success(), "{}{}", stdout(&good), stderr(&good));
+    let bad = check("bad.ts", "await tools.ToolSearch({ q: 'greet' }); await tools.read_file({ path: 3 });");
+    let errors = stdout(&bad);
+    assert!(!bad.status.success(), "a wrong call must not type-check");
+    assert!(
+        errors.contains("'q' does not exist") && errors.contains("Type 'number' is not assignable to type 'string'"),
+        "{errors}"
+    );
 }
