@@ -267,7 +267,7 @@ fn read_script(path: &std::path::Path) -> Result<String, UsageError> {
 struct Session {
     registry: Arc<Registry>,
     servers: McpServers,
-    settings: SettingsFiles,
+    settings: Arc<SettingsFiles>,
 }
 
 impl Session {
@@ -282,7 +282,7 @@ impl Session {
         for failure in failures {
             eprintln!("exec-host: warning: {failure}");
         }
-        Ok(Session { registry, servers, settings: config.settings })
+        Ok(Session { registry, servers, settings: Arc::new(config.settings) })
     }
 
     /// The pool and declarations as they are now, from the one builder.
@@ -311,7 +311,7 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         // In `run` the script's author is the only caller: every tool that is not denied
         // is reachable, pooled or not.
         let reachable = session.pool(&session.settings.current_or_last_good()).enabled();
-        let funnel = Arc::new(Funnel::new(session.registry.clone()));
+        let funnel = Arc::new(Funnel::new(session.registry.clone()).with_settings(session.settings.clone()));
         let request = ExecRequest::new(config.code, reachable).with_limits(config.limits).with_abort(abort);
         let outcome = sandbox.exec(request, funnel).await;
         session.servers.shutdown().await;

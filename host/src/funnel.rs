@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use tracing::debug;
 
 use crate::mcp;
+use crate::settings::SettingsFiles;
 use crate::tools::{CallContext, Registry, ToolError, ToolOutput};
 
 /// A call as the funnel receives it.
@@ -21,14 +22,31 @@ pub struct CallRequest {
 }
 
 /// Every tool call of a session passes through here.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Funnel {
     registry: Arc<Registry>,
+    settings: Option<Arc<SettingsFiles>>,
+}
+
+impl std::fmt::Debug for Funnel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Funnel")
+            .field("registry", &self.registry.snapshot())
+            .field("checks_settings", &self.settings.is_some())
+            .finish()
+    }
 }
 
 impl Funnel {
     pub fn new(registry: Arc<Registry>) -> Self {
-        Funnel { registry }
+        Funnel { registry, settings: None }
+    }
+
+    /// Checks every call against the deny rules of `settings` as they are when it is made
+    /// (the same settings the pool is built from).
+    pub fn with_settings(mut self, settings: Arc<SettingsFiles>) -> Self {
+        self.settings = Some(settings);
+        self
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
@@ -41,6 +59,11 @@ impl Funnel {
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));
         };
+        if let Some(settings) = &self.settings
+            && let Some(rule) = settings.current_or_last_good().denying_rule(&name)
+        {
+            return Err(ToolError::authorization(format!("`{name}` is denied by the permissions.deny rule `{rule}`")));
+        }
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
             return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));

@@ -10,19 +10,28 @@
 //! ```no_run
 //! # async fn example() -> anyhow::Result<()> {
 //! use std::sync::Arc;
-//! use exec_host::{ExecRequest, Funnel, Registry, Sandbox, Workspace, builtin};
+//! use exec_host::{DeferralTable, ExecRequest, Funnel, Pool, Registry, Sandbox, SettingsFiles, Workspace, builtin};
 //!
 //! let sandbox = Sandbox::new().await?;
 //! let workspace = Arc::new(Workspace::open(".")?);
 //! let registry = Arc::new(Registry::new(builtin::all(workspace))?);
-//! let reachable = registry.definitions();
-//! let funnel = Arc::new(Funnel::new(registry));
-//! let outcome = sandbox
-//!     .exec(ExecRequest::new("const r = await tools.ls({}); return r.total", reachable), funnel)
-//!     .await;
-//! println!("{}\n{}", outcome.text(), outcome.summary());
+//! let settings = Arc::new(SettingsFiles::new(None, vec![".exec-host/settings.json".into()]));
+//! let funnel = Arc::new(Funnel::new(registry.clone()).with_settings(settings.clone()));
+//!
+//! // Per request: what the model is declared, and what an Exec of it may reach.
+//! let now = settings.current()?;
+//! let pool = Pool::build(registry.snapshot().definitions(), &now, &DeferralTable::default());
+//! let declarations = pool.declarations();
+//! let request = ExecRequest::new("return (await tools.ToolSearch({ query: '' })).total", pool.pooled().to_vec());
+//! let outcome = sandbox.exec(request, funnel).await;
+//! println!("{} declarations\n{}\n{}", declarations.len(), outcome.text(), outcome.summary());
 //! # Ok(()) }
 //! ```
+//!
+//! Modules: [`pool`] (the deferral table and the one builder of declarations and pool),
+//! [`exec_tool`] (`Exec`'s name, parameters and constant description), [`search`]
+//! (`tools.ToolSearch`), [`signature`] (JSON Schema to call forms), [`settings`], [`mcp`],
+//! [`funnel`], [`runtime`], [`script`], [`tools`].
 
 pub mod cli;
 pub mod dts;

@@ -196,7 +196,12 @@ impl Settings {
 
     /// Whether a `deny` rule removes tool `name` altogether.
     pub fn denies(&self, name: &str) -> bool {
-        self.permissions.deny.iter().any(|rule| rule.covers_tool(name))
+        self.denying_rule(name).is_some()
+    }
+
+    /// The first `deny` rule that removes tool `name` altogether.
+    pub fn denying_rule(&self, name: &str) -> Option<&Rule> {
+        self.permissions.deny.iter().find(|rule| rule.covers_tool(name))
     }
 }
 

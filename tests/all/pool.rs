@@ -301,3 +301,34 @@ async fn a_pool_from_the_published_everything_server() {
     assert!(signature.contains("a: number;") && signature.contains("b: number;"), "{signature}");
     assert!(value["sum"].as_str().is_some_and(|text| text.contains("42")), "{value}");
 }
+
+#[tokio::test]
+async fn the_funnel_refuses_denied_tools_whoever_calls_them() {
+    let session = Session::with_servers(&[("fx", fixture())]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    std::fs::write(&file, r#"{"permissions": {"deny": ["mcp__fx__fail"]}}"#).unwrap();
+    let settings = Arc::new(SettingsFiles::new(None, vec![file.clone()]));
+    let funnel = Arc::new(Funnel::new(session.funnel.registry().clone()).with_settings(settings.clone()));
+    let call = |name: &str| {
+        let context = CallContext { origin: Origin::Direct, cancel: CancellationToken::new() };
+        funnel.call(CallRequest { name: name.into(), args: Default::default(), context })
+    };
+    // A direct call of a tool no declaration offers (a model may still try it).
+    let error = call("mcp__fx__fail").await.unwrap_err();
+    assert_eq!(error.stage, exec_host::Stage::Authorization);
+    assert_eq!(error.message, "`mcp__fx__fail` is denied by the permissions.deny rule `mcp__fx__fail`");
+
+    // A nested call of a pooled tool that a rule denies after the Exec started.
+    let pool = session.pool(&settings.current().unwrap());
+    let denied_later = r#"{"permissions": {"deny": ["mcp__fx"]}}"#;
+    let request = ExecRequest::new(
+        "try { await tools.mcp__fx__greet({ name: 'x' }); return 'ran'; } catch (e) { return e.message; }",
+        pool.pooled().to_vec(),
+    );
+    std::fs::write(&file, denied_later).unwrap();
+    let stamp = std::time::SystemTime::now() + Duration::from_secs(later_each_time());
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(stamp).unwrap();
+    let outcome = within(30, sandbox().await.exec(request, funnel.clone())).await;
+    assert_eq!(outcome.value(), Some(&json!("`mcp__fx__greet` is denied by the permissions.deny rule `mcp__fx`")));
+}
