@@ -83,31 +83,81 @@ pub fn run(pool: &[ToolDefinition], args: &Map<String, Value>) -> Result<SearchR
     Ok(search(pool, &parse_params(args)?))
 }
 
-/// Answers `params` from `pool`: `select:` picks named tools in the order given, an empty
-/// query lists the whole pool, keywords rank (see [`Ranking`]).
+/// Answers `params` from `pool`, indexing it first (see [`Index`] to search one pool often).
 pub fn search(pool: &[ToolDefinition], params: &SearchParams) -> SearchResult {
-    let query = params.query.trim();
-    if let Some(list) = query.strip_prefix("select:") {
-        let mut picked: Vec<&ToolDefinition> = Vec::new();
-        for name in list.split(',').map(str::trim).filter(|name| !name.is_empty()) {
-            if let Some(tool) = pool.iter().find(|tool| tool.name == name)
-                && !picked.iter().any(|seen| seen.name == tool.name)
-            {
-                picked.push(tool);
+    Index::new(pool).search(pool, params)
+}
+
+/// What keyword ranking reads of each tool of a pool, lower-cased and split into words
+/// once: an Exec searches the same pool as often as it likes.
+#[derive(Debug)]
+pub struct Index {
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    name: String,
+    name_words: Vec<String>,
+    hint: String,
+    hint_words: Vec<String>,
+    description: String,
+    description_words: Vec<String>,
+    mcp: bool,
+}
+
+impl Index {
+    /// Indexes `pool`; [`search`](Self::search) must be given the same pool.
+    pub fn new(pool: &[ToolDefinition]) -> Self {
+        let entries = pool
+            .iter()
+            .map(|tool| {
+                let hint = tool.search_hint.as_deref().map(str::to_lowercase).unwrap_or_default();
+                let description = tool.description.to_lowercase();
+                Entry {
+                    name: tool.name.to_lowercase(),
+                    name_words: name_words(&tool.name),
+                    hint_words: text_words(&hint),
+                    hint,
+                    description_words: text_words(&description),
+                    description,
+                    mcp: matches!(tool.source, ToolSource::Mcp { .. }),
+                }
+            })
+            .collect();
+        Index { entries }
+    }
+
+    /// Answers `params` from `pool`: `select:` picks named tools in the order given, an
+    /// empty query lists the whole pool, keywords rank (see [`Ranking`]).
+    pub fn search(&self, pool: &[ToolDefinition], params: &SearchParams) -> SearchResult {
+        debug_assert_eq!(pool.len(), self.entries.len(), "an index searches the pool it was made from");
+        let query = params.query.trim();
+        if let Some(list) = query.strip_prefix("select:") {
+            let mut picked: Vec<&ToolDefinition> = Vec::new();
+            for name in list.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+                if let Some(tool) = pool.iter().find(|tool| tool.name == name)
+                    && !picked.iter().any(|seen| seen.name == tool.name)
+                {
+                    picked.push(tool);
+                }
             }
+            return result(picked.len(), picked);
         }
-        return result(picked.len(), picked);
+        if query.is_empty() {
+            return result(pool.len(), pool.iter().collect());
+        }
+        let limit = params.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_LIMIT);
+        let ranking = Ranking::new(query);
+        let mut scored: Vec<(u32, bool, &ToolDefinition)> = pool
+            .iter()
+            .zip(&self.entries)
+            .filter_map(|(tool, entry)| ranking.score(entry).map(|score| (score, entry.mcp, tool)))
+            .collect();
+        scored.sort_by(|(a, a_mcp, ta), (b, b_mcp, tb)| b.cmp(a).then(b_mcp.cmp(a_mcp)).then_with(|| ta.name.cmp(&tb.name)));
+        let total = scored.len();
+        result(total, scored.into_iter().take(limit).map(|(_, _, tool)| tool).collect())
     }
-    if query.is_empty() {
-        return result(pool.len(), pool.iter().collect());
-    }
-    let limit = params.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_LIMIT);
-    let ranking = Ranking::new(query);
-    let mut scored: Vec<(u32, &ToolDefinition)> =
-        pool.iter().filter_map(|tool| ranking.score(tool).map(|score| (score, tool))).collect();
-    scored.sort_by(|(a, ta), (b, tb)| b.cmp(a).then_with(|| is_mcp(tb).cmp(&is_mcp(ta))).then_with(|| ta.name.cmp(&tb.name)));
-    let total = scored.len();
-    result(total, scored.into_iter().take(limit).map(|(_, tool)| tool).collect())
 }
 
 /// How a keyword query ranks tools. Each term scores in the strongest tier it reaches:
@@ -144,29 +194,25 @@ impl Ranking {
     }
 
     /// The tool's score, or `None` when it does not match.
-    fn score(&self, tool: &ToolDefinition) -> Option<u32> {
-        let name = tool.name.to_lowercase();
-        if !self.required.iter().all(|term| name.contains(term.as_str())) {
+    fn score(&self, entry: &Entry) -> Option<u32> {
+        if !self.required.iter().all(|term| entry.name.contains(term.as_str())) {
             return None;
         }
-        if name == self.whole {
+        if entry.name == self.whole {
             return Some(EXACT_NAME);
         }
-        let name_words = name_words(&tool.name);
-        let hint = tool.search_hint.as_deref().map(str::to_lowercase).unwrap_or_default();
-        let description = tool.description.to_lowercase();
         let score: u32 = self
             .terms
             .iter()
             .chain(&self.required)
             .map(|term| {
-                if name_words.iter().any(|word| word == term) {
+                if entry.name_words.iter().any(|word| word == term) {
                     NAME_WORD
-                } else if name.contains(term.as_str()) {
+                } else if entry.name.contains(term.as_str()) {
                     NAME_PART
-                } else if has_word_starting(&hint, term) {
+                } else if mentions(&entry.hint, &entry.hint_words, term) {
                     HINT_WORD
-                } else if has_word_starting(&description, term) {
+                } else if mentions(&entry.description, &entry.description_words, term) {
                     DESCRIPTION_WORD
                 } else {
                     0
@@ -198,14 +244,19 @@ fn name_words(name: &str) -> Vec<String> {
     words
 }
 
-/// Whether a word of `text` starts with `term` (`file` finds "files").
-fn has_word_starting(text: &str, term: &str) -> bool {
-    text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|word| word.starts_with(term))
-        || text.contains(term) && !term.chars().all(char::is_alphanumeric)
+/// The words of a lower-cased text.
+fn text_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|word| !word.is_empty()).map(String::from).collect()
 }
 
-fn is_mcp(tool: &ToolDefinition) -> bool {
-    matches!(tool.source, ToolSource::Mcp { .. })
+/// Whether `term` starts a word of the text (`file` finds "files"); a term with
+/// punctuation in it (`get-user`) is looked for anywhere in the text.
+fn mentions(text: &str, words: &[String], term: &str) -> bool {
+    if term.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        words.iter().any(|word| word.starts_with(term))
+    } else {
+        text.contains(term)
+    }
 }
 
 fn result(total: usize, tools: Vec<&ToolDefinition>) -> SearchResult {

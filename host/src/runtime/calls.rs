@@ -7,7 +7,7 @@
 //! is paid per call. Dropping the store drops (cancels) whatever is still in flight.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -27,13 +27,20 @@ use crate::tools::{CallContext, Image, Origin, ToolDefinition, ToolError, ToolOu
 pub struct Reachable {
     set: HashSet<String>,
     definitions: Vec<ToolDefinition>,
+    /// Made at the script's first search, kept for the others.
+    search_index: OnceLock<search::Index>,
 }
 
 impl Reachable {
     /// `definitions` of the tools a script may reach, in the order they are listed.
     pub fn new(definitions: Vec<ToolDefinition>) -> Self {
         let set = definitions.iter().map(|d| d.name.clone()).collect();
-        Reachable { set, definitions }
+        Reachable { set, definitions, search_index: OnceLock::new() }
+    }
+
+    /// Runs one search over these tools.
+    pub fn search(&self, params: &search::SearchParams) -> search::SearchResult {
+        self.search_index.get_or_init(|| search::Index::new(&self.definitions)).search(&self.definitions, params)
     }
 
     /// The names, in the order they are listed.
@@ -192,7 +199,8 @@ impl NestedCalls {
     pub fn search(&mut self, args_json: &str) -> Result<String, String> {
         self.admit(SEARCH_TOOL_NAME).map_err(|e| e.message)?;
         let args = parse_arguments(SEARCH_TOOL_NAME, args_json).map_err(|e| e.message)?;
-        let result = search::run(self.reachable.definitions(), &args).map_err(|e| e.message)?;
+        let params = search::parse_params(&args).map_err(|e| e.message)?;
+        let result = self.reachable.search(&params);
         serde_json::to_string(&result).map_err(|e| format!("ToolSearch: the result could not be encoded: {e}"))
     }
 }

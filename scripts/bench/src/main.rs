@@ -62,11 +62,12 @@ const BENCHES: &[Bench] = &[
     Bench { name: "calls_seq_waiting", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "mcp_seq", samples: 30, quick_samples: 5, warmup: 3 },
     Bench { name: "mcp_parallel_100", samples: 20, quick_samples: 3, warmup: 3 },
+    Bench { name: "search_1000_tools", samples: 10, quick_samples: 2, warmup: 2 },
 ];
 
 /// Whether the peers' suites know a benchmark (the others measure exec-host alone).
 fn peers_have(name: &str) -> bool {
-    !matches!(name, "process_trivial" | "sleep_10" | "calls_seq_waiting") && !name.starts_with("mcp_")
+    !matches!(name, "process_trivial" | "sleep_10" | "calls_seq_waiting" | "search_1000_tools") && !name.starts_with("mcp_")
 }
 
 struct Options {
@@ -287,8 +288,50 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             expect_value(&outcome, json!(100), name)?;
             plain(us, &outcome)
         }
+        // ToolSearch from a script over a pool of 1,000 MCP-like tools, and the host building
+        // that pool and its declarations.
+        "search_1000_tools" => {
+            let tools = search_pool();
+            let settings = exec_host::Settings::default();
+            let started = Instant::now();
+            let pool = exec_host::Pool::build(&tools, &settings, &exec_host::DeferralTable::default());
+            let declarations = pool.declarations();
+            let build_us = started.elapsed().as_secs_f64() * 1e6;
+            if pool.pooled().len() != tools.len() || declarations.len() != 1 {
+                bail!("search_1000_tools: the pool was not built as expected");
+            }
+            let code = "let found = 0;\nfor (let i = 0; i < 100; i++) found += (await tools.ToolSearch({ query: `invoice ${i % 20}` })).total;\nreturn found > 0;";
+            let limits = Limits { budget: BIG_BUDGET, max_calls: 100_000, ..Limits::default() };
+            let request = exec_host::ExecRequest::new(code, pool.pooled().to_vec()).with_limits(limits);
+            let started = Instant::now();
+            let outcome = harness.run_request(request).await;
+            let us = started.elapsed().as_secs_f64() * 1e6;
+            expect_value(&outcome, json!(true), name)?;
+            extra.insert("per_search_us", us / 100.0);
+            extra.insert("pool_build_us", build_us);
+            Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra }
+        }
         other => bail!("unknown benchmark {other}"),
     })
+}
+
+/// 1,000 tools of 50 MCP servers, with descriptions and small schemas, as a large pool has them.
+fn search_pool() -> Vec<exec_host::ToolDefinition> {
+    let topics = ["invoice", "customer", "ticket", "order", "report"];
+    (0..1000)
+        .map(|i| {
+            let (server, topic) = (format!("svc{}", i % 50), topics[i % topics.len()]);
+            let schema = json!({"type": "object", "properties": {"id": {"type": "string", "description": "Which one."},
+                "limit": {"type": "integer"}}, "required": ["id"]});
+            exec_host::ToolDefinition::new(
+                exec_host::mcp::tool_name(&server, &format!("get_{topic}_{i}")),
+                format!("Reads one {topic} record number {i}."),
+                schema,
+            )
+            .expect("an object schema")
+            .with_source(exec_host::ToolSource::Mcp { server })
+        })
+        .collect()
 }
 
 async fn futures_join(handles: Vec<tokio::task::JoinHandle<ExecOutcome>>) -> Result<Vec<ExecOutcome>> {
