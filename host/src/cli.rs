@@ -1,8 +1,9 @@
-//! The `exec-host` command line. Flags are parsed raw, then resolved into one
-//! [`RunConfig`] that the rest of the program reads.
+//! The `exec-host` command line: `run`, `tools`, `search`. Flags are parsed raw, then
+//! resolved into one config ([`RunConfig`], [`SessionConfig`]) that the rest reads; the
+//! tools of every command come from one [`Session`] and one [`Pool`].
 //!
-//! Exit status: 0 when the script succeeded, 1 when it failed, 2 for a usage or set-up
-//! error (one sentence on stderr, never a backtrace).
+//! Exit status: 0 when the script succeeded, 1 when it failed (for `search`: when nothing
+//! matched), 2 for a usage or set-up error (one sentence on stderr, never a backtrace).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
