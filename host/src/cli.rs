@@ -122,6 +122,10 @@ struct SearchFlags {
     /// Matches shown for keywords (as ToolSearch's `max_results`).
     #[arg(long, value_name = "N")]
     max_results: Option<usize>,
+    /// Search only the pool behind Exec, as a model's script does (by default: every tool a
+    /// `run` script can reach, flat ones included).
+    #[arg(long)]
+    pool: bool,
     /// Print ToolSearch's result object as JSON: {matches, total}.
     #[arg(long)]
     json: bool,
@@ -171,7 +175,7 @@ pub fn main() -> ExitCode {
         }
         Command::Search(flags) => resolve_session(flags.session).and_then(|session| {
             let params = SearchParams { query: flags.query, max_results: flags.max_results };
-            search(session, params, flags.json)
+            search(session, params, flags.pool, flags.json)
         }),
     };
     match outcome {
@@ -311,7 +315,8 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         let sandbox = sandbox?;
         // In `run` the script's author is the only caller: every tool that is not denied
         // is reachable, pooled or not.
-        let reachable = session.pool(&session.settings.current_or_last_good()).enabled();
+        let settings = session.settings.current_or_last_good()?;
+        let reachable = session.pool(&settings).enabled();
         let funnel = Arc::new(Funnel::new(session.registry.clone()).with_settings(session.settings.clone()));
         let request = ExecRequest::new(config.code, reachable).with_limits(config.limits).with_abort(abort);
         let outcome = sandbox.exec(request, funnel).await;
@@ -327,7 +332,7 @@ fn with_pool<T>(config: SessionConfig, report: impl FnOnce(&Session, &Settings) 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let session = Session::start(config, &CancellationToken::new()).await?;
-        let settings = session.settings.current_or_last_good();
+        let settings = session.settings.current_or_last_good()?;
         let result = report(&session, &settings);
         session.servers.shutdown().await;
         Ok(result)
@@ -435,8 +440,11 @@ fn declaration_stats(session: &Session, settings: &Settings) -> String {
 /// A rough, model-independent estimate of JSON bytes per token.
 const BYTES_PER_TOKEN: usize = 4;
 
-fn search(config: SessionConfig, params: SearchParams, as_json: bool) -> Result<ExitCode, UsageError> {
-    let result = with_pool(config, |session, settings| search::search(&session.pool(settings).enabled(), &params))?;
+fn search(config: SessionConfig, params: SearchParams, only_pool: bool, as_json: bool) -> Result<ExitCode, UsageError> {
+    let result = with_pool(config, |session, settings| {
+        let pool = session.pool(settings);
+        if only_pool { search::search(pool.pooled(), &params) } else { search::search(&pool.enabled(), &params) }
+    })?;
     if as_json {
         println!("{}", serde_json::to_string(&result)?);
     } else {

@@ -1,8 +1,9 @@
 //! `Exec` as a model sees it: its name, its parameters and its description.
 //!
 //! The description is a constant. It names the sandbox's surface and shows
-//! `tools.ToolSearch`'s own call form, rendered from the schema search validates against,
-//! and nothing that depends on the pool: no tool name, no count, no budget, no limit. A
+//! `tools.ToolSearch`'s own call form, rendered from the schema search validates against
+//! (its result cap included: a knob of the search, not of the run), and nothing that
+//! depends on the pool or the run: no tool name, no count, no budget, no execution limit. A
 //! model's tool list (and the prompt cache behind it) stays byte-identical whatever
 //! servers connect or leave; the pool's names reach the model separately.
 
@@ -90,13 +91,21 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_description_shows_tool_search_s_own_call_form_and_no_limits() {
+    fn the_description_shows_tool_search_s_own_call_form_and_no_budget() {
         let text = description();
         assert!(text.contains(&search::search_signature()), "{text}");
         assert!(text.contains("tools.ToolSearch(args: {\n  /**"), "{text}");
         assert!(text.contains("query: string;") && text.contains("max_results?: number | null;"), "{text}");
         assert!(text.contains("Promise<{\n  matches: {\n    name: string;"), "{text}");
-        for word in ["budget", "millisecond", "timeout", "limit of"] {
+        let defaults = crate::runtime::Limits::default();
+        for word in [
+            "budget",
+            "millisecond",
+            "timeout",
+            "limit of",
+            &defaults.max_calls.to_string(),
+            &defaults.max_result_chars.to_string(),
+        ] {
             assert!(!text.to_lowercase().contains(word), "the description mentions {word:?}");
         }
     }

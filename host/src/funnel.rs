@@ -59,10 +59,13 @@ impl Funnel {
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));
         };
-        if let Some(settings) = &self.settings
-            && let Some(rule) = settings.current_or_last_good().denying_rule(&name)
-        {
-            return Err(ToolError::authorization(format!("`{name}` is denied by the permissions.deny rule `{rule}`")));
+        if let Some(settings) = &self.settings {
+            let settings = settings.current_or_last_good().map_err(|error| {
+                ToolError::authorization(format!("`{name}` was not run: the settings cannot be read ({error})"))
+            })?;
+            if let Some(rule) = settings.denying_rule(&name) {
+                return Err(ToolError::authorization(format!("`{name}` is denied by the permissions.deny rule `{rule}`")));
+            }
         }
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {

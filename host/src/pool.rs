@@ -24,9 +24,8 @@ use serde_json::Value;
 use tracing::error;
 
 use crate::exec_tool::{self, EXEC_TOOL_NAME};
-use crate::search::SEARCH_TOOL_NAME;
 use crate::settings::Settings;
-use crate::tools::{ToolDefinition, ToolSource, builtin};
+use crate::tools::{RESERVED_NAMES, ToolDefinition, ToolSource, builtin};
 
 /// The deferral decision, in the spec's order of precedence.
 #[derive(Clone, Debug)]
@@ -135,7 +134,7 @@ impl Pool {
             if settings.denies(&tool.name) {
                 continue;
             }
-            if tool.name == SEARCH_TOOL_NAME || tool.name == EXEC_TOOL_NAME {
+            if RESERVED_NAMES.contains(&tool.name.as_str()) {
                 error!("a tool named `{}` was left out: the sandbox reserves that name", tool.name);
                 continue;
             }

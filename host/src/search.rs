@@ -4,6 +4,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value};
 
 use crate::signature;
@@ -21,7 +23,7 @@ pub const MAX_RESULTS_LIMIT: usize = 50;
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
     /// Keywords, best matches first: the exact tool name, then words of tool names, then
-    /// search hints and descriptions; `+word` requires the word in the name.
+    /// search hints and descriptions; `+term` keeps only tools whose name contains the term.
     /// `select:name1,name2` returns exactly the named tools, whatever `max_results` says.
     /// An empty query lists every tool.
     pub query: String,
@@ -78,11 +80,6 @@ pub fn parse_params(args: &Map<String, Value>) -> Result<SearchParams, ToolError
         .map_err(|e| ToolError::params(format!("ToolSearch: {e}. It takes one object of this shape: {}", expected_shape())))
 }
 
-/// Runs one search over `pool` (the tools the caller may reach, in name order).
-pub fn run(pool: &[ToolDefinition], args: &Map<String, Value>) -> Result<SearchResult, ToolError> {
-    Ok(search(pool, &parse_params(args)?))
-}
-
 /// Answers `params` from `pool`, indexing it first (see [`Index`] to search one pool often).
 pub fn search(pool: &[ToolDefinition], params: &SearchParams) -> SearchResult {
     Index::new(pool).search(pool, params)
@@ -104,6 +101,8 @@ struct Entry {
     description: String,
     description_words: Vec<String>,
     mcp: bool,
+    /// Rendered the first time the tool is a match.
+    signature: OnceLock<String>,
 }
 
 impl Index {
@@ -122,6 +121,7 @@ impl Index {
                     description_words: text_words(&description),
                     description,
                     mcp: matches!(tool.source, ToolSource::Mcp { .. }),
+                    signature: OnceLock::new(),
                 }
             })
             .collect();
@@ -134,29 +134,45 @@ impl Index {
         debug_assert_eq!(pool.len(), self.entries.len(), "an index searches the pool it was made from");
         let query = params.query.trim();
         if let Some(list) = query.strip_prefix("select:") {
-            let mut picked: Vec<&ToolDefinition> = Vec::new();
+            let mut picked: Vec<usize> = Vec::new();
             for name in list.split(',').map(str::trim).filter(|name| !name.is_empty()) {
-                if let Some(tool) = pool.iter().find(|tool| tool.name == name)
-                    && !picked.iter().any(|seen| seen.name == tool.name)
+                if let Some(at) = pool.iter().position(|tool| tool.name == name)
+                    && !picked.contains(&at)
                 {
-                    picked.push(tool);
+                    picked.push(at);
                 }
             }
-            return result(picked.len(), picked);
+            return self.result(pool, picked.len(), picked);
         }
         if query.is_empty() {
-            return result(pool.len(), pool.iter().collect());
+            return self.result(pool, pool.len(), (0..pool.len()).collect());
         }
         let limit = params.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_LIMIT);
         let ranking = Ranking::new(query);
-        let mut scored: Vec<(u32, bool, &ToolDefinition)> = pool
-            .iter()
-            .zip(&self.entries)
-            .filter_map(|(tool, entry)| ranking.score(entry).map(|score| (score, entry.mcp, tool)))
-            .collect();
-        scored.sort_by(|(a, a_mcp, ta), (b, b_mcp, tb)| b.cmp(a).then(b_mcp.cmp(a_mcp)).then_with(|| ta.name.cmp(&tb.name)));
+        let mut scored: Vec<(u32, usize)> =
+            self.entries.iter().enumerate().filter_map(|(at, entry)| ranking.score(entry).map(|score| (score, at))).collect();
+        scored.sort_by(|(a, a_at), (b, b_at)| {
+            b.cmp(a)
+                .then(self.entries[*b_at].mcp.cmp(&self.entries[*a_at].mcp))
+                .then_with(|| pool[*a_at].name.cmp(&pool[*b_at].name))
+        });
         let total = scored.len();
-        result(total, scored.into_iter().take(limit).map(|(_, _, tool)| tool).collect())
+        self.result(pool, total, scored.into_iter().take(limit).map(|(_, at)| at).collect())
+    }
+
+    /// The result for the tools at positions `picked` of `pool`, each with its signature.
+    fn result(&self, pool: &[ToolDefinition], total: usize, picked: Vec<usize>) -> SearchResult {
+        let matches = picked
+            .into_iter()
+            .map(|at| {
+                let tool = &pool[at];
+                let signature = self.entries[at]
+                    .signature
+                    .get_or_init(|| signature::call_form(&tool.name, &tool.input_schema, tool.output_schema.as_deref()));
+                SearchMatch { name: tool.name.clone(), description: tool.description.clone(), signature: signature.clone() }
+            })
+            .collect();
+        SearchResult { matches, total }
     }
 }
 
@@ -164,7 +180,7 @@ impl Index {
 /// a whole word of the name > part of the name > a word of the search hint > a word of
 /// the description; the query equal to the whole name (ignoring case) beats every sum.
 /// Ties go to MCP tools (their names are the hardest to guess), then to name order. A
-/// `+term` must be part of the name.
+/// `+term` must be part of the name (as a substring: `+log` keeps `catalog`).
 struct Ranking {
     whole: String,
     terms: Vec<String>,
@@ -259,18 +275,6 @@ fn mentions(text: &str, words: &[String], term: &str) -> bool {
     }
 }
 
-fn result(total: usize, tools: Vec<&ToolDefinition>) -> SearchResult {
-    let matches = tools
-        .into_iter()
-        .map(|tool| SearchMatch {
-            name: tool.name.clone(),
-            description: tool.description.clone(),
-            signature: signature::call_form(&tool.name, &tool.input_schema, tool.output_schema.as_deref()),
-        })
-        .collect();
-    SearchResult { matches, total }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +337,8 @@ mod tests {
 
     #[test]
     fn ranking_is_deterministic_and_several_terms_add_up() {
+        // Both words in weather_lookup's name outweigh one in an MCP tool's.
+        assert_eq!(names("weather lookup", None).0[..2], ["weather_lookup", "mcp__wx__get-weather.hourly"]);
         let first = names("weather hourly", None);
         assert_eq!(first.0[0], "mcp__wx__get-weather.hourly");
         for _ in 0..5 {
@@ -384,16 +390,24 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_result_cap_is_the_one_applied() {
+        let text = schemars::schema_for!(SearchParams).to_value().to_string();
+        let documented = format!("{DEFAULT_MAX_RESULTS} unless given, at most {MAX_RESULTS_LIMIT}");
+        assert!(text.contains(&documented), "the max_results documentation does not say {documented:?}");
+    }
+
+    #[test]
     fn a_wrong_shape_is_refused_with_the_expected_one() {
         let args = |value: Value| value.as_object().cloned().unwrap();
         for wrong in [json!({"q": "weather"}), json!({}), json!({"query": 3}), json!({"query": "x", "max_results": -1})] {
-            let error = run(&pool(), &args(wrong.clone())).unwrap_err();
+            let error = parse_params(&args(wrong.clone())).unwrap_err();
             assert_eq!(error.stage, crate::tools::Stage::Params, "{wrong}");
             assert!(error.message.starts_with("ToolSearch: "), "{}", error.message);
             assert!(error.message.contains(&expected_shape()), "{wrong}: {}", error.message);
             assert!(error.message.contains("query: string;"), "{}", error.message);
         }
-        assert_eq!(run(&pool(), &args(json!({"query": "weather", "max_results": null}))).unwrap().total, 6);
+        let params = parse_params(&args(json!({"query": "weather", "max_results": null}))).unwrap();
+        assert_eq!(search(&pool(), &params).total, 6);
     }
 
     #[test]

@@ -276,19 +276,21 @@ impl SettingsFiles {
         self.read().0
     }
 
-    /// The settings now, or, while a file is invalid, the last settings that were valid
-    /// (the defaults if none ever was): a session keeps running on a typo. The error is
-    /// logged once per change of the files.
-    pub fn current_or_last_good(&self) -> Arc<Settings> {
+    /// The settings now, or, while a file is invalid, the last settings that were valid: a
+    /// session keeps running on a typo (the error is logged once per change of the files).
+    /// An error only when no valid settings were ever read: the defaults deny nothing, so
+    /// falling back to them would fail open.
+    pub fn current_or_last_good(&self) -> Result<Arc<Settings>, SettingsError> {
         let (outcome, fresh) = self.read();
         match outcome {
-            Ok(settings) => settings,
+            Ok(settings) => Ok(settings),
             Err(error) => {
+                let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                let last_good = state.last_good.clone().ok_or_else(|| error.clone())?;
                 if fresh {
                     tracing::warn!("settings not reloaded, the previous ones stay in force: {error}");
                 }
-                let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                state.last_good.clone().unwrap_or_default()
+                Ok(last_good)
             }
         }
     }
@@ -403,7 +405,9 @@ mod tests {
         std::fs::File::options().write(true).open(&project).unwrap().set_modified(later).unwrap();
         let err = files.current().unwrap_err();
         assert_eq!(err.file, project);
-        assert!(!files.current_or_last_good().enable_exec, "a broken file leaves the last valid settings in force");
+        assert!(!files.current_or_last_good().unwrap().enable_exec, "a broken file leaves the last valid settings in force");
+        let never_valid = SettingsFiles::new(None, vec![project.clone()]);
+        assert_eq!(never_valid.current_or_last_good().unwrap_err().file, project, "never valid: an error, not the defaults");
         std::fs::remove_file(&project).unwrap();
         assert!(files.current().unwrap().enable_exec, "a file that disappears no longer counts");
     }

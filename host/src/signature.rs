@@ -17,6 +17,11 @@ use serde_json::{Map, Value};
 /// writes by hand must not exhaust the stack).
 const MAX_NESTING: usize = 32;
 
+/// Text (descriptions, names, literals) one rendering writes at most, far above any real
+/// tool's schema. Past it, the rest renders as `unknown` and an object's remaining fields
+/// are left out, with a comment saying so.
+const MAX_TEXT_BYTES: usize = 128 * 1024;
+
 /// Schema nodes one rendering visits at most. A schema is data from a server: `$ref`s that
 /// fan out (a definition used twice by a definition used twice, ...) would otherwise
 /// expand exponentially. Past this, the rest renders as `unknown`.
@@ -83,18 +88,26 @@ struct Renderer<'a> {
     expanding: RefCell<Vec<&'a str>>,
     /// Schemas entered and not yet left on the current path.
     nesting: Cell<usize>,
+    /// Text left to write (see [`MAX_TEXT_BYTES`]).
+    bytes_left: Cell<usize>,
 }
 
 impl<'a> Renderer<'a> {
     fn new(root: &'a Value) -> Self {
-        Renderer { root, nodes_left: Cell::new(MAX_NODES), expanding: RefCell::new(Vec::new()), nesting: Cell::new(0) }
+        Renderer {
+            root,
+            nodes_left: Cell::new(MAX_NODES),
+            expanding: RefCell::new(Vec::new()),
+            nesting: Cell::new(0),
+            bytes_left: Cell::new(MAX_TEXT_BYTES),
+        }
     }
 
     /// `schema` as a type; `depth` is the indentation level the type starts at.
     fn render(&self, schema: &'a Value, depth: usize) -> String {
         let left = self.nodes_left.get();
         let nesting = self.nesting.get();
-        if nesting >= MAX_NESTING || left == 0 {
+        if nesting >= MAX_NESTING || left == 0 || self.bytes_left.get() == 0 {
             return "unknown".into();
         }
         self.nodes_left.set(left - 1);
@@ -115,25 +128,41 @@ impl<'a> Renderer<'a> {
             return self.render_reference(reference, depth);
         }
         if let Some(value) = object.get("const") {
-            return literal(value);
+            return self.literal(value);
         }
         if let Some(Value::Array(values)) = object.get("enum") {
-            return union(values.iter().map(literal).collect());
+            return union(values.iter().map(|value| self.literal(value)).collect());
         }
+        // The schema's own type, then what `anyOf`/`oneOf`/`allOf` add to it. Beside a type
+        // of its own, a variant that only constrains it (`{"required": ["a"]}`, the usual
+        // "a or b" pattern) adds no type and is left out.
+        let base = self.render_own_type(object, depth);
+        let mut parts: Vec<String> = base.iter().cloned().collect();
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(options)) = object.get(key) {
-                return union(options.iter().map(|option| self.render(option, depth)).collect());
+                let variants: Vec<String> = options
+                    .iter()
+                    .filter(|option| base.is_none() || describes_a_type(option))
+                    .map(|option| self.render(option, depth))
+                    .collect();
+                if !variants.is_empty() {
+                    parts.push(union(variants));
+                }
             }
         }
-        if let Some(Value::Array(parts)) = object.get("allOf") {
-            let parts: Vec<String> = parts.iter().map(|part| self.render(part, depth)).collect();
-            return match parts.len() {
-                0 => "unknown".into(),
-                1 => parts.into_iter().next().unwrap_or_default(),
-                _ => parts.iter().map(|part| parenthesised(part)).collect::<Vec<_>>().join(" & "),
-            };
+        if let Some(Value::Array(all)) = object.get("allOf") {
+            parts.extend(all.iter().filter(|part| base.is_none() || describes_a_type(part)).map(|part| self.render(part, depth)));
         }
-        match object.get("type") {
+        match parts.len() {
+            0 => "unknown".into(),
+            1 => parts.remove(0),
+            _ => parts.iter().map(|part| parenthesised(part)).collect::<Vec<_>>().join(" & "),
+        }
+    }
+
+    /// The type `type`, `properties` or `items` give, if any.
+    fn render_own_type(&self, object: &'a Map<String, Value>, depth: usize) -> Option<String> {
+        Some(match object.get("type") {
             Some(Value::String(kind)) => self.render_kind(kind, object, depth),
             Some(Value::Array(kinds)) => {
                 union(kinds.iter().filter_map(Value::as_str).map(|kind| self.render_kind(kind, object, depth)).collect())
@@ -142,8 +171,8 @@ impl<'a> Renderer<'a> {
                 self.render_properties(object, depth)
             }
             _ if object.contains_key("items") || object.contains_key("prefixItems") => self.render_array(object, depth),
-            _ => "unknown".into(),
-        }
+            _ => return None,
+        })
     }
 
     fn render_reference(&self, reference: &'a str, depth: usize) -> String {
@@ -202,9 +231,16 @@ impl<'a> Renderer<'a> {
         let inner = depth + 1;
         let indent = "  ".repeat(inner);
         let mut lines = Vec::new();
-        for (key, schema) in object.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        let properties = object.get("properties").and_then(Value::as_object);
+        for (key, schema) in properties.into_iter().flatten() {
+            if self.bytes_left.get() == 0 {
+                lines.push(format!("{indent}/* more fields: this schema is larger than a signature shows */"));
+                break;
+            }
             let optional = if required.contains(&key.as_str()) { "" } else { "?" };
+            self.spend(key.len());
             if let Some(description) = self.description_of(schema) {
+                self.spend(description.len());
                 lines.push(doc_comment(description, inner));
             }
             lines.push(format!("{indent}{}{optional}: {};", property_key(key), self.render(schema, inner)));
@@ -218,7 +254,11 @@ impl<'a> Renderer<'a> {
             Some(schema) => index_types.push(self.render(schema, inner)),
         }
         if !index_types.is_empty() {
-            lines.push(format!("{indent}[key: string]: {};", union(index_types)));
+            // TypeScript requires every named field to fit the index signature; with named
+            // fields beside it, only `unknown` always does.
+            let named = properties.is_some_and(|properties| !properties.is_empty());
+            let index = if named { "unknown".to_string() } else { union(index_types) };
+            lines.push(format!("{indent}[key: string]: {index};"));
         }
         if lines.is_empty() {
             return "{}".into();
@@ -235,16 +275,48 @@ impl<'a> Renderer<'a> {
         self.resolve(reference)?.get("description")?.as_str()
     }
 
+    /// A `const` or `enum` value as a literal type.
+    fn literal(&self, value: &Value) -> String {
+        match value {
+            Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => {
+                let text = value.to_string();
+                self.spend(text.len());
+                text
+            }
+            _ => "unknown".into(),
+        }
+    }
+
+    /// Counts `bytes` of text against [`MAX_TEXT_BYTES`].
+    fn spend(&self, bytes: usize) {
+        self.bytes_left.set(self.bytes_left.get().saturating_sub(bytes));
+    }
+
     fn resolve(&self, reference: &str) -> Option<&'a Value> {
         let pointer = reference.strip_prefix('#')?;
         self.root.pointer(pointer)
     }
 }
 
-fn literal(value: &Value) -> String {
-    match value {
-        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => value.to_string(),
-        _ => "unknown".into(),
+/// Whether a schema says what type a value has, rather than only constraining one.
+fn describes_a_type(schema: &Value) -> bool {
+    const TYPE_KEYWORDS: [&str; 11] = [
+        "type",
+        "properties",
+        "additionalProperties",
+        "items",
+        "prefixItems",
+        "$ref",
+        "const",
+        "enum",
+        "anyOf",
+        "oneOf",
+        "allOf",
+    ];
+    match schema {
+        Value::Object(object) => TYPE_KEYWORDS.iter().any(|key| object.contains_key(*key)),
+        Value::Bool(false) => true,
+        _ => false,
     }
 }
 
@@ -255,6 +327,9 @@ fn union(parts: Vec<String>) -> String {
         if !unique.contains(&part) {
             unique.push(part);
         }
+    }
+    if unique.iter().any(|part| part == "unknown") {
+        return "unknown".into();
     }
     match unique.len() {
         0 => "never".into(),
@@ -393,6 +468,31 @@ mod tests {
     }
 
     #[test]
+    fn variants_beside_a_type_of_its_own() {
+        let either_field = json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "anyOf": [{"required": ["a"]}, {"required": ["b"]}]
+        });
+        assert_eq!(type_of(&either_field), "{\n  a?: string;\n  b?: string;\n}", "constraint-only variants add nothing");
+        let extended = json!({
+            "type": "object",
+            "properties": {"kind": {"type": "string"}},
+            "oneOf": [
+                {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]},
+                {"type": "object", "properties": {"y": {"type": "number"}}, "required": ["y"]}
+            ]
+        });
+        assert_eq!(
+            type_of(&extended),
+            "{\n  kind?: string;\n} & ({\n  x: number;\n} | {\n  y: number;\n})",
+            "variants that are types of their own intersect with the base"
+        );
+        assert_eq!(type_of(&json!({"type": "string", "anyOf": [{"minLength": 1}, {"format": "email"}]})), "string");
+        assert_eq!(type_of(&json!({"anyOf": [{"type": "string"}, {}]})), "unknown", "without a base every variant counts");
+    }
+
+    #[test]
     fn index_signatures_and_empty_objects() {
         assert_eq!(type_of(&json!({"type": "object"})), "{}");
         assert_eq!(type_of(&json!({"type": "object", "additionalProperties": false})), "{}");
@@ -407,6 +507,13 @@ mod tests {
         assert_eq!(
             type_of(&json!({"type": "object", "patternProperties": {"^x-": {"type": "string"}}})),
             "{\n  [key: string]: string;\n}"
+        );
+        assert_eq!(
+            type_of(
+                &json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "integer"}})
+            ),
+            "{\n  a?: string;\n  [key: string]: unknown;\n}",
+            "named fields must fit the index signature"
         );
     }
 
@@ -445,6 +552,17 @@ mod tests {
         let text = type_of(&bomb);
         assert!(text.len() < 4_000_000, "the rendering is bounded: {} bytes", text.len());
         assert!(text.contains("unknown"));
+        // Fan-out with long descriptions: bounded by the text budget, the cut said in a comment.
+        let mut defs = Map::new();
+        let long = "x".repeat(10_000);
+        for i in 0..20 {
+            let next = json!({"$ref": format!("#/$defs/D{}", i + 1), "description": long});
+            defs.insert(format!("D{i}"), json!({"type": "object", "properties": {"a": next.clone(), "b": next}}));
+        }
+        defs.insert("D20".into(), json!({"type": "string"}));
+        let text = type_of(&json!({"$ref": "#/$defs/D0", "$defs": defs}));
+        assert!(text.len() < 2 * MAX_TEXT_BYTES, "{} bytes", text.len());
+        assert!(text.contains("/* more fields: this schema is larger than a signature shows */"));
         // Nesting deeper than the renderer goes.
         let mut deep = json!({"type": "string"});
         for _ in 0..100 {

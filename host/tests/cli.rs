@@ -521,6 +521,13 @@ fn search_finds_tools_like_a_script_does() {
     assert!(!text.contains("mcp__fx__fail"), "{text}");
     assert!(stderr(&output).contains("1 matching tool"), "{}", stderr(&output));
 
+    // --pool: only what a model's script searches; the flat read_file is not there.
+    let output = setup.run(&["search", "select:read_file,mcp__fx__add", "--pool", "--json", "--mcp-config", &config]);
+    assert_eq!(
+        json_of(&output)["matches"].as_array().unwrap().iter().map(|m| m["name"].clone()).collect::<Vec<_>>(),
+        [json!("mcp__fx__add")]
+    );
+
     let output = setup.run(&["search", "", "--max-results", "1", "--json", "--mcp-config", &config]);
     let all = json_of(&output);
     assert_eq!(all["matches"].as_array().unwrap().len(), all["total"].as_u64().unwrap() as usize, "an empty query lists all");
@@ -619,7 +626,12 @@ fn the_declaration_file_type_checks_scripts_written_against_it() {
         "const file = await tools.read_file({ path: 'notes.txt' });
          const profile = await tools['mcp__fx__get-user.profile']({ id: 'u1' });
          const { matches, total } = await tools.ToolSearch({ query: 'greet', max_results: 3 });
-         console.log(file, profile, matches[0].signature, total);",
+         const shaped = await tools.mcp__fx__shapes({
+           mode: 'safe', at: { x: 1, y: 2 }, path: [{ x: 0, y: 0 }], pair: ['a', 1], either: { id: 3 },
+           labels: { a: 'b' }, mixed: { known: true, extra: 4 }, tree: { label: 'root', children: [{ label: 'leaf' }] },
+           'content-type': null, limit: null,
+         });
+         console.log(file, profile, matches[0].signature, total, shaped.echo);",
     );
     assert!(good.status.success(), "{}{}", stdout(&good), stderr(&good));
     let bad = check("bad.ts", "await tools.ToolSearch({ q: 'greet' }); await tools.read_file({ path: 3 });");

@@ -331,4 +331,14 @@ async fn the_funnel_refuses_denied_tools_whoever_calls_them() {
     std::fs::File::options().write(true).open(&file).unwrap().set_modified(stamp).unwrap();
     let outcome = within(30, sandbox().await.exec(request, funnel.clone())).await;
     assert_eq!(outcome.value(), Some(&json!("`mcp__fx__greet` is denied by the permissions.deny rule `mcp__fx`")));
+
+    // Settings that were never valid deny everything rather than nothing.
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, r#"{"permissions": {"deny": "not a list"}}"#).unwrap();
+    let closed = Funnel::new(session.funnel.registry().clone()).with_settings(Arc::new(SettingsFiles::new(None, vec![broken])));
+    let context = CallContext { origin: Origin::Direct, cancel: CancellationToken::new() };
+    let error = closed.call(CallRequest { name: "mcp__fx__greet".into(), args: Default::default(), context }).await.unwrap_err();
+    assert_eq!(error.stage, exec_host::Stage::Authorization);
+    assert!(error.message.starts_with("`mcp__fx__greet` was not run: the settings cannot be read ("), "{}", error.message);
+    assert!(error.message.contains("permissions.deny: invalid type"), "{}", error.message);
 }

@@ -60,6 +60,33 @@ impl Fixture {
         pinned.meta = Some(rmcp::model::MetaObject(as_object(
             json!({"anthropic/alwaysLoad": true, "anthropic/searchHint": "pin keep loaded"}),
         )));
+        // Every construct the signature renderer handles, so a declaration file of it can be
+        // type-checked.
+        let mut shapes = tool(
+            "shapes",
+            "Answers `{echo: args}`; its schema uses $defs, enums, tuples, unions and index signatures",
+            json!({
+                "type": "object",
+                "$defs": {
+                    "Point": {"type": "object", "description": "A point.", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]},
+                    "Tree": {"type": "object", "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}, "required": ["label"]}
+                },
+                "properties": {
+                    "mode": {"enum": ["fast", "safe"], "description": "Pick one:\n- `fast`: skips checks\n- `safe`: checks everything"},
+                    "at": {"$ref": "#/$defs/Point"},
+                    "path": {"type": "array", "items": {"$ref": "#/$defs/Point"}},
+                    "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false},
+                    "either": {"oneOf": [{"type": "string"}, {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}]},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "mixed": {"type": "object", "properties": {"known": {"type": "boolean"}}, "additionalProperties": {"type": "integer"}},
+                    "tree": {"$ref": "#/$defs/Tree"},
+                    "content-type": {"type": ["string", "null"]},
+                    "limit": {"type": "integer", "nullable": true}
+                },
+                "required": ["mode", "at"]
+            }),
+        );
+        shapes.output_schema = Some(Arc::new(as_object(object(json!({"echo": {"type": "object"}}), &["echo"]))));
         let mut bad_schema = tool("bad_schema", "Its input schema is not an object", object(json!({}), &[]));
         bad_schema.input_schema = Arc::new(as_object(json!({"type": "string"})));
         let mut tools = vec![
@@ -89,6 +116,7 @@ impl Fixture {
                 object(json!({"id": {"type": "string"}}), &["id"]),
             ),
             pinned,
+            shapes,
             bad_schema,
         ];
         for name in self.added.lock().unwrap().iter() {
@@ -101,6 +129,7 @@ impl Fixture {
         let text = |t: String| CallToolResult::success(vec![ContentBlock::text(t)]);
         Ok(match name {
             "echo" => structured(Value::Object(args)),
+            "shapes" => structured(json!({"echo": args})),
             "add" => {
                 let number = |key: &str| args.get(key).and_then(Value::as_f64).ok_or_else(|| not_a_number(key));
                 let sum = number("a")? + number("b")?;

@@ -16,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use registry::{Registry, RegistryError, ToolSet};
 
-/// Names the sandbox gives a meaning of its own; no tool may take them.
-pub const RESERVED_NAMES: &[&str] = &["ToolSearch", "Exec"];
+/// Names the sandbox gives a meaning of its own (its search entry on `tools`, the tool that
+/// runs scripts); no tool may take them.
+pub const RESERVED_NAMES: &[&str] = &[crate::search::SEARCH_TOOL_NAME, crate::exec_tool::EXEC_TOOL_NAME];
 
 /// Longest tool name accepted.
 pub const MAX_TOOL_NAME_LEN: usize = 256;
