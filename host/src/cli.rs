@@ -232,7 +232,10 @@ fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
         flags.mcp_config.iter().map(|file| Ok((file.clone(), McpConfig::load(file)?))).collect::<Result<_, ConfigError>>()?;
     let mcp = McpConfig::merge(mcp_files)?;
     for file in &flags.settings {
-        if !file.is_file() {
+        if file.is_dir() {
+            return Err(UsageError(format!("the settings file {} is a directory", file.display())));
+        }
+        if !file.exists() {
             return Err(UsageError(format!("the settings file {} does not exist", file.display())));
         }
     }

@@ -560,6 +560,7 @@ fn settings_errors_name_the_file_and_the_key() {
     let setup = Setup::new();
     let script = setup.script("s.js", "return 1");
     assert_usage_error(&setup.run(&["tools", "--settings", "missing.json"]), "the settings file missing.json does not exist");
+    assert_usage_error(&setup.run(&["search", "x", "--settings", "."]), "the settings file . is a directory");
     let project = setup.workspace.path().join(".exec-host");
     std::fs::create_dir_all(&project).unwrap();
     std::fs::write(project.join("settings.json"), "{\n  \"enableExec\": \"yes\"\n}").unwrap();
