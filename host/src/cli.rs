@@ -330,8 +330,9 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
     Ok(if outcome.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// Starts the session's servers, hands the pool to `report`, then closes the servers.
-fn with_pool<T>(config: SessionConfig, report: impl FnOnce(&Session, &Settings) -> T) -> Result<T, UsageError> {
+/// Starts the session's servers, hands the session and its settings to `report`, then
+/// closes the servers.
+fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session, &Settings) -> T) -> Result<T, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let session = Session::start(config, &CancellationToken::new()).await?;
@@ -343,7 +344,7 @@ fn with_pool<T>(config: SessionConfig, report: impl FnOnce(&Session, &Settings) 
 }
 
 fn tools(config: SessionConfig, as_json: bool, dts: bool, stats: bool) -> Result<ExitCode, UsageError> {
-    let text = with_pool(config, |session, settings| {
+    let text = with_session(config, |session, settings| {
         let pool = session.pool(settings);
         if dts {
             dts::declaration_file(&pool.enabled())
@@ -444,7 +445,7 @@ fn declaration_stats(session: &Session, settings: &Settings) -> String {
 const BYTES_PER_TOKEN: usize = 4;
 
 fn search(config: SessionConfig, params: SearchParams, only_pool: bool, as_json: bool) -> Result<ExitCode, UsageError> {
-    let result = with_pool(config, |session, settings| {
+    let result = with_session(config, |session, settings| {
         let pool = session.pool(settings);
         if only_pool { search::search(pool.pooled(), &params) } else { search::search(&pool.enabled(), &params) }
     })?;

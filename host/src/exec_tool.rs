@@ -52,9 +52,9 @@ pub fn description() -> &'static str {
 /// `Exec`'s declaration: name, description and input schema.
 pub fn declaration() -> Declaration {
     static SCHEMA: LazyLock<Arc<Value>> = LazyLock::new(|| {
-        let mut schema = schemars::schema_for!(ExecParams).to_value();
+        let mut schema = crate::tools::schema_value(schemars::schema_for!(ExecParams));
         if let Some(object) = schema.as_object_mut() {
-            object.remove("$schema");
+            // The Rust type's name says nothing to a model.
             object.remove("title");
         }
         Arc::new(schema)

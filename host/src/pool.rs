@@ -149,13 +149,13 @@ impl Pool {
         } else {
             ExecStatus::Declared
         };
-        let mut pooled = Vec::new();
-        if exec == ExecStatus::Declared {
-            pooled = deferred;
+        let mut pooled = if exec == ExecStatus::Declared {
+            deferred
         } else {
             // Turning Exec off flattens the pool; it never removes a capability.
             flat.extend(deferred);
-        }
+            Vec::new()
+        };
         flat.sort_by(|a, b| a.name.cmp(&b.name));
         pooled.sort_by(|a, b| a.name.cmp(&b.name));
         Pool { flat, pooled, exec }

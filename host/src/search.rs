@@ -2,10 +2,10 @@
 //! on the host, without any model round trip. Its argument shape is the [`SearchParams`]
 //! type: the same schema validates the arguments and renders the call form.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::signature;
@@ -75,8 +75,8 @@ fn expected_shape() -> String {
 }
 
 /// Reads the arguments of one search; a wrong shape is refused with the expected one.
-pub fn parse_params(args: &Map<String, Value>) -> Result<SearchParams, ToolError> {
-    serde_json::from_value(Value::Object(args.clone()))
+pub fn parse_params(args: Map<String, Value>) -> Result<SearchParams, ToolError> {
+    serde_json::from_value(Value::Object(args))
         .map_err(|e| ToolError::params(format!("ToolSearch: {e}. It takes one object of this shape: {}", expected_shape())))
 }
 
@@ -400,13 +400,13 @@ mod tests {
     fn a_wrong_shape_is_refused_with_the_expected_one() {
         let args = |value: Value| value.as_object().cloned().unwrap();
         for wrong in [json!({"q": "weather"}), json!({}), json!({"query": 3}), json!({"query": "x", "max_results": -1})] {
-            let error = parse_params(&args(wrong.clone())).unwrap_err();
+            let error = parse_params(args(wrong.clone())).unwrap_err();
             assert_eq!(error.stage, crate::tools::Stage::Params, "{wrong}");
             assert!(error.message.starts_with("ToolSearch: "), "{}", error.message);
             assert!(error.message.contains(&expected_shape()), "{wrong}: {}", error.message);
             assert!(error.message.contains("query: string;"), "{}", error.message);
         }
-        let params = parse_params(&args(json!({"query": "weather", "max_results": null}))).unwrap();
+        let params = parse_params(args(json!({"query": "weather", "max_results": null}))).unwrap();
         assert_eq!(search(&pool(), &params).total, 6);
     }
 

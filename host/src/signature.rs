@@ -245,19 +245,18 @@ impl<'a> Renderer<'a> {
             }
             lines.push(format!("{indent}{}{optional}: {};", property_key(key), self.render(schema, inner)));
         }
-        let mut index_types = Vec::new();
-        if let Some(Value::Object(patterns)) = object.get("patternProperties") {
-            index_types.extend(patterns.values().map(|schema| self.render(schema, inner)));
-        }
-        match object.get("additionalProperties") {
-            None | Some(Value::Bool(false)) => {}
-            Some(schema) => index_types.push(self.render(schema, inner)),
-        }
-        if !index_types.is_empty() {
+        let patterns = object.get("patternProperties").and_then(Value::as_object).into_iter().flat_map(|p| p.values());
+        let additional = object.get("additionalProperties").filter(|schema| **schema != Value::Bool(false));
+        let index_schemas: Vec<&'a Value> = patterns.chain(additional).collect();
+        if !index_schemas.is_empty() {
             // TypeScript requires every named field to fit the index signature; with named
             // fields beside it, only `unknown` always does.
             let named = properties.is_some_and(|properties| !properties.is_empty());
-            let index = if named { "unknown".to_string() } else { union(index_types) };
+            let index = if named {
+                "unknown".to_string()
+            } else {
+                union(index_schemas.into_iter().map(|schema| self.render(schema, inner)).collect())
+            };
             lines.push(format!("{indent}[key: string]: {index};"));
         }
         if lines.is_empty() {

@@ -195,12 +195,7 @@ async fn settings_switch_exec_and_single_tools_without_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("settings.json");
     let files = SettingsFiles::new(None, vec![project.clone()]);
-    let write = |text: &str| {
-        std::fs::write(&project, text).unwrap();
-        // Make the change visible on filesystems that keep modification times to the second.
-        let stamp = std::time::SystemTime::now() + Duration::from_secs(later_each_time());
-        std::fs::File::options().write(true).open(&project).unwrap().set_modified(stamp).unwrap();
-    };
+    let write = |text: &str| rewrite(&project, text);
     let pool = || session.pool(&files.current().unwrap());
 
     assert_eq!(pool().exec_status(), ExecStatus::Declared, "enableExec unset: on by default");
@@ -234,11 +229,14 @@ async fn settings_switch_exec_and_single_tools_without_a_restart() {
     assert!(!names(&session.pool(&managed.current().unwrap())).contains(&"mcp__fx__greet".to_string()));
 }
 
-/// Seconds to move a modification time forward by: a different one for every write.
-fn later_each_time() -> u64 {
+/// Writes `text` to a settings file with a modification time later than any before it, so
+/// the change is seen on filesystems that keep times to the second.
+fn rewrite(file: &std::path::Path, text: &str) {
     use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(2);
-    NEXT.fetch_add(2, Ordering::SeqCst)
+    static LATER: AtomicU64 = AtomicU64::new(2);
+    std::fs::write(file, text).unwrap();
+    let stamp = std::time::SystemTime::now() + Duration::from_secs(LATER.fetch_add(2, Ordering::SeqCst));
+    std::fs::File::options().write(true).open(file).unwrap().set_modified(stamp).unwrap();
 }
 
 #[tokio::test]
@@ -326,9 +324,7 @@ async fn the_funnel_refuses_denied_tools_whoever_calls_them() {
         "try { await tools.mcp__fx__greet({ name: 'x' }); return 'ran'; } catch (e) { return e.message; }",
         pool.pooled().to_vec(),
     );
-    std::fs::write(&file, denied_later).unwrap();
-    let stamp = std::time::SystemTime::now() + Duration::from_secs(later_each_time());
-    std::fs::File::options().write(true).open(&file).unwrap().set_modified(stamp).unwrap();
+    rewrite(&file, denied_later);
     let outcome = within(30, sandbox().await.exec(request, funnel.clone())).await;
     assert_eq!(outcome.value(), Some(&json!("`mcp__fx__greet` is denied by the permissions.deny rule `mcp__fx`")));
 

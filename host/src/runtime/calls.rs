@@ -199,7 +199,7 @@ impl NestedCalls {
     pub fn search(&mut self, args_json: &str) -> Result<String, String> {
         self.admit(SEARCH_TOOL_NAME).map_err(|e| e.message)?;
         let args = parse_arguments(SEARCH_TOOL_NAME, args_json).map_err(|e| e.message)?;
-        let params = search::parse_params(&args).map_err(|e| e.message)?;
+        let params = search::parse_params(args).map_err(|e| e.message)?;
         let result = self.reachable.search(&params);
         serde_json::to_string(&result).map_err(|e| format!("ToolSearch: the result could not be encoded: {e}"))
     }

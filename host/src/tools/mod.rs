@@ -131,7 +131,8 @@ impl ToolDefinition {
     }
 }
 
-fn schema_value(schema: schemars::Schema) -> Value {
+/// A schemars schema as the JSON Schema value a definition holds.
+pub(crate) fn schema_value(schema: schemars::Schema) -> Value {
     let mut value = schema.to_value();
     if let Some(object) = value.as_object_mut() {
         // The dialect marker is noise in every signature and declaration.
