@@ -13,15 +13,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::pool::Declaration;
 use crate::search;
 use crate::tools::ToolError;
 
-/// The name of the tool that runs scripts.
-pub const EXEC_TOOL_NAME: &str = "Exec";
-
 /// The arguments of one `Exec` call.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct ExecParams {
     /// The script: the body of an async JavaScript function. Use `await`, and `return` the
     /// value you want back.
@@ -31,9 +28,9 @@ pub struct ExecParams {
 impl ExecParams {
     /// Reads an `Exec` call's arguments; a missing or blank `code` is a params error, and
     /// no sandbox starts for it.
-    pub fn from_args(args: &Map<String, Value>) -> Result<ExecParams, ToolError> {
-        let params: ExecParams = serde_json::from_value(Value::Object(args.clone()))
-            .map_err(|e| ToolError::params(format!("Exec: {e}; it takes {{ \"code\": \"<script>\" }}")))?;
+    pub fn from_args(args: Map<String, Value>) -> Result<ExecParams, ToolError> {
+        let params: ExecParams = crate::tools::builtin::read_params("Exec", args)
+            .map_err(|e| ToolError::params(format!("{}; it takes {{ \"code\": \"<script>\" }}", e.message)))?;
         if params.code.trim().is_empty() {
             return Err(ToolError::params("Exec: `code` is empty; there is no script to run"));
         }
@@ -49,8 +46,8 @@ pub fn description() -> &'static str {
     &TEXT
 }
 
-/// `Exec`'s declaration: name, description and input schema.
-pub fn declaration() -> Declaration {
+/// `Exec`'s input schema: `{ code: string }`.
+pub fn input_schema() -> Arc<Value> {
     static SCHEMA: LazyLock<Arc<Value>> = LazyLock::new(|| {
         let mut schema = crate::tools::schema_value(schemars::schema_for!(ExecParams));
         if let Some(object) = schema.as_object_mut() {
@@ -59,7 +56,7 @@ pub fn declaration() -> Declaration {
         }
         Arc::new(schema)
     });
-    Declaration { name: EXEC_TOOL_NAME.to_string(), description: description().to_string(), input_schema: SCHEMA.clone() }
+    SCHEMA.clone()
 }
 
 const INTRODUCTION: &str = "\
@@ -113,10 +110,12 @@ mod tests {
     #[test]
     fn blank_code_is_refused_before_any_sandbox() {
         let args = |value: Value| value.as_object().cloned().unwrap();
-        assert_eq!(ExecParams::from_args(&args(json!({"code": "return 1"}))).unwrap().code, "return 1");
-        let error = ExecParams::from_args(&args(json!({"code": "  \n"}))).unwrap_err();
+        assert_eq!(ExecParams::from_args(args(json!({"code": "return 1"}))).unwrap().code, "return 1");
+        let error = ExecParams::from_args(args(json!({"code": "  \n"}))).unwrap_err();
         assert!(error.message.contains("`code` is empty"), "{}", error.message);
-        let error = ExecParams::from_args(&args(json!({"script": "return 1"}))).unwrap_err();
+        let error = ExecParams::from_args(args(json!({"script": "return 1"}))).unwrap_err();
         assert!(error.message.contains("missing field `code`"), "{}", error.message);
+        let error = ExecParams::from_args(args(json!({"code": 7}))).unwrap_err();
+        assert!(error.message.starts_with("Exec: `code`: invalid type"), "{}", error.message);
     }
 }

@@ -1,56 +1,58 @@
 //! The funnel: the one path every tool call takes, direct or nested, builtin or MCP.
 //!
-//! discovery (is the tool registered?) -> authorization (policy; permissions and hooks
-//! attach here) -> execution (the tool runs; it reads its own arguments) -> projection.
-//! Each failure carries its [`Stage`](crate::tools::Stage).
+//! discovery (is the tool registered?) -> authorization ([`Funnel::authorize`], the one
+//! function that applies policy; permissions and hooks attach here) -> execution (the tool
+//! runs; it reads its own arguments, so a mismatch is a params failure) -> projection.
+//! Each failure carries its [`Stage`](crate::tools::Stage). `Exec` itself is authorized by
+//! the same function before its sandbox starts.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tracing::debug;
 
-use crate::mcp;
-use crate::settings::SettingsFiles;
+use crate::settings::{Settings, SettingsFiles};
+use crate::tools::names::split_mcp_name;
 use crate::tools::{CallContext, Registry, ToolError, ToolOutput};
 
 /// A call as the funnel receives it.
 #[derive(Clone, Debug)]
-pub struct CallRequest {
+pub(crate) struct CallRequest {
     pub name: String,
     pub args: Map<String, Value>,
     pub context: CallContext,
 }
 
 /// Every tool call of a session passes through here.
-#[derive(Clone)]
-pub struct Funnel {
+pub(crate) struct Funnel {
     registry: Arc<Registry>,
-    settings: Option<Arc<SettingsFiles>>,
-}
-
-impl std::fmt::Debug for Funnel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Funnel")
-            .field("registry", &self.registry.snapshot())
-            .field("checks_settings", &self.settings.is_some())
-            .finish()
-    }
+    settings: Arc<SettingsFiles>,
 }
 
 impl Funnel {
-    pub fn new(registry: Arc<Registry>) -> Self {
-        Funnel { registry, settings: None }
+    pub fn new(registry: Arc<Registry>, settings: Arc<SettingsFiles>) -> Self {
+        Funnel { registry, settings }
     }
 
-    /// Checks every call against the deny rules of `settings` as they are when it is made
-    /// (the same settings the pool is built from).
-    pub fn with_settings(mut self, settings: Arc<SettingsFiles>) -> Self {
-        self.settings = Some(settings);
-        self
+    /// The settings in force now (the last valid ones while a file is broken). An
+    /// authorization failure when no valid settings were ever read: the defaults deny
+    /// nothing, so falling back to them would fail open.
+    pub fn settings(&self, name: &str) -> Result<Arc<Settings>, ToolError> {
+        self.settings
+            .current_or_last_good()
+            .map_err(|error| ToolError::authorization(format!("`{name}` was not run: the settings cannot be read ({error})")))
     }
 
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    /// The policy decision for one call of `name` under `settings`: refused when a deny
+    /// rule covers the tool (the refusal names the rule and where it was written).
+    pub fn authorize(&self, name: &str, settings: &Settings) -> Result<(), ToolError> {
+        match settings.denying_rule(name) {
+            Some(rule) => Err(ToolError::authorization(format!(
+                "`{name}` is denied by the permissions.deny rule `{}` in {}",
+                rule.value, rule.source
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Runs one call through every stage.
@@ -59,14 +61,7 @@ impl Funnel {
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));
         };
-        if let Some(settings) = &self.settings {
-            let settings = settings.current_or_last_good().map_err(|error| {
-                ToolError::authorization(format!("`{name}` was not run: the settings cannot be read ({error})"))
-            })?;
-            if let Some(rule) = settings.denying_rule(&name) {
-                return Err(ToolError::authorization(format!("`{name}` is denied by the permissions.deny rule `{rule}`")));
-            }
-        }
+        self.authorize(&name, &*self.settings(&name)?)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
             return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
@@ -86,8 +81,9 @@ impl Funnel {
     }
 }
 
+/// Why `name` is not a registered tool, in the words of its kind.
 fn unknown_tool(name: &str) -> String {
-    match mcp::split_tool_name(name) {
+    match split_mcp_name(name) {
         Some((server, tool)) => {
             format!("there is no tool named `{name}`: MCP server `{server}` is not connected or does not offer `{tool}` now")
         }

@@ -1,62 +1,73 @@
 //! exec-host runs model-written JavaScript "Exec" scripts inside a WebAssembly sandbox and
-//! lets them orchestrate tools: the builtin workspace file tools and any tool registered
-//! with the host.
+//! lets them orchestrate tools: the builtin workspace file tools, the tools of MCP servers,
+//! and any tool an embedding registers.
 //!
 //! A script sees `tools.<name>(args)` (a promise of the tool's output),
 //! `tools.ToolSearch({query})` and `console`; it has no filesystem, no network and no way
 //! to compile code. Its budget counts only its own running time, never the time it waits
-//! on tool calls, and every call goes through one [`Funnel`](funnel::Funnel).
+//! on tool calls, and every call, nested or direct, goes through one funnel.
+//!
+//! The front door is the [`Session`]: it owns the tools, the settings, the pool behind
+//! `Exec` and the sandbox, and serves an agent loop with two operations.
 //!
 //! ```no_run
-//! # async fn example() -> anyhow::Result<()> {
-//! use std::sync::Arc;
-//! use exec_host::{DeferralTable, ExecRequest, Funnel, Pool, Registry, Sandbox, SettingsFiles, Workspace, builtin};
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use exec_host::{CancellationToken, Message, Session, ToolCall, json};
 //!
-//! let sandbox = Sandbox::new().await?;
-//! let workspace = Arc::new(Workspace::open(".")?);
-//! let registry = Arc::new(Registry::new(builtin::all(workspace))?);
-//! let settings = Arc::new(SettingsFiles::new(None, vec![".exec-host/settings.json".into()]));
-//! let funnel = Arc::new(Funnel::new(registry.clone()).with_settings(settings.clone()));
+//! let session = Session::builder().workspace("/srv/project").build().await?;
+//! let mut history = vec![Message::user("Summarise the notes.")];
 //!
-//! // Per request: what the model is declared, and what an Exec of it may reach.
-//! let now = settings.current()?;
-//! let pool = Pool::build(registry.snapshot().definitions(), &now, &DeferralTable::default());
-//! let declarations = pool.declarations();
-//! let request = ExecRequest::new("return (await tools.ToolSearch({ query: '' })).total", pool.pooled().to_vec());
-//! let outcome = sandbox.exec(request, funnel).await;
-//! println!("{} declarations\n{}\n{}", declarations.len(), outcome.text(), outcome.summary());
+//! // Before each request: the declarations, and the messages to append (the announcement).
+//! let prepared = session.prepare(&history)?;
+//! history.extend(prepared.append);
+//! // ... send `prepared.declarations` and `history` to the model; it answers with a call:
+//! let call = ToolCall::new("toolu_1", "Exec", json!({ "code": "return (await tools.glob({ pattern: '*.md' })).matches" }));
+//! let result = session.call(call, CancellationToken::new()).await;   // never panics
+//! println!("{}", result.text());                                       // what the model reads
 //! # Ok(()) }
 //! ```
 //!
-//! Modules: [`pool`] (the deferral table and the one builder of declarations and pool),
-//! [`exec_tool`] (`Exec`'s name, parameters and constant description), [`search`]
-//! (`tools.ToolSearch`), [`signature`] (JSON Schema to call forms), [`settings`], [`mcp`],
-//! [`funnel`], [`runtime`], [`script`], [`tools`].
+//! Modules, from the front door down: [`session`], [`announce`] (the names-only
+//! announcement and its broadcast state), [`pool`] (the deferral table and the one builder
+//! of declarations and pool), [`render`] (a result's model, history and client
+//! projections), [`results`] (compacted results and `view_tool_call`), [`message`] and
+//! [`provider`] (the conversation, and its rendering for model APIs), [`exec_tool`],
+//! [`search`], [`settings`], [`mcp`], [`runtime`] (the sandbox and its limits), [`tools`].
 
-pub mod cli;
-pub mod dts;
+pub mod announce;
+mod dts;
 pub mod exec_tool;
-pub mod funnel;
+mod funnel;
 mod guest;
 pub mod mcp;
+pub mod message;
 pub mod pool;
+pub mod provider;
+pub mod render;
+pub mod results;
 pub mod runtime;
-pub mod script;
 pub mod search;
+pub mod session;
 pub mod settings;
 pub mod signature;
-pub mod summary;
 pub mod tools;
 
-pub use funnel::{CallRequest, Funnel};
+pub use message::{ContentBlock, Message, Role};
 pub use pool::{Declaration, DeferralTable, ExecStatus, Pool};
-pub use runtime::{Limits, Sandbox, SandboxOptions, SetupError};
-pub use script::{ExecOutcome, ExecRequest, Failure};
-pub use settings::{Settings, SettingsFiles};
-pub use tools::builtin::{self, Workspace, WorkspaceError};
-pub use tools::{CallContext, Image, Origin, Registry, Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
+pub use provider::Provider;
+pub use render::{CallFailure, ClientProjection, Compaction, ModelProjection, ToolResult};
+pub use runtime::{CallOutcome, Failure, Limits, NestedCall, Sandbox, SandboxOptions, SetupError};
+pub use session::{CallOptions, Prepared, Session, SessionBuilder, SessionError, ToolCall};
+pub use settings::{Layer, Settings};
+pub use tools::{CallContext, Image, Origin, Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
 
-/// The interfaces the guest is allowed to import; see [`guest`] for why each is there.
+/// What an embedding needs to name, so it depends on `exec-host` alone: the abort signal,
+/// JSON values, and the future a [`Tool`] returns.
+pub use futures::future::BoxFuture;
+pub use serde_json::{self, Map, Value, json};
+pub use tokio_util::sync::CancellationToken;
+
+/// The interfaces the guest is allowed to import; see the guest boundary's documentation.
 pub mod contract {
     pub use crate::guest::{SANDBOX_INTERFACES, WASI_INTERFACES};
 }

@@ -23,23 +23,18 @@ use serde::Serialize;
 use serde_json::Value;
 use tracing::error;
 
-use crate::exec_tool::{self, EXEC_TOOL_NAME};
+use crate::exec_tool;
 use crate::settings::Settings;
-use crate::tools::{RESERVED_NAMES, ToolDefinition, ToolSource, builtin};
+use crate::tools::names::{EXEC, RESERVED};
+use crate::tools::{ToolDefinition, ToolSource};
 
 /// The deferral decision, in the spec's order of precedence.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeferralTable {
     /// The engine's exemptions: tools this engine keeps flat whatever their own intent.
+    /// Empty by default: the builtin workspace tools declare the intent to be deferred, so
+    /// `Exec` is declared from the first request and a script reaches them.
     exempt: Vec<String>,
-}
-
-impl Default for DeferralTable {
-    /// Exempts the builtin workspace tools: they are the core loop, used every turn, and
-    /// wrapping each use in a script would cost more than their schemas.
-    fn default() -> Self {
-        DeferralTable { exempt: builtin::NAMES.iter().map(|name| name.to_string()).collect() }
-    }
 }
 
 impl DeferralTable {
@@ -75,6 +70,7 @@ impl DeferralTable {
 
 /// One tool as a model's request declares it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Declaration {
     pub name: String,
     pub description: String,
@@ -90,6 +86,7 @@ impl From<&ToolDefinition> for Declaration {
 /// Whether `Exec` is declared, and if not, why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ExecStatus {
     /// Declared; the pool sits behind it.
     Declared,
@@ -134,7 +131,7 @@ impl Pool {
             if settings.denies(&tool.name) {
                 continue;
             }
-            if RESERVED_NAMES.contains(&tool.name.as_str()) {
+            if RESERVED.contains(&tool.name.as_str()) {
                 error!("a tool named `{}` was left out: the sandbox reserves that name", tool.name);
                 continue;
             }
@@ -142,7 +139,7 @@ impl Pool {
         }
         let exec = if !settings.enable_exec {
             ExecStatus::Disabled
-        } else if settings.denies(EXEC_TOOL_NAME) {
+        } else if settings.denies(EXEC) {
             ExecStatus::Denied
         } else if deferred.is_empty() {
             ExecStatus::EmptyPool
@@ -172,8 +169,20 @@ impl Pool {
 
     /// What a model's request declares: `Exec` first (when declared), then the flat tools.
     pub fn declarations(&self) -> Vec<Declaration> {
-        let exec = self.exec_declared().then(exec_tool::declaration);
+        let exec = self.exec_declared().then(|| Declaration {
+            name: EXEC.to_string(),
+            description: exec_tool::description().to_string(),
+            input_schema: exec_tool::input_schema(),
+        });
         exec.into_iter().chain(self.flat.iter().map(Declaration::from)).collect()
+    }
+
+    /// What the declarations would be with `Exec` off: every available tool, flat, in
+    /// name order (to compare the two modes' sizes).
+    pub fn declarations_without_exec(&self) -> Vec<Declaration> {
+        let mut all: Vec<&ToolDefinition> = self.available().collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all.into_iter().map(Declaration::from).collect()
     }
 
     /// The tools declared flat.
@@ -204,19 +213,37 @@ impl Pool {
         self.available().any(|tool| tool.name == name)
     }
 
-    /// Every tool that is not denied, in name order: what `exec-host run` lets a script
-    /// reach (its author is the only caller, so nothing is held back from the script).
-    pub fn enabled(&self) -> Vec<ToolDefinition> {
-        let mut all: Vec<ToolDefinition> = self.available().cloned().collect();
-        all.sort_by(|a, b| a.name.cmp(&b.name));
-        all
+    /// The system prompt's section on using the tools: the guidance line of every available
+    /// tool (flat or pooled: a pooled tool is not declared, but the session can call it), in
+    /// name order, under one heading. Empty when no available tool has a line.
+    pub fn guidance(&self) -> String {
+        let mut tools: Vec<&ToolDefinition> = self.available().filter(|tool| tool.guidance.is_some()).collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut lines: Vec<&str> = Vec::new();
+        for line in tools.iter().filter_map(|tool| tool.guidance.as_deref()).map(str::trim) {
+            if !line.is_empty() && !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+        if lines.is_empty() {
+            return String::new();
+        }
+        let mut section = String::from(GUIDANCE_HEADING);
+        for line in lines {
+            section.push_str("\n- ");
+            section.push_str(line);
+        }
+        section
     }
 }
+
+/// The heading of the guidance section.
+pub const GUIDANCE_HEADING: &str = "# Using your tools";
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::{Layer, Rule};
+    use crate::settings::Layer;
     use serde_json::json;
 
     fn builtin(name: &str) -> ToolDefinition {
@@ -224,19 +251,21 @@ mod tests {
     }
 
     fn mcp(server: &str, tool: &str) -> ToolDefinition {
-        builtin(&crate::mcp::tool_name(server, tool)).with_source(ToolSource::Mcp { server: server.into() })
+        builtin(&crate::tools::names::mcp_name(server, tool)).with_source(ToolSource::Mcp { server: server.into() })
     }
 
-    /// Builtin workspace tools, a deferred builtin (`web_fetch`), a flat one (`todo`),
-    /// and two MCP tools, one of which declares `alwaysLoad`.
+    /// Builtin workspace tools (deferred, as they declare), a deferred builtin (`web_fetch`),
+    /// a flat one (`todo`), and two MCP tools, one of which declares `alwaysLoad`.
     fn tools() -> Vec<ToolDefinition> {
-        let mut tools: Vec<ToolDefinition> = builtin::NAMES.iter().map(|name| builtin(name)).collect();
+        let mut tools: Vec<ToolDefinition> = WORKSPACE_TOOLS.iter().map(|name| builtin(name).deferred(true)).collect();
         tools.push(builtin("web_fetch").deferred(true));
         tools.push(builtin("todo"));
         tools.push(mcp("srv", "fetch"));
         tools.push(mcp("srv", "pinned").always_load(true));
         tools
     }
+
+    const WORKSPACE_TOOLS: [&str; 6] = ["edit_file", "glob", "grep", "ls", "read_file", "write_file"];
 
     fn settings(text: &str) -> Settings {
         Settings::from_layers([&Layer::parse(text, std::path::Path::new("settings.json")).unwrap()])
@@ -259,7 +288,9 @@ mod tests {
         let table = DeferralTable::default();
         let none = Settings::default();
         assert!(!table.defers(&mcp("s", "t").always_load(true), &none), "alwaysLoad escapes even an MCP tool");
-        assert!(!table.defers(&builtin("read_file").deferred(true), &none), "the engine's exemptions beat the tool's intent");
+        assert!(table.defers(&builtin("read_file").deferred(true), &none), "no engine exemption by default");
+        let exempting = DeferralTable::with_exemptions(["read_file"]);
+        assert!(!exempting.defers(&builtin("read_file").deferred(true), &none), "the engine's exemptions beat the tool's intent");
         let listed = settings(r#"{"nonDeferredTools": ["mcp__s__t", "web_fetch", "no_such_tool"]}"#);
         assert!(!table.defers(&mcp("s", "t"), &listed), "nonDeferredTools beats 'every MCP tool'");
         assert!(!table.defers(&builtin("web_fetch").deferred(true), &listed));
@@ -275,19 +306,16 @@ mod tests {
     fn a_non_empty_pool_collapses_behind_exec_with_no_pooled_tool_declared_flat() {
         let pool = build(&tools(), &Settings::default());
         assert_eq!(pool.exec_status(), ExecStatus::Declared);
-        assert_eq!(pooled(&pool), ["mcp__srv__fetch", "web_fetch"]);
-        assert_eq!(
-            declared(&pool),
-            ["Exec", "edit_file", "glob", "grep", "ls", "mcp__srv__pinned", "read_file", "todo", "write_file"]
-        );
+        assert_eq!(pooled(&pool), ["edit_file", "glob", "grep", "ls", "mcp__srv__fetch", "read_file", "web_fetch", "write_file"]);
+        assert_eq!(declared(&pool), ["Exec", "mcp__srv__pinned", "todo"]);
         assert_eq!(pool.pooled().iter().map(|t| &t.name).collect::<Vec<_>>(), pooled(&pool));
-        assert!(pool.is_available("web_fetch") && pool.is_available("read_file"), "pooled and flat tools are both available");
-        assert_eq!(pool.enabled().len(), tools().len());
+        assert!(pool.is_available("web_fetch") && pool.is_available("todo"), "pooled and flat tools are both available");
+        assert_eq!(pool.available().count(), tools().len());
     }
 
     #[test]
     fn one_deferred_tool_is_enough_and_mcp_is_not_needed() {
-        let mut only_builtin: Vec<ToolDefinition> = builtin::NAMES.iter().map(|name| builtin(name)).collect();
+        let mut only_builtin: Vec<ToolDefinition> = WORKSPACE_TOOLS.iter().map(|name| builtin(name)).collect();
         only_builtin.push(builtin("web_fetch").deferred(true));
         let pool = build(&only_builtin, &Settings::default());
         assert_eq!(pool.exec_status(), ExecStatus::Declared, "no threshold: a pool of one still collapses");
@@ -296,7 +324,9 @@ mod tests {
 
     #[test]
     fn an_empty_pool_declares_no_exec() {
-        let every_tool_exempt = settings(r#"{"nonDeferredTools": ["web_fetch", "mcp__srv__fetch"]}"#);
+        let every_tool_exempt = settings(
+            r#"{"nonDeferredTools": ["web_fetch", "mcp__srv__fetch", "edit_file", "glob", "grep", "ls", "read_file", "write_file"]}"#,
+        );
         let pool = build(&tools(), &every_tool_exempt);
         assert_eq!(pool.exec_status(), ExecStatus::EmptyPool);
         assert!(!declared(&pool).contains(&"Exec".to_string()));
@@ -318,19 +348,16 @@ mod tests {
             assert!(pool.is_available("web_fetch") && pool.is_available("mcp__srv__fetch"));
         }
         // An exclusion passed in code is a deny rule in the managed layer.
-        let managed = Layer {
-            permissions: crate::settings::Permissions { deny: vec![Rule::parse("Exec").unwrap()], ..Default::default() },
-            ..Default::default()
-        };
+        let managed = Layer::from_value(json!({"permissions": {"deny": ["Exec"]}})).unwrap();
         assert_eq!(build(&tools(), &Settings::from_layers([&managed])).exec_status(), ExecStatus::Denied);
     }
 
     #[test]
     fn a_denied_tool_appears_nowhere() {
         let pool = build(&tools(), &settings(r#"{"permissions": {"deny": ["mcp__srv__fetch", "todo"]}}"#));
-        assert_eq!(pooled(&pool), ["web_fetch"]);
+        assert!(!pooled(&pool).contains(&"mcp__srv__fetch") && pooled(&pool).contains(&"web_fetch"));
         assert!(!declared(&pool).iter().any(|name| name == "mcp__srv__fetch" || name == "todo"));
-        assert!(!pool.is_available("mcp__srv__fetch") && !pool.enabled().iter().any(|t| t.name == "todo"));
+        assert!(!pool.is_available("mcp__srv__fetch") && !pool.is_available("todo"));
         let whole_server = build(&tools(), &settings(r#"{"permissions": {"deny": ["mcp__srv"]}}"#));
         assert!(!whole_server.available().any(|t| t.name.starts_with("mcp__srv__")));
         let flat = build(&tools(), &settings(r#"{"enableExec": false, "permissions": {"deny": ["mcp__srv__fetch"]}}"#));
@@ -341,8 +368,24 @@ mod tests {
     fn one_tool_can_be_taken_out_of_the_pool_without_turning_exec_off() {
         let pool = build(&tools(), &settings(r#"{"nonDeferredTools": ["web_fetch", "not_a_tool"]}"#));
         assert_eq!(pool.exec_status(), ExecStatus::Declared);
-        assert_eq!(pooled(&pool), ["mcp__srv__fetch"]);
+        assert!(!pooled(&pool).contains(&"web_fetch") && pooled(&pool).contains(&"mcp__srv__fetch"));
         assert!(declared(&pool).contains(&"web_fetch".to_string()));
+    }
+
+    #[test]
+    fn guidance_comes_from_every_available_tool_pooled_ones_included() {
+        let mut tools = tools();
+        tools.push(builtin("task_create").deferred(true).with_guidance("Track multi-step work with task_create."));
+        tools.push(builtin("notes").with_guidance("Keep notes with notes."));
+        tools.push(builtin("denied").with_guidance("Never shown."));
+        let settings = settings(r#"{"permissions": {"deny": ["denied"]}}"#);
+        let pool = build(&tools, &settings);
+        assert!(pooled(&pool).contains(&"task_create"), "the tool is pooled, not declared");
+        let expected = "# Using your tools\n- Keep notes with notes.\n- Track multi-step work with task_create.";
+        assert_eq!(pool.guidance(), expected, "a pooled tool keeps its line; a denied one has none");
+        let flat = build(&tools, &Settings { enable_exec: false, ..settings.clone() });
+        assert_eq!(flat.guidance(), expected, "the same section whether Exec is on or off");
+        assert_eq!(build(&self::tools(), &Settings::default()).guidance(), "");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! on the host, without any model round trip. Its argument shape is the [`SearchParams`]
 //! type: the same schema validates the arguments and renders the call form.
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use schemars::JsonSchema;
@@ -9,10 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::signature;
+use crate::tools::names::TOOL_SEARCH;
 use crate::tools::{ToolDefinition, ToolError, ToolSource};
-
-/// The name scripts call search by.
-pub const SEARCH_TOOL_NAME: &str = "ToolSearch";
 /// Results of a keyword search when the script does not say.
 pub const DEFAULT_MAX_RESULTS: usize = 5;
 /// Results of a keyword search at most, whatever the script asks.
@@ -34,6 +33,7 @@ pub struct SearchParams {
 
 /// What `tools.ToolSearch` resolves to.
 #[derive(Debug, Serialize, JsonSchema, PartialEq)]
+#[non_exhaustive]
 pub struct SearchResult {
     pub matches: Vec<SearchMatch>,
     /// How many tools matched, before the cut to `max_results`.
@@ -41,6 +41,7 @@ pub struct SearchResult {
 }
 
 #[derive(Debug, Serialize, JsonSchema, PartialEq)]
+#[non_exhaustive]
 pub struct SearchMatch {
     pub name: String,
     pub description: String,
@@ -55,13 +56,13 @@ pub const SEARCH_DESCRIPTION: &str =
 /// The call form of `tools.ToolSearch`, rendered from its own schemas.
 pub fn search_signature() -> String {
     let (input, output) = schemas();
-    signature::call_form(SEARCH_TOOL_NAME, &input, Some(&output))
+    signature::call_form(TOOL_SEARCH, &input, Some(&output))
 }
 
 /// `ToolSearch` as a member of `tools` in a declaration file, indented by `depth` levels.
 pub fn search_member(depth: usize) -> String {
     let (input, output) = schemas();
-    signature::member(SEARCH_TOOL_NAME, &input, Some(&output), depth)
+    signature::member(TOOL_SEARCH, &input, Some(&output), depth)
 }
 
 /// The schemas of `ToolSearch`'s arguments and result: the ones its arguments are read with.
@@ -80,15 +81,53 @@ pub fn parse_params(args: Map<String, Value>) -> Result<SearchParams, ToolError>
         .map_err(|e| ToolError::params(format!("ToolSearch: {e}. It takes one object of this shape: {}", expected_shape())))
 }
 
-/// Answers `params` from `pool`, indexing it first (see [`Index`] to search one pool often).
-pub fn search(pool: &[ToolDefinition], params: &SearchParams) -> SearchResult {
+/// Answers `params` from `pool`, indexing it first (see [`Reachable`] to search one pool often).
+#[cfg(test)]
+fn search(pool: &[ToolDefinition], params: &SearchParams) -> SearchResult {
     Index::new(pool).search(pool, params)
+}
+
+/// The tools one Exec reaches: what its `tools` object has, what `tools.ToolSearch`
+/// searches, indexed at the first search and kept for every later one (and every later
+/// Exec of the same pool).
+#[derive(Debug)]
+pub(crate) struct Reachable {
+    definitions: Vec<ToolDefinition>,
+    names: Vec<String>,
+    set: HashSet<String>,
+    index: OnceLock<Index>,
+}
+
+impl Reachable {
+    /// `definitions` in the order they are listed.
+    pub fn new(definitions: Vec<ToolDefinition>) -> Self {
+        let names: Vec<String> = definitions.iter().map(|tool| tool.name.clone()).collect();
+        let set = names.iter().cloned().collect();
+        Reachable { definitions, names, set, index: OnceLock::new() }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.set.contains(name)
+    }
+
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// Runs one search over these tools.
+    pub fn search(&self, params: &SearchParams) -> SearchResult {
+        self.index.get_or_init(|| Index::new(&self.definitions)).search(&self.definitions, params)
+    }
 }
 
 /// What keyword ranking reads of each tool of a pool, lower-cased and split into words
 /// once: an Exec searches the same pool as often as it likes.
 #[derive(Debug)]
-pub struct Index {
+pub(crate) struct Index {
     entries: Vec<Entry>,
 }
 
@@ -285,7 +324,7 @@ mod tests {
     }
 
     fn mcp(server: &str, tool: &str, description: &str) -> ToolDefinition {
-        builtin(&crate::mcp::tool_name(server, tool), description).with_source(ToolSource::Mcp { server: server.into() })
+        builtin(&crate::tools::names::mcp_name(server, tool), description).with_source(ToolSource::Mcp { server: server.into() })
     }
 
     /// Tools with similar names, as a real pool has them.

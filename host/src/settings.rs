@@ -13,31 +13,72 @@
 //! Claude Code settings file loads unchanged. [`SettingsFiles`] reloads a file when it
 //! changes on disk, without a restart; [`standard_files`] says where `exec-host` looks.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::Deserialize;
+use serde_json::Value;
 
-use crate::mcp;
+use crate::tools::names::{MCP_PREFIX, split_mcp_name};
+
+/// Where a setting comes from, so a refusal can say which rule of which file made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    /// Values the embedding passed in code (the managed layer).
+    Code,
+    /// A settings file.
+    File(PathBuf),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Code => f.write_str("the settings passed in code"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// A value and the [`Source`] it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: Source,
+}
 
 /// The settings in force.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Settings {
     /// Whether the deferred tools collapse behind `Exec` (default true).
     pub enable_exec: bool,
+    /// Where `enable_exec` was set; `None` when it is the default.
+    pub enable_exec_source: Option<Source>,
     /// Names that must stay declared flat; unknown names are ignored.
     pub non_deferred_tools: Vec<String>,
-    pub permissions: Permissions,
+    /// Permission rules of every layer, highest layer first, each with its source.
+    pub deny: Vec<Sourced<Rule>>,
+    pub allow: Vec<Sourced<Rule>>,
+    pub ask: Vec<Sourced<Rule>>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { enable_exec: true, non_deferred_tools: Vec::new(), permissions: Permissions::default() }
+        Settings {
+            enable_exec: true,
+            enable_exec_source: None,
+            non_deferred_tools: Vec::new(),
+            deny: Vec::new(),
+            allow: Vec::new(),
+            ask: Vec::new(),
+        }
     }
 }
 
-/// Permission rules, by list.
+/// Permission rules of one layer, by list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Permissions {
     pub deny: Vec<Rule>,
@@ -86,14 +127,14 @@ impl Rule {
         if self.tool == name {
             return true;
         }
-        let Some((server, _)) = mcp::split_tool_name(name) else { return false };
+        let Some((server, _)) = split_mcp_name(name) else { return false };
         let whole_server = self.tool.strip_suffix("__*").unwrap_or(&self.tool);
-        whole_server.strip_prefix(mcp::TOOL_PREFIX) == Some(server)
+        whole_server.strip_prefix(MCP_PREFIX) == Some(server)
     }
 }
 
-impl std::fmt::Display for Rule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.pattern {
             Some(pattern) => write!(f, "{}({pattern})", self.tool),
             None => f.write_str(&self.tool),
@@ -110,11 +151,20 @@ pub struct SettingsError {
 }
 
 /// What one layer sets; `None` where it says nothing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Layer {
+    pub source: Source,
     pub enable_exec: Option<bool>,
     pub non_deferred_tools: Vec<String>,
     pub permissions: Permissions,
+}
+
+impl Default for Layer {
+    /// An empty layer of values passed in code.
+    fn default() -> Self {
+        Layer { source: Source::Code, enable_exec: None, non_deferred_tools: Vec::new(), permissions: Permissions::default() }
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -140,12 +190,30 @@ struct PermissionsFile {
 impl Layer {
     /// Reads one settings text; `file` names it in errors (with the key path and line).
     pub fn parse(text: &str, file: &Path) -> Result<Layer, SettingsError> {
-        let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
+        let source = Source::File(file.to_path_buf());
         if text.trim().is_empty() {
-            return Ok(Layer::default());
+            return Ok(Layer { source, ..Layer::default() });
         }
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        let parsed: LayerFile = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+        let parsed = serde_path_to_error::deserialize(&mut deserializer);
+        Self::from_parsed(parsed, source, file)
+    }
+
+    /// Settings an embedding passes in code, written as a settings file would be
+    /// (`{"enableExec": false, "permissions": {"deny": ["Exec"]}}`); they form the managed
+    /// layer, above every file.
+    pub fn from_value(value: Value) -> Result<Layer, SettingsError> {
+        let parsed = serde_path_to_error::deserialize(value);
+        Self::from_parsed(parsed, Source::Code, Path::new("<settings passed in code>"))
+    }
+
+    fn from_parsed<E: fmt::Display>(
+        parsed: Result<LayerFile, serde_path_to_error::Error<E>>,
+        source: Source,
+        file: &Path,
+    ) -> Result<Layer, SettingsError> {
+        let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
+        let parsed = parsed.map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
             if path == "." { fail(inner.to_string()) } else { fail(format!("{path}: {inner}")) }
@@ -157,6 +225,7 @@ impl Layer {
                 .collect()
         };
         Ok(Layer {
+            source,
             enable_exec: parsed.enable_exec,
             non_deferred_tools: parsed.non_deferred_tools,
             permissions: Permissions {
@@ -171,7 +240,9 @@ impl Layer {
     pub fn load(file: &Path) -> Result<Layer, SettingsError> {
         match std::fs::read_to_string(file) {
             Ok(text) => Self::parse(&text, file),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Layer::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Layer { source: Source::File(file.to_path_buf()), ..Layer::default() })
+            }
             Err(e) => Err(SettingsError { file: file.to_path_buf(), reason: format!("cannot read it: {e}") }),
         }
     }
@@ -184,11 +255,20 @@ impl Settings {
         let mut settings = Settings::default();
         let mut enable_exec = None;
         for layer in layers {
-            enable_exec = enable_exec.or(layer.enable_exec);
-            extend_unique(&mut settings.non_deferred_tools, &layer.non_deferred_tools);
-            extend_unique(&mut settings.permissions.deny, &layer.permissions.deny);
-            extend_unique(&mut settings.permissions.allow, &layer.permissions.allow);
-            extend_unique(&mut settings.permissions.ask, &layer.permissions.ask);
+            if enable_exec.is_none()
+                && let Some(value) = layer.enable_exec
+            {
+                enable_exec = Some(value);
+                settings.enable_exec_source = Some(layer.source.clone());
+            }
+            for name in &layer.non_deferred_tools {
+                if !settings.non_deferred_tools.contains(name) {
+                    settings.non_deferred_tools.push(name.clone());
+                }
+            }
+            join_rules(&mut settings.deny, &layer.permissions.deny, &layer.source);
+            join_rules(&mut settings.allow, &layer.permissions.allow, &layer.source);
+            join_rules(&mut settings.ask, &layer.permissions.ask, &layer.source);
         }
         settings.enable_exec = enable_exec.unwrap_or(true);
         settings
@@ -199,16 +279,18 @@ impl Settings {
         self.denying_rule(name).is_some()
     }
 
-    /// The first `deny` rule that removes tool `name` altogether.
-    pub fn denying_rule(&self, name: &str) -> Option<&Rule> {
-        self.permissions.deny.iter().find(|rule| rule.covers_tool(name))
+    /// The first `deny` rule that removes tool `name` altogether, with its source.
+    pub fn denying_rule(&self, name: &str) -> Option<&Sourced<Rule>> {
+        self.deny.iter().find(|rule| rule.value.covers_tool(name))
     }
 }
 
-fn extend_unique<T: Clone + PartialEq>(into: &mut Vec<T>, from: &[T]) {
-    for item in from {
-        if !into.contains(item) {
-            into.push(item.clone());
+/// Adds `rules` of a layer from `source`; a rule already there from a higher layer stays
+/// with the source it had.
+fn join_rules(into: &mut Vec<Sourced<Rule>>, rules: &[Rule], source: &Source) {
+    for rule in rules {
+        if !into.iter().any(|known| known.value == *rule) {
+            into.push(Sourced { value: rule.clone(), source: source.clone() });
         }
     }
 }
@@ -357,7 +439,9 @@ mod tests {
 
     #[test]
     fn layers_combine_highest_first() {
-        let managed = layer(r#"{"enableExec": false, "permissions": {"deny": ["mcp__tickets"]}}"#);
+        let managed =
+            Layer::parse(r#"{"enableExec": false, "permissions": {"deny": ["mcp__tickets"]}}"#, Path::new("managed.json"))
+                .unwrap();
         let project = layer(
             r#"{"enableExec": true, "nonDeferredTools": ["grep"], "permissions": {"deny": ["write_file", "mcp__tickets"]}}"#,
         );
@@ -365,8 +449,10 @@ mod tests {
         let settings = Settings::from_layers([&managed, &project, &user]);
         assert!(!settings.enable_exec, "the managed layer wins");
         assert_eq!(settings.non_deferred_tools, ["grep", "ls"]);
-        let deny: Vec<String> = settings.permissions.deny.iter().map(Rule::to_string).collect();
+        let deny: Vec<String> = settings.deny.iter().map(|rule| rule.value.to_string()).collect();
         assert_eq!(deny, ["mcp__tickets", "write_file"]);
+        assert_eq!(settings.denying_rule("mcp__tickets__x").unwrap().source, managed.source, "the highest layer's rule is kept");
+        assert_eq!(settings.enable_exec_source, Some(managed.source.clone()));
         assert!(settings.denies("mcp__tickets__create") && settings.denies("write_file") && !settings.denies("read_file"));
         assert!(Settings::from_layers([&user]).enable_exec, "enableExec defaults to true");
         assert_eq!(Settings::from_layers([]), Settings::default());
@@ -381,7 +467,9 @@ mod tests {
         assert!(err.to_string().starts_with("p.json: permissions.deny[1]: rule \"Bash(rm\""), "{err}");
         let err = Layer::parse("{ not json", Path::new("p.json")).unwrap_err();
         assert!(err.to_string().starts_with("p.json: ") && err.to_string().contains("line 1"), "{err}");
-        assert_eq!(Layer::parse("  ", Path::new("p.json")).unwrap(), Layer::default());
+        assert_eq!(Layer::parse("  ", Path::new("p.json")).unwrap().permissions, Permissions::default());
+        let err = Layer::from_value(serde_json::json!({"enableExec": 1})).unwrap_err();
+        assert!(err.to_string().contains("enableExec: invalid type"), "{err}");
     }
 
     #[test]

@@ -21,7 +21,7 @@ async fn refusal(harness: &Harness, call: &str) -> String {
 async fn symbolic_links_out_of_the_workspace_are_refused() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret.txt"), "top secret").unwrap();
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let root = harness.dir.path();
     std::os::unix::fs::symlink(outside.path(), root.join("link-dir")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.txt"), root.join("link-file")).unwrap();
@@ -51,7 +51,7 @@ async fn symbolic_links_out_of_the_workspace_are_refused() {
 
 #[tokio::test]
 async fn symbolic_links_inside_the_workspace_work() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let root = harness.dir.path();
     std::fs::create_dir(root.join("real")).unwrap();
     std::fs::write(root.join("real/a.txt"), "inside").unwrap();
@@ -62,7 +62,7 @@ async fn symbolic_links_inside_the_workspace_work() {
 
 #[tokio::test]
 async fn absolute_and_climbing_paths_are_refused_for_every_tool() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     for call in [
         "tools.ls({ path: '/' })",
         "tools.ls({ path: '..' })",
@@ -79,7 +79,7 @@ async fn absolute_and_climbing_paths_are_refused_for_every_tool() {
 
 #[tokio::test]
 async fn binary_files_are_refused_not_dumped() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     std::fs::write(harness.dir.path().join("image.bin"), [0x89, b'P', b'N', b'G', 0, 0, 1, 2]).unwrap();
     let message = refusal(&harness, "tools.read_file({ path: 'image.bin' })").await;
     assert_eq!(message, "`image.bin` is a binary file (8 bytes); read_file reads text only");
@@ -89,7 +89,7 @@ async fn binary_files_are_refused_not_dumped() {
 
 #[tokio::test]
 async fn huge_files_are_read_in_bounded_windows() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let text: String = (1..=50_000).map(|i| format!("line {i}\n")).collect();
     std::fs::write(harness.dir.path().join("big.txt"), &text).unwrap();
     std::fs::write(harness.dir.path().join("wide.txt"), "w".repeat(10_000)).unwrap();
@@ -115,7 +115,7 @@ async fn huge_files_are_read_in_bounded_windows() {
 
 #[tokio::test]
 async fn grep_and_glob_are_bounded() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let text: String = (0..500).map(|i| format!("match {i}\n")).collect();
     std::fs::write(harness.dir.path().join("many.txt"), text).unwrap();
     let found = run(&harness, "const r = await tools.grep({ pattern: 'match' }); return [r.matches.length, r.truncated]").await;
@@ -131,7 +131,7 @@ async fn grep_and_glob_are_bounded() {
 
 #[tokio::test]
 async fn bad_parameters_say_what_is_wrong() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let unknown = refusal(&harness, "tools.read_file({ file: 'a.txt' })").await;
     assert!(unknown.contains("unknown field `file`"), "{unknown}");
     let missing = refusal(&harness, "tools.write_file({ path: 'a.txt' })").await;
@@ -146,7 +146,7 @@ async fn bad_parameters_say_what_is_wrong() {
 
 #[tokio::test]
 async fn edit_file_replaces_exactly_what_it_is_told() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     std::fs::write(harness.dir.path().join("a.txt"), "one two one").unwrap();
     let all =
         run(&harness, "return await tools.edit_file({ path: 'a.txt', old_string: 'one', new_string: '1', replace_all: true })")

@@ -4,7 +4,7 @@ use exec_host_tests::Harness;
 use serde_json::json;
 
 async fn value_of(code: &str) -> serde_json::Value {
-    let outcome = Harness::new().run(code).await;
+    let outcome = Harness::new().await.run(code).await;
     assert!(outcome.ok(), "{}", outcome.text());
     outcome.value().cloned().unwrap_or(serde_json::Value::Null)
 }
@@ -99,7 +99,7 @@ async fn modules_cannot_be_loaded() {
 
 #[tokio::test]
 async fn static_imports_do_not_parse() {
-    let outcome = Harness::new().run("import fs from 'fs';\nreturn 1").await;
+    let outcome = Harness::new().await.run("import fs from 'fs';\nreturn 1").await;
     assert!(!outcome.ok());
     assert!(outcome.text().contains("SyntaxError"), "{}", outcome.text());
 }
@@ -176,7 +176,7 @@ async fn arguments_cross_exactly_as_json_would_carry_them() {
         if (want !== got && !(want === undefined && back === null)) mismatches.push([want, got]);
       }
       return mismatches.slice(0, 3);"#;
-    let outcome = Harness::new().run_with(code, exec_host::Limits { max_calls: 1000, ..exec_host::Limits::default() }).await;
+    let outcome = Harness::new().await.run_with(code, exec_host::Limits::default().with_max_calls(1000)).await;
     assert!(outcome.ok(), "{}", outcome.text());
     assert_eq!(outcome.value().unwrap(), &json!([]), "{}", outcome.text());
 }

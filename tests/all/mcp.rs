@@ -1,28 +1,18 @@
 //! MCP servers as tool sources, against real servers: the rmcp fixture server of this crate
 //! (over stdio and streamable HTTP) and the published `@modelcontextprotocol/server-everything`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use exec_host::mcp::{McpConfig, McpServers, ServerConfig, ServerState, Transport};
-use exec_host::{Failure, Limits, Stage};
+use exec_host::mcp::{McpConfig, ServerConfig, ServerState};
+use exec_host::{CallOptions, CancellationToken, Failure, Limits, Stage};
 use exec_host_tests::{Harness, within};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-mcp-server");
 
 pub(crate) fn stdio(command: &str, args: &[&str]) -> ServerConfig {
-    ServerConfig {
-        transport: Transport::Stdio {
-            command: command.into(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-        always_load: false,
-    }
+    ServerConfig::stdio(command, args.iter().map(|a| a.to_string()))
 }
 
 pub(crate) fn fixture() -> ServerConfig {
@@ -31,11 +21,7 @@ pub(crate) fn fixture() -> ServerConfig {
 
 /// A fixture server whose cancelled calls are written to `log`.
 fn fixture_logging_cancellations(log: &Path) -> ServerConfig {
-    let mut config = fixture();
-    if let Transport::Stdio { env, .. } = &mut config.transport {
-        env.insert("FIXTURE_CANCEL_LOG".into(), log.display().to_string());
-    }
-    config
+    fixture().with_env("FIXTURE_CANCEL_LOG", log.display().to_string())
 }
 
 /// The fixture server over streamable HTTP, in a child process that ends with this value.
@@ -60,18 +46,26 @@ impl HttpFixture {
     }
 
     fn config(&self) -> ServerConfig {
-        ServerConfig { transport: Transport::Http { url: self.url.clone(), headers: BTreeMap::new() }, always_load: false }
+        ServerConfig::http(self.url.clone())
     }
 }
 
-/// A harness (builtin and fixture tools) with MCP servers added to its registry.
-pub(crate) async fn harness_with(servers: &[(&str, ServerConfig)]) -> (Harness, McpServers) {
-    let harness = Harness::new();
-    let mcp = McpServers::with_connect_timeout(harness.funnel.registry().clone(), Duration::from_secs(20));
+/// A harness (builtin and fixture tools) with MCP servers added to its session.
+pub(crate) async fn harness_with(servers: &[(&str, ServerConfig)]) -> Harness {
+    harness_with_limits(servers, Limits::default()).await
+}
+
+pub(crate) async fn harness_with_limits(servers: &[(&str, ServerConfig)], limits: Limits) -> Harness {
+    let harness = Harness::with(|builder| builder.limits(limits).mcp_connect_timeout(Duration::from_secs(20))).await;
     for (name, config) in servers {
-        mcp.add(name, config.clone()).await.unwrap_or_else(|e| panic!("{e}"));
+        harness.session.add_server(name, config.clone()).await.unwrap_or_else(|e| panic!("{e}"));
     }
-    (harness, mcp)
+    harness
+}
+
+/// Whether tool `name` is available to the session now.
+fn available(harness: &Harness, name: &str) -> bool {
+    harness.session.pool().unwrap().is_available(name)
 }
 
 /// Waits until `condition` holds (state that changes in the background), at most 10 s.
@@ -87,7 +81,7 @@ async fn eventually(what: &str, condition: impl Fn() -> bool) {
 
 #[tokio::test]
 async fn a_script_receives_structured_content_else_text_else_null_never_an_envelope() {
-    let (harness, _servers) = harness_with(&[("fx", fixture())]).await;
+    let harness = harness_with(&[("fx", fixture())]).await;
     let outcome = harness
         .run(
             r#"
@@ -117,22 +111,22 @@ async fn a_script_receives_structured_content_else_text_else_null_never_an_envel
             "profile": {"id": "u1", "name": "Ada"},
         })
     );
-    assert_eq!(outcome.images.len(), 2, "both images are attachments of the result");
-    assert_eq!(outcome.images[0].mime_type, "image/png");
+    assert_eq!(outcome.client.images.len(), 2, "both images are attachments of the result");
+    assert_eq!(outcome.client.images[0].mime_type, "image/png");
 }
 
 #[tokio::test]
 async fn images_are_capped_by_the_image_limit() {
-    let (harness, _servers) = harness_with(&[("fx", fixture())]).await;
-    let limits = Limits { max_images: 1, ..Limits::default() };
-    let outcome = harness.run_with("for (let i = 0; i < 3; i++) await tools.mcp__fx__picture({}); return 'ok'", limits).await;
+    let harness = harness_with_limits(&[("fx", fixture())], Limits::default().with_max_images(1)).await;
+    let outcome = harness.run("for (let i = 0; i < 3; i++) await tools.mcp__fx__picture({}); return 'ok'").await;
     assert!(outcome.ok(), "{}", outcome.text());
-    assert_eq!((outcome.images.len(), outcome.images_dropped), (1, 2));
+    assert_eq!(outcome.client.images.len(), 1);
+    assert!(outcome.text().ends_with("[2 more image(s) were dropped: an Exec result carries at most 1]"), "{}", outcome.text());
 }
 
 #[tokio::test]
 async fn errors_reject_with_the_servers_text_and_their_stage() {
-    let (harness, _servers) = harness_with(&[("fx", fixture())]).await;
+    let harness = harness_with(&[("fx", fixture())]).await;
     let outcome = harness
         .run(
             r#"
@@ -149,15 +143,9 @@ async fn errors_reject_with_the_servers_text_and_their_stage() {
     assert_eq!(messages[1], "MCP server `fx` refused the arguments of `refuse`: `x` must be a number");
     assert_eq!(messages[2], "MCP server `fx` refused the arguments of `add`: `a` must be a number");
 
-    let funnel = harness.funnel.clone();
-    let direct = |name: &str| {
-        let request = exec_host::CallRequest {
-            name: name.into(),
-            args: Default::default(),
-            context: exec_host::CallContext { origin: exec_host::Origin::Direct, cancel: Default::default() },
-        };
-        let funnel = funnel.clone();
-        async move { funnel.call(request).await.unwrap_err().stage }
+    let direct = |name: &'static str| {
+        let harness = &harness;
+        async move { harness.call(name, json!({})).await.failure().unwrap().stage }
     };
     assert_eq!(direct("mcp__fx__fail").await, Stage::Execution);
     assert_eq!(direct("mcp__fx__refuse").await, Stage::Params);
@@ -166,14 +154,13 @@ async fn errors_reject_with_the_servers_text_and_their_stage() {
 
 #[tokio::test]
 async fn tools_carry_their_names_meta_and_schemas_and_invalid_ones_are_skipped() {
-    let harness = Harness::new();
-    let servers = McpServers::new(harness.funnel.registry().clone());
-    let connected = servers.add("fx", fixture()).await.unwrap();
+    let harness = Harness::new().await;
+    let connected = harness.session.add_server("fx", fixture()).await.unwrap();
     assert_eq!(connected.skipped.len(), 1);
     assert_eq!(connected.skipped[0].name, "bad_schema");
     assert!(connected.skipped[0].reason.contains("top level is an object"), "{}", connected.skipped[0].reason);
 
-    let definitions = harness.reachable();
+    let definitions = harness.available();
     let find = |name: &str| definitions.iter().find(|d| d.name == name);
     assert!(find("mcp__fx__bad_schema").is_none());
     let pinned = find("mcp__fx__pinned").unwrap();
@@ -185,16 +172,15 @@ async fn tools_carry_their_names_meta_and_schemas_and_invalid_ones_are_skipped()
     assert!(find("mcp__fx__get-user.profile").is_some());
 
     // The server's own flag marks every one of its tools.
-    let harness = Harness::new();
-    let servers = McpServers::new(harness.funnel.registry().clone());
-    servers.add("fx", ServerConfig { always_load: true, ..fixture() }).await.unwrap();
-    assert!(harness.reachable().iter().filter(|d| d.name.starts_with("mcp__fx__")).all(|d| d.always_load));
+    let harness = Harness::new().await;
+    harness.session.add_server("fx", fixture().always_load(true)).await.unwrap();
+    assert!(harness.available().iter().filter(|d| d.name.starts_with("mcp__fx__")).all(|d| d.always_load));
 }
 
 #[tokio::test]
 async fn one_script_chains_calls_across_a_stdio_and_an_http_server() {
     let http = HttpFixture::start().await;
-    let (harness, _servers) = harness_with(&[("local", fixture()), ("remote", http.config())]).await;
+    let harness = harness_with(&[("local", fixture()), ("remote", http.config())]).await;
     let outcome = harness
         .run(
             r#"
@@ -206,13 +192,13 @@ async fn one_script_chains_calls_across_a_stdio_and_an_http_server() {
         .await;
     assert!(outcome.ok(), "{}", outcome.text());
     assert_eq!(outcome.value().unwrap(), &json!([{"sum": 42, "from": "local"}, {"sum": 42.5}]));
-    assert_eq!(outcome.calls, ["mcp__local__add", "mcp__remote__echo", "mcp__remote__add"]);
+    assert_eq!(outcome.call_names(), ["mcp__local__add", "mcp__remote__echo", "mcp__remote__add"]);
 }
 
 #[tokio::test]
 async fn concurrent_calls_to_one_server_overlap() {
     let http = HttpFixture::start().await;
-    let (harness, _servers) = harness_with(&[("stdio", fixture()), ("http", http.config())]).await;
+    let harness = harness_with(&[("stdio", fixture()), ("http", http.config())]).await;
     for server in ["stdio", "http"] {
         let code = format!(
             "const r = await Promise.all([1, 2, 3, 4, 5].map(() => tools.mcp__{server}__overlap({{ms: 400}})));
@@ -226,18 +212,17 @@ async fn concurrent_calls_to_one_server_overlap() {
 
 #[tokio::test]
 async fn a_changed_tool_list_is_reachable_in_the_next_exec() {
-    let (harness, _servers) = harness_with(&[("fx", fixture())]).await;
+    let harness = harness_with(&[("fx", fixture())]).await;
     let outcome = harness.run("return await tools.mcp__fx__add_tool({name: 'late'})").await;
     assert!(outcome.ok(), "{}", outcome.text());
-    let registry = harness.funnel.registry().clone();
-    eventually("the new tool to be listed", || registry.get("mcp__fx__late").is_some()).await;
+    eventually("the new tool to be listed", || available(&harness, "mcp__fx__late")).await;
     let outcome = harness.run("return await tools.mcp__fx__late({x: 1})").await;
     assert_eq!(outcome.value(), Some(&json!({"x": 1})), "{}", outcome.text());
 }
 
 #[tokio::test]
 async fn a_server_that_exits_fails_its_calls_in_flight_and_leaves_the_reachable_set() {
-    let (harness, servers) = harness_with(&[("fx", fixture()), ("other", fixture())]).await;
+    let harness = harness_with(&[("fx", fixture()), ("other", fixture())]).await;
     let outcome = harness
         .run(
             r#"
@@ -251,9 +236,8 @@ async fn a_server_that_exits_fails_its_calls_in_flight_and_leaves_the_reachable_
         outcome.value().unwrap(),
         &json!(["MCP server `fx` disconnected before answering `slow`", "MCP server `fx` disconnected before answering `crash`"])
     );
-    let registry = harness.funnel.registry().clone();
-    eventually("the server's tools to leave", || registry.snapshot().names().all(|n| !n.starts_with("mcp__fx__"))).await;
-    assert!(matches!(&servers.states()[0], (name, ServerState::Disconnected { .. }) if name == "fx"));
+    eventually("the server's tools to leave", || !harness.available().iter().any(|d| d.name.starts_with("mcp__fx__"))).await;
+    assert!(matches!(&harness.session.server_states()[0], (name, ServerState::Disconnected { .. }) if name == "fx"));
 
     let outcome = harness.run("return await tools.mcp__fx__echo({})").await;
     assert!(outcome.text().contains("MCP server `fx` did not offer `echo` when the script started"), "{}", outcome.text());
@@ -261,34 +245,35 @@ async fn a_server_that_exits_fails_its_calls_in_flight_and_leaves_the_reachable_
     assert_eq!(outcome.value(), Some(&json!("hello, still here")), "the other server is unaffected");
 
     // A server that left may be added again.
-    servers.add("fx", fixture()).await.unwrap();
+    harness.session.add_server("fx", fixture()).await.unwrap();
     assert_eq!(harness.run("return await tools.mcp__fx__nothing({})").await.value(), Some(&json!(null)));
 }
 
 #[tokio::test]
 async fn servers_added_and_removed_at_run_time_are_reachable_exactly_while_connected() {
-    let (harness, servers) = harness_with(&[]).await;
-    let before = harness.request("return await tools.mcp__late__greet({name: 'x'})");
-    servers.add("late", fixture()).await.unwrap();
-    // The reachable set is computed when an Exec starts: one prepared before the server
-    // connected does not see it, the next one does.
-    let outcome = harness.run_request(before).await;
+    let harness = harness_with(&[]).await;
+    // The reachable set is the pool of the moment an Exec starts: a server that connects
+    // while a script waits is not reachable from that script, only from the next one.
+    let call_late = "return await tools.mcp__late__greet({name: 'x'})";
+    let outcome = harness
+        .run_while(2, call_late, || async {
+            harness.session.add_server("late", fixture()).await.unwrap();
+        })
+        .await;
     assert!(outcome.text().contains("`mcp__late__greet` is not reachable from this script"), "{}", outcome.text());
     assert_eq!(harness.run("return await tools.mcp__late__greet({name: 'x'})").await.value(), Some(&json!("hello, x")));
-    let prepared = harness.request("return await tools.mcp__late__greet({name: 'x'})");
-    assert!(servers.remove("late").await);
-    assert!(!servers.remove("late").await);
-    // Removed while an Exec is being prepared: the funnel no longer finds the tool.
-    let outcome = harness.run_request(prepared).await;
+    // Removed while a script waits: the funnel no longer finds the tool.
+    let outcome = harness.run_while(4, call_late, || async { assert!(harness.session.remove_server("late").await) }).await;
     assert!(outcome.text().contains("MCP server `late` is not connected or does not offer `greet` now"), "{}", outcome.text());
-    assert!(servers.add("bad__name", fixture()).await.unwrap_err().to_string().contains("ambiguous"));
+    assert!(!harness.session.remove_server("late").await);
+    assert!(harness.session.add_server("bad__name", fixture()).await.unwrap_err().to_string().contains("ambiguous"));
 }
 
 #[tokio::test]
 async fn an_aborted_exec_cancels_its_mcp_requests() {
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("cancelled");
-    let (harness, _servers) = harness_with(&[("fx", fixture_logging_cancellations(&log))]).await;
+    let harness = harness_with(&[("fx", fixture_logging_cancellations(&log))]).await;
     let code = "await Promise.all([tools.mcp__fx__slow({ms: 60000}), tools.mcp__fx__never({})])";
     // Abort once the server is running both calls, however long getting there took.
     let abort = CancellationToken::new();
@@ -302,8 +287,8 @@ async fn an_aborted_exec_cancels_its_mcp_requests() {
         .await;
         trigger.cancel();
     });
-    let outcome = within(30, harness.run_request(harness.request(code).with_abort(abort))).await;
-    assert!(matches!(outcome.failure(), Some(Failure::Aborted)), "{}", outcome.text());
+    let outcome = within(30, harness.run_options(code, CallOptions::new(abort))).await;
+    assert!(matches!(outcome.exec_failure(), Some(Failure::Aborted)), "{}", outcome.text());
     eventually("the server to see both cancellations", || {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         text.contains("cancelled slow") && text.contains("cancelled never")
@@ -315,10 +300,10 @@ async fn an_aborted_exec_cancels_its_mcp_requests() {
 async fn a_call_that_never_returns_ends_with_the_nested_wait_cap() {
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("cancelled");
-    let (harness, _servers) = harness_with(&[("fx", fixture_logging_cancellations(&log))]).await;
-    let limits = Limits { max_nested_wait: Some(Duration::from_millis(1000)), ..Limits::default() };
-    let outcome = within(30, harness.run_with("await tools.mcp__fx__never({})", limits)).await;
-    assert!(matches!(outcome.failure(), Some(Failure::NestedWaitExceeded { .. })), "{}", outcome.text());
+    let limits = Limits::default().with_max_nested_wait(Some(Duration::from_millis(1000)));
+    let harness = harness_with_limits(&[("fx", fixture_logging_cancellations(&log))], limits).await;
+    let outcome = within(30, harness.run("await tools.mcp__fx__never({})")).await;
+    assert!(matches!(outcome.exec_failure(), Some(Failure::NestedWaitExceeded { .. })), "{}", outcome.text());
     eventually("the server to see the cancellation", || {
         std::fs::read_to_string(&log).unwrap_or_default().contains("cancelled never")
     })
@@ -327,36 +312,23 @@ async fn a_call_that_never_returns_ends_with_the_nested_wait_cap() {
 
 #[tokio::test]
 async fn servers_that_cannot_start_are_reported_once_each_and_the_others_work() {
-    let harness = Harness::new();
-    let servers = McpServers::with_connect_timeout(harness.funnel.registry().clone(), Duration::from_millis(1500));
-    let missing_cwd = ServerConfig {
-        transport: Transport::Stdio {
-            command: FIXTURE.into(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: Some("/no/such/dir".into()),
-        },
-        always_load: false,
-    };
-    let config = McpConfig {
-        servers: [
+    let missing_cwd = stdio(FIXTURE, &[]).with_cwd("/no/such/dir");
+    let config = McpConfig::new(
+        [
             ("good".to_string(), fixture()),
             ("missing".to_string(), stdio("no-such-mcp-server-command", &[])),
             ("exits".to_string(), stdio(FIXTURE, &["--fail-start"])),
             ("mute".to_string(), stdio(FIXTURE, &["--mute"])),
             ("garbage".to_string(), stdio(FIXTURE, &["--garbage"])),
             ("nowhere".to_string(), missing_cwd),
-            (
-                "unreachable".to_string(),
-                ServerConfig {
-                    transport: Transport::Http { url: "http://127.0.0.1:9/mcp".into(), headers: BTreeMap::new() },
-                    always_load: false,
-                },
-            ),
+            ("unreachable".to_string(), ServerConfig::http("http://127.0.0.1:9/mcp")),
         ]
         .into(),
-    };
-    let failures = within(30, servers.start_all(&config)).await;
+    );
+    let configure =
+        |builder: exec_host::SessionBuilder| builder.mcp_servers(config).mcp_connect_timeout(Duration::from_millis(1500));
+    let harness = within(30, Harness::with(configure)).await;
+    let failures = harness.session.start_failures();
     let reason = |server: &str| {
         let found: Vec<_> = failures.iter().filter(|f| f.server == server).collect();
         assert_eq!(found.len(), 1, "{server} is reported once: {failures:?}");
@@ -375,9 +347,9 @@ async fn servers_that_cannot_start_are_reported_once_each_and_the_others_work() 
 
     let outcome = harness.run("return await tools.mcp__good__greet({name: 'ok'})").await;
     assert_eq!(outcome.value(), Some(&json!("hello, ok")), "{}", outcome.text());
-    assert_eq!(servers.states().len(), 1, "nothing is left of the servers that failed");
-    within(10, servers.shutdown()).await;
-    assert!(harness.reachable().iter().all(|d| !d.name.starts_with("mcp__")));
+    assert_eq!(harness.session.server_states().len(), 1, "nothing is left of the servers that failed");
+    within(10, harness.session.shutdown()).await;
+    assert!(harness.available().iter().all(|d| !d.name.starts_with("mcp__")));
 }
 
 /// The published reference server, installed from the npm lockfile in tests/mcp-servers.
@@ -401,12 +373,12 @@ pub(crate) fn everything_server() -> ServerConfig {
 
 #[tokio::test]
 async fn the_published_everything_server_is_reachable_from_a_script() {
-    let (harness, _servers) = harness_with(&[("everything", everything_server())]).await;
-    let names: Vec<String> = harness.reachable().into_iter().map(|d| d.name).collect();
+    let harness = harness_with(&[("everything", everything_server())]).await;
+    let names: Vec<String> = harness.available().into_iter().map(|d| d.name).collect();
     for tool in ["echo", "get-sum", "get-tiny-image", "get-structured-content"] {
         assert!(names.contains(&format!("mcp__everything__{tool}")), "{tool} is not listed: {names:?}");
     }
-    let weather = harness.reachable().into_iter().find(|d| d.name == "mcp__everything__get-structured-content").unwrap();
+    let weather = harness.available().into_iter().find(|d| d.name == "mcp__everything__get-structured-content").unwrap();
     assert!(weather.output_schema.is_some(), "its outputSchema is kept for signatures");
 
     let outcome = harness
@@ -426,19 +398,18 @@ async fn the_published_everything_server_is_reachable_from_a_script() {
     assert!(value["image"].is_string(), "the image answer's captions reach the script: {value}");
     assert_eq!(value["typeofWeather"], "object", "structured content arrives parsed");
     assert_eq!(value["weather"]["conditions"], "Light rain / drizzle");
-    assert_eq!(outcome.images.len(), 1);
-    assert_eq!(outcome.images[0].mime_type, "image/png");
+    assert_eq!(outcome.client.images.len(), 1);
+    assert_eq!(outcome.client.images[0].mime_type, "image/png");
 }
 
 #[tokio::test]
 async fn an_http_server_that_goes_away_fails_its_calls_naming_it_and_leaves() {
     let http = HttpFixture::start().await;
-    let (harness, servers) = harness_with(&[("remote", http.config()), ("local", fixture())]).await;
+    let harness = harness_with(&[("remote", http.config()), ("local", fixture())]).await;
     let outcome = within(60, harness.run("return await tools.mcp__remote__crash({}).catch(e => e.message)")).await;
     assert_eq!(outcome.value(), Some(&json!("MCP server `remote` disconnected before answering `crash`")), "{}", outcome.text());
-    let registry = harness.funnel.registry().clone();
-    eventually("the server's tools to leave", || registry.snapshot().names().all(|n| !n.starts_with("mcp__remote__"))).await;
-    let states = servers.states();
+    eventually("the server's tools to leave", || !harness.available().iter().any(|d| d.name.starts_with("mcp__remote__"))).await;
+    let states = harness.session.server_states();
     assert!(
         matches!(&states[1], (name, ServerState::Disconnected { reason }) if name == "remote" && reason.contains("stopped answering")),
         "{states:?}"

@@ -2,70 +2,46 @@
 //! and the settings is exactly what a script reaches and what `tools.ToolSearch` searches,
 //! against real MCP servers and the real guest.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use exec_host::exec_tool;
-use exec_host::mcp::McpServers;
-use exec_host::settings::Layer;
-use exec_host::{
-    CallContext, CallRequest, DeferralTable, ExecOutcome, ExecRequest, ExecStatus, Funnel, Origin, Pool, Registry, Settings,
-    SettingsFiles, ToolDefinition, ToolOutput, Workspace, builtin,
-};
-use exec_host_tests::{Counter, FixtureTool, fixture_tools, sandbox, within};
-use serde_json::json;
-use tokio_util::sync::CancellationToken;
+use exec_host::mcp::ServerConfig;
+use exec_host::{ExecStatus, Layer, Pool, SessionBuilder, Stage, ToolDefinition, ToolOutput, json};
+use exec_host_tests::{FixtureTool, Harness};
 
 use crate::mcp::{everything_server, fixture};
 
-/// A session: the builtin workspace tools, the fixture tools, one builtin tool that asks to
-/// be deferred (`web_fetch`), and MCP servers added as a test needs them.
-struct Session {
-    _dir: tempfile::TempDir,
-    funnel: Arc<Funnel>,
-    servers: McpServers,
+/// The builtin tool that asks to be deferred (`web_fetch`), beside the workspace tools and
+/// the fixtures.
+fn web_fetch() -> std::sync::Arc<dyn exec_host::Tool> {
+    let definition = ToolDefinition::new(
+        "web_fetch",
+        "Fetches a web page (a fixture: it answers with the URL it was given).",
+        json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}),
+    )
+    .unwrap()
+    .deferred(true);
+    FixtureTool::with_definition(definition, |args, _| {
+        Box::pin(async move { Ok(ToolOutput::text(format!("fetched {}", args["url"].as_str().unwrap_or("?")))) })
+    })
 }
 
-impl Session {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let mut tools = builtin::all(Arc::new(Workspace::open(dir.path()).unwrap()));
-        tools.extend(fixture_tools(&Counter::default()));
-        let definition = ToolDefinition::new(
-            "web_fetch",
-            "Fetches a web page (a fixture: it answers with the URL it was given).",
-            json!({"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}),
-        )
-        .unwrap()
-        .deferred(true);
-        tools.push(FixtureTool::with_definition(definition, |args, _| {
-            Box::pin(async move { Ok(ToolOutput::text(format!("fetched {}", args["url"].as_str().unwrap_or("?")))) })
-        }));
-        let registry = Arc::new(Registry::new(tools).unwrap());
-        let servers = McpServers::with_connect_timeout(registry.clone(), Duration::from_secs(20));
-        Session { _dir: dir, funnel: Arc::new(Funnel::new(registry)), servers }
+/// A session with `web_fetch`, set up further by `configure`, and MCP servers added.
+async fn session(servers: &[(&str, ServerConfig)], configure: impl FnOnce(SessionBuilder) -> SessionBuilder) -> Harness {
+    let harness =
+        Harness::with(|builder| configure(builder.tool(web_fetch()).mcp_connect_timeout(Duration::from_secs(20)))).await;
+    for (name, config) in servers {
+        harness.session.add_server(name, config.clone()).await.unwrap_or_else(|e| panic!("{e}"));
     }
+    harness
+}
 
-    async fn with_servers(servers: &[(&str, exec_host::mcp::ServerConfig)]) -> Self {
-        let session = Session::new();
-        for (name, config) in servers {
-            session.servers.add(name, config.clone()).await.unwrap_or_else(|e| panic!("{e}"));
-        }
-        session
-    }
+fn managed(settings: serde_json::Value) -> impl FnOnce(SessionBuilder) -> SessionBuilder {
+    move |builder| builder.managed_settings(Layer::from_value(settings).unwrap())
+}
 
-    /// The pool as the one builder makes it now.
-    fn pool(&self, settings: &Settings) -> Pool {
-        Pool::build(self.funnel.registry().snapshot().definitions(), settings, &DeferralTable::default())
-    }
-
-    /// Runs `code` as an Exec of a request built now: it reaches exactly the pool.
-    async fn exec(&self, code: &str, settings: &Settings) -> ExecOutcome {
-        let pool = self.pool(settings);
-        assert!(pool.exec_declared(), "{}", pool.exec_status());
-        let request = ExecRequest::new(code, pool.pooled().to_vec());
-        within(30, sandbox().await.exec(request, self.funnel.clone())).await
-    }
+fn pool(harness: &Harness) -> std::sync::Arc<Pool> {
+    harness.session.pool().unwrap()
 }
 
 fn names(pool: &Pool) -> Vec<String> {
@@ -76,21 +52,16 @@ fn declared(pool: &Pool) -> Vec<String> {
     pool.declarations().into_iter().map(|d| d.name).collect()
 }
 
-fn settings(text: &str) -> Settings {
-    Settings::from_layers([&Layer::parse(text, std::path::Path::new("settings.json")).unwrap()])
-}
-
 #[tokio::test]
 async fn a_script_finds_a_tool_it_has_never_seen_reads_its_signature_and_calls_it() {
-    let session = Session::with_servers(&[("fx", fixture())]).await;
+    let session = session(&[("fx", fixture())], |b| b).await;
     let outcome = session
-        .exec(
+        .run(
             r#"
             const { matches, total } = await tools.ToolSearch({ query: "greet" });
             const found = matches[0];
             const answer = await tools[found.name]({ name: "Ada" });
             return { name: found.name, signature: found.signature, total, answer };"#,
-            &Settings::default(),
         )
         .await;
     assert!(outcome.ok(), "{}", outcome.text());
@@ -99,21 +70,23 @@ async fn a_script_finds_a_tool_it_has_never_seen_reads_its_signature_and_calls_i
     assert_eq!(value["signature"], "tools.mcp__fx__greet(args: {\n  name: string;\n}): Promise<unknown>");
     assert_eq!(value["total"], 1);
     assert_eq!(value["answer"], "hello, Ada");
-    assert_eq!(outcome.calls, ["ToolSearch", "mcp__fx__greet"], "a search is a call of its own");
+    assert_eq!(outcome.call_names(), ["ToolSearch", "mcp__fx__greet"], "a search is a call of its own");
+    assert_eq!(outcome.client.calls[0].stage(), None);
 }
 
 #[tokio::test]
 async fn a_script_reaches_and_searches_exactly_the_pool() {
-    let session = Session::with_servers(&[("fx", fixture())]).await;
-    let settings = settings(r#"{"permissions": {"deny": ["mcp__fx__fail"]}}"#);
-    let pool = session.pool(&settings);
+    let settings = json!({"permissions": {"deny": ["mcp__fx__fail"]}, "nonDeferredTools": ["echo"]});
+    let session = session(&[("fx", fixture())], managed(settings)).await;
+    let pool = pool(&session);
     assert!(names(&pool).contains(&"web_fetch".to_string()), "a builtin tool that asks to be deferred is pooled");
+    assert!(names(&pool).contains(&"read_file".to_string()), "the workspace tools are pooled by default");
     assert!(!names(&pool).contains(&"mcp__fx__pinned".to_string()), "alwaysLoad keeps an MCP tool flat");
-    assert!(declared(&pool).contains(&"mcp__fx__pinned".to_string()));
+    assert!(declared(&pool).contains(&"mcp__fx__pinned".to_string()) && declared(&pool).contains(&"echo".to_string()));
     assert!(!declared(&pool).iter().chain(&names(&pool)).any(|name| name == "mcp__fx__fail"), "denied: nowhere");
 
     let outcome = session
-        .exec(
+        .run(
             r#"
             const everything = await tools.ToolSearch({ query: "" });
             const refused = async (call) => { try { await call(); return "ran"; } catch (e) { return e.message; } };
@@ -127,7 +100,6 @@ async fn a_script_reaches_and_searches_exactly_the_pool() {
               denied: await refused(() => tools.mcp__fx__fail({})),
               oldSearch: await (async () => { try { await tools.search({ query: "x" }); } catch (e) { return `${e.name}: ${e.message}`; } })(),
             };"#,
-            &settings,
         )
         .await;
     assert!(outcome.ok(), "{}", outcome.text());
@@ -135,68 +107,74 @@ async fn a_script_reaches_and_searches_exactly_the_pool() {
     assert_eq!(value["searched"], json!(names(&pool)), "search covers the whole pool and nothing else");
     assert_eq!(value["total"], names(&pool).len());
     assert_eq!(value["fetched"], "fetched https://example.com");
-    assert_eq!(value["readFile"], "undefined", "flat tools stay out of the sandbox");
-    assert_eq!(value["echo"], "undefined");
+    assert_eq!(value["readFile"], "function");
+    assert_eq!(value["echo"], "undefined", "a flat tool stays out of the sandbox");
     for key in ["pinned", "denied"] {
         let message = value[key].as_str().unwrap();
         assert!(message.contains("is not reachable from this script"), "{key}: {message}");
         assert!(message.contains("tools.ToolSearch"), "{key}: {message}");
     }
+    assert!(value["pinned"].as_str().unwrap().contains("declared to the model directly"), "{value}");
+    assert!(
+        value["denied"].as_str().unwrap().contains("the permissions.deny rule `mcp__fx__fail` in the settings passed in code"),
+        "{value}"
+    );
     // The engine words it without the name; it is the script's own TypeError either way.
     assert_eq!(value["oldSearch"], "TypeError: not a function", "an unknown plain name never reaches the host");
-    assert!(!outcome.calls.iter().any(|name| name == "search"));
+    assert!(!outcome.call_names().contains(&"search"));
 }
 
 #[tokio::test]
 async fn every_exec_reaches_the_pool_of_its_own_moment_and_exec_s_declaration_never_changes() {
-    let session = Session::new();
-    let defaults = Settings::default();
-    let before = session.pool(&defaults);
-    assert_eq!(names(&before), ["web_fetch"], "without MCP the pool holds the deferred builtin");
-    assert_eq!(before.exec_status(), ExecStatus::Declared);
+    let session = session(&[], |b| b).await;
+    let before = pool(&session);
+    assert!(names(&before).contains(&"web_fetch".to_string()) && !names(&before).iter().any(|n| n.starts_with("mcp__")));
+    assert_eq!(before.exec_status(), ExecStatus::Declared, "without any MCP server, Exec is declared");
     let exec_before = serde_json::to_vec(&before.declarations()[0]).unwrap();
+    let declarations_before = session.session.prepare(&[]).unwrap().declarations;
 
-    session.servers.add("late", fixture()).await.unwrap();
-    let connected = session.pool(&defaults);
+    session.session.add_server("late", fixture()).await.unwrap();
+    let connected = pool(&session);
     assert!(names(&connected).contains(&"mcp__late__echo".to_string()));
     assert_eq!(serde_json::to_vec(&connected.declarations()[0]).unwrap(), exec_before, "Exec's declaration is byte-identical");
-    assert_eq!(
-        connected.pooled().iter().filter(|t| !t.name.starts_with("mcp__")).map(|t| &t.name).collect::<Vec<_>>(),
-        ["web_fetch"],
-        "the builtin tools' deferral does not depend on MCP"
-    );
-    let outcome = session.exec("return await tools.mcp__late__echo({ text: 'hi' })", &defaults).await;
+    let builtin = |pool: &Pool| names(pool).into_iter().filter(|n| !n.starts_with("mcp__")).collect::<Vec<_>>();
+    assert_eq!(builtin(&connected), builtin(&before), "the builtin tools' deferral does not depend on MCP");
+    let flat_late: Vec<String> = session.session.prepare(&[]).unwrap().declarations[1..]
+        .iter()
+        .filter(|d| d.name.starts_with("mcp__late__"))
+        .map(|d| d.name.clone())
+        .collect();
+    assert_eq!(flat_late, ["mcp__late__pinned"], "only the server's alwaysLoad tool is declared");
+    let outcome = session.run("return await tools.mcp__late__echo({ text: 'hi' })").await;
     assert!(outcome.ok(), "a server that just connected is reachable: {}", outcome.text());
 
-    session.servers.remove("late").await;
-    let gone = session.pool(&defaults);
-    assert_eq!(names(&gone), ["web_fetch"]);
-    assert_eq!(serde_json::to_vec(&gone.declarations()[0]).unwrap(), exec_before);
-    let outcome = session.exec("return await tools.mcp__late__echo({ text: 'hi' })", &defaults).await;
+    session.session.remove_server("late").await;
+    let gone = pool(&session);
+    assert_eq!(names(&gone), names(&before));
+    assert_eq!(session.session.prepare(&[]).unwrap().declarations, declarations_before, "the same declarations, byte for byte");
+    let outcome = session.run("return await tools.mcp__late__echo({ text: 'hi' })").await;
     let failure = outcome.failure().expect("a server that left is not reachable");
-    assert!(failure.message().contains("MCP server `late` did not offer `echo`"), "{}", failure.message());
+    assert!(failure.message.contains("MCP server `late` did not offer `echo`"), "{}", failure.message);
 }
 
 #[tokio::test]
 async fn a_pooled_tool_is_still_registered_and_a_direct_call_reaches_it() {
-    let session = Session::with_servers(&[("fx", fixture())]).await;
-    let pool = session.pool(&Settings::default());
+    let session = session(&[("fx", fixture())], |b| b).await;
+    let pool = pool(&session);
     assert!(!declared(&pool).contains(&"mcp__fx__greet".to_string()), "not declared flat");
     assert!(pool.is_available("mcp__fx__greet"), "but available to the session");
-    let args = json!({"name": "Ada"}).as_object().cloned().unwrap();
-    let context = CallContext { origin: Origin::Direct, cancel: CancellationToken::new() };
-    let output = session.funnel.call(CallRequest { name: "mcp__fx__greet".into(), args, context }).await.unwrap();
-    assert_eq!(output.text.as_deref(), Some("hello, Ada"));
+    let result = session.call("mcp__fx__greet", json!({"name": "Ada"})).await;
+    assert_eq!(result.text(), "hello, Ada");
 }
 
 #[tokio::test]
 async fn settings_switch_exec_and_single_tools_without_a_restart() {
-    let session = Session::with_servers(&[("fx", fixture())]).await;
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("settings.json");
-    let files = SettingsFiles::new(None, vec![project.clone()]);
+    let files = vec![project.clone()];
+    let session = session(&[("fx", fixture())], |b| b.settings_files(files)).await;
     let write = |text: &str| rewrite(&project, text);
-    let pool = || session.pool(&files.current().unwrap());
+    let pool = || pool(&session);
 
     assert_eq!(pool().exec_status(), ExecStatus::Declared, "enableExec unset: on by default");
     write(r#"{"enableExec": true}"#);
@@ -216,17 +194,21 @@ async fn settings_switch_exec_and_single_tools_without_a_restart() {
 
     // The managed layer (a value an administrator pushes, here passed in code) wins over
     // the project file, in both directions.
-    let managed_off = Layer { enable_exec: Some(false), ..Layer::default() };
-    write(r#"{"enableExec": true}"#);
-    let managed = SettingsFiles::new(Some(managed_off), vec![project.clone()]);
-    assert_eq!(session.pool(&managed.current().unwrap()).exec_status(), ExecStatus::Disabled);
-    let managed_on = Layer { enable_exec: Some(true), ..Layer::default() };
-    write(r#"{"enableExec": false}"#);
-    let managed = SettingsFiles::new(Some(managed_on), vec![project.clone()]);
-    assert_eq!(session.pool(&managed.current().unwrap()).exec_status(), ExecStatus::Declared);
-    let managed_list = Layer { non_deferred_tools: vec!["mcp__fx__greet".into()], ..Layer::default() };
-    let managed = SettingsFiles::new(Some(managed_list), vec![]);
-    assert!(!names(&session.pool(&managed.current().unwrap())).contains(&"mcp__fx__greet".to_string()));
+    for (managed_value, file, status) in [
+        (json!({"enableExec": false}), r#"{"enableExec": true}"#, ExecStatus::Disabled),
+        (json!({"enableExec": true}), r#"{"enableExec": false}"#, ExecStatus::Declared),
+    ] {
+        write(file);
+        let files = vec![project.clone()];
+        let session = self::session(&[], |b| managed(managed_value)(b).settings_files(files)).await;
+        assert_eq!(pool_of(&session).exec_status(), status);
+    }
+    let session = self::session(&[("fx", fixture())], managed(json!({"nonDeferredTools": ["mcp__fx__greet"]}))).await;
+    assert!(!names(&pool_of(&session)).contains(&"mcp__fx__greet".to_string()));
+}
+
+fn pool_of(harness: &Harness) -> std::sync::Arc<Pool> {
+    harness.session.pool().unwrap()
 }
 
 /// Writes `text` to a settings file with a modification time later than any before it, so
@@ -241,13 +223,12 @@ fn rewrite(file: &std::path::Path, text: &str) {
 
 #[tokio::test]
 async fn tool_search_refuses_a_wrong_shape_with_the_expected_one() {
-    let session = Session::new();
+    let session = session(&[], |b| b).await;
     let outcome = session
-        .exec(
+        .run(
             r#"
             const attempt = async (args) => { try { await tools.ToolSearch(args); return "accepted"; } catch (e) { return e.message; } };
             return [await attempt({ q: "fetch" }), await attempt("fetch"), await attempt({ query: "fetch", max_results: "all" })];"#,
-            &Settings::default(),
         )
         .await;
     assert!(outcome.ok(), "{}", outcome.text());
@@ -264,31 +245,30 @@ async fn tool_search_refuses_a_wrong_shape_with_the_expected_one() {
 
 #[tokio::test]
 async fn the_example_in_exec_s_description_runs_as_written() {
-    let session = Session::new();
+    let session = session(&[], |b| b).await;
     let description = exec_tool::description();
     let example = description.split("For example: `").nth(1).and_then(|rest| rest.split('`').next()).expect("an example");
     let code = example.replace("name_a,name_b", "web_fetch");
-    let outcome = session.exec(&code, &Settings::default()).await;
+    let outcome = session.run(&code).await;
     assert!(outcome.ok(), "{}", outcome.text());
-    assert!(outcome.logs.join("\n").starts_with("tools.web_fetch(args: {"), "{:?}", outcome.logs);
+    assert!(outcome.client.logs.join("\n").starts_with("tools.web_fetch(args: {"), "{:?}", outcome.client.logs);
 }
 
 #[tokio::test]
 async fn a_pool_from_the_published_everything_server() {
-    let session = Session::with_servers(&[("everything", everything_server())]).await;
-    let pool = session.pool(&Settings::default());
+    let session = session(&[("everything", everything_server())], |b| b).await;
+    let pool = pool(&session);
     let everything: Vec<String> = names(&pool).into_iter().filter(|name| name.starts_with("mcp__everything__")).collect();
     assert!(everything.len() >= 10, "every tool of the server is pooled: {everything:?}");
     assert!(!declared(&pool).iter().any(|name| name.starts_with("mcp__everything__")));
 
     let outcome = session
-        .exec(
+        .run(
             r#"
             const byName = await tools.ToolSearch({ query: "mcp__everything__echo" });
             const bySelect = await tools.ToolSearch({ query: "select:mcp__everything__get-sum" });
             const sum = await tools[bySelect.matches[0].name]({ a: 20, b: 22 });
             return { first: byName.matches[0].name, signature: bySelect.matches[0].signature, sum };"#,
-            &Settings::default(),
         )
         .await;
     assert!(outcome.ok(), "{}", outcome.text());
@@ -302,39 +282,39 @@ async fn a_pool_from_the_published_everything_server() {
 
 #[tokio::test]
 async fn the_funnel_refuses_denied_tools_whoever_calls_them() {
-    let session = Session::with_servers(&[("fx", fixture())]).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("settings.json");
     std::fs::write(&file, r#"{"permissions": {"deny": ["mcp__fx__fail"]}}"#).unwrap();
-    let settings = Arc::new(SettingsFiles::new(None, vec![file.clone()]));
-    let funnel = Arc::new(Funnel::new(session.funnel.registry().clone()).with_settings(settings.clone()));
-    let call = |name: &str| {
-        let context = CallContext { origin: Origin::Direct, cancel: CancellationToken::new() };
-        funnel.call(CallRequest { name: name.into(), args: Default::default(), context })
-    };
+    let files = vec![file.clone()];
+    let session = session(&[("fx", fixture())], |b| b.settings_files(files)).await;
     // A direct call of a tool no declaration offers (a model may still try it).
-    let error = call("mcp__fx__fail").await.unwrap_err();
-    assert_eq!(error.stage, exec_host::Stage::Authorization);
-    assert_eq!(error.message, "`mcp__fx__fail` is denied by the permissions.deny rule `mcp__fx__fail`");
+    let result = session.call("mcp__fx__fail", json!({})).await;
+    let failure = result.failure().unwrap();
+    assert_eq!(failure.stage, Stage::Authorization);
+    assert_eq!(
+        failure.message,
+        format!("`mcp__fx__fail` is denied by the permissions.deny rule `mcp__fx__fail` in {}", file.display())
+    );
 
     // A nested call of a pooled tool that a rule denies after the Exec started.
-    let pool = session.pool(&settings.current().unwrap());
-    let denied_later = r#"{"permissions": {"deny": ["mcp__fx"]}}"#;
-    let request = ExecRequest::new(
-        "try { await tools.mcp__fx__greet({ name: 'x' }); return 'ran'; } catch (e) { return e.message; }",
-        pool.pooled().to_vec(),
-    );
-    rewrite(&file, denied_later);
-    let outcome = within(30, sandbox().await.exec(request, funnel.clone())).await;
-    assert_eq!(outcome.value(), Some(&json!("`mcp__fx__greet` is denied by the permissions.deny rule `mcp__fx`")));
+    let outcome = session
+        .run_while(
+            2,
+            "try { await tools.mcp__fx__greet({ name: 'x' }); return 'ran'; } catch (e) { return e.message; }",
+            || async { rewrite(&file, r#"{"permissions": {"deny": ["mcp__fx"]}}"#) },
+        )
+        .await;
+    let expected = format!("`mcp__fx__greet` is denied by the permissions.deny rule `mcp__fx` in {}", file.display());
+    assert_eq!(outcome.value(), Some(&json!(expected)));
+    assert_eq!(outcome.client.calls[1].stage(), Some(Stage::Authorization));
 
-    // Settings that were never valid deny everything rather than nothing.
+    // Settings that were never valid keep the session from starting; a file broken later
+    // leaves the last valid settings in force.
     let broken = dir.path().join("broken.json");
     std::fs::write(&broken, r#"{"permissions": {"deny": "not a list"}}"#).unwrap();
-    let closed = Funnel::new(session.funnel.registry().clone()).with_settings(Arc::new(SettingsFiles::new(None, vec![broken])));
-    let context = CallContext { origin: Origin::Direct, cancel: CancellationToken::new() };
-    let error = closed.call(CallRequest { name: "mcp__fx__greet".into(), args: Default::default(), context }).await.unwrap_err();
-    assert_eq!(error.stage, exec_host::Stage::Authorization);
-    assert!(error.message.starts_with("`mcp__fx__greet` was not run: the settings cannot be read ("), "{}", error.message);
-    assert!(error.message.contains("permissions.deny: invalid type"), "{}", error.message);
+    let error = Harness::builder(dir.path(), &Default::default()).await.settings_files(vec![broken]).build().await.unwrap_err();
+    assert!(error.to_string().contains("permissions.deny: invalid type"), "{error}");
+    rewrite(&file, "{ broken");
+    let result = session.call("mcp__fx__greet", json!({"name": "y"})).await;
+    assert!(!result.ok(), "the last valid settings (denying mcp__fx) stay in force: {}", result.text());
 }

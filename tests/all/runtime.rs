@@ -5,9 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use exec_host::contract::{SANDBOX_INTERFACES, WASI_INTERFACES};
-use exec_host::{ExecRequest, Failure, Limits};
+use exec_host::{CallOptions, CancellationToken, Failure, Layer, Limits, json};
 use exec_host_tests::{Harness, abort_after_call, sandbox, within};
-use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn the_component_imports_no_filesystem_no_sockets_and_nothing_unexpected() {
@@ -43,7 +42,7 @@ async fn the_guest_artefact_is_built_from_the_current_sources() {
 
 #[tokio::test]
 async fn math_random_differs_between_runs() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let a = harness.run("return [Math.random(), Math.random()]").await;
     let b = harness.run("return [Math.random(), Math.random()]").await;
     assert!(a.ok() && b.ok());
@@ -55,7 +54,7 @@ async fn math_random_differs_between_runs() {
 
 #[tokio::test]
 async fn nothing_leaks_from_one_exec_to_the_next() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let first = harness.run("globalThis.leak = 42; Object.prototype.polluted = 1; Array.prototype.push = null; JSON.stringify = () => 'x'; return 1").await;
     assert!(first.ok(), "{}", first.text());
     let second =
@@ -65,67 +64,68 @@ async fn nothing_leaks_from_one_exec_to_the_next() {
 
 #[tokio::test]
 async fn an_empty_script_is_refused_before_any_sandbox_starts() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     for code in ["", "   \n\t  "] {
         let outcome = harness.run(code).await;
-        assert!(matches!(outcome.failure(), Some(Failure::InvalidRequest(_))), "{:?}", outcome.failure());
-        assert_eq!(outcome.text(), "Exec was not run: the code is empty.");
+        let failure = outcome.failure().unwrap();
+        assert_eq!(failure.stage, exec_host::Stage::Params, "refused at the tool layer, no script ran");
+        assert_eq!(outcome.text(), "Exec: `code` is empty; there is no script to run");
         assert_eq!(outcome.summary(), "failed");
+        assert!(outcome.client.script_time.is_none() && outcome.client.calls.is_empty());
     }
 }
 
 #[tokio::test]
 async fn an_abort_before_the_start_ends_at_once() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let abort = CancellationToken::new();
     abort.cancel();
-    let outcome = harness.run_request(harness.request("await tools.count(); return 1").with_abort(abort)).await;
-    assert_eq!(outcome.failure(), Some(&Failure::Aborted));
+    let outcome = harness.run_options("await tools.count(); return 1", CallOptions::new(abort)).await;
+    assert_eq!(outcome.exec_failure(), Some(&Failure::Aborted));
     assert_eq!(harness.counter.get(), 0, "an aborted Exec must not run any call");
 }
 
 #[tokio::test]
 async fn an_abort_ends_a_spinning_script() {
-    let harness = Harness::new();
-    let limits = Limits { budget: Duration::from_secs(600), ..Limits::default() };
-    let request = abort_after_call(harness.request("await tools.count(); while (true) {}").with_limits(limits), "count", 100);
-    let outcome = within(30, harness.run_request(request)).await;
-    assert_eq!(outcome.failure(), Some(&Failure::Aborted));
+    let harness = Harness::with_limits(Limits::default().with_budget(Duration::from_secs(600))).await;
+    let options = abort_after_call(CancellationToken::new(), "count", 100);
+    let outcome = within(30, harness.run_options("await tools.count(); while (true) {}", options)).await;
+    assert_eq!(outcome.exec_failure(), Some(&Failure::Aborted));
     assert!(outcome.text().contains("aborted"), "{}", outcome.text());
     assert_eq!(harness.counter.get(), 1, "the script got past its call into the loop");
 }
 
 #[tokio::test]
 async fn an_abort_ends_a_wait_and_cancels_the_calls_in_flight() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let code = "await tools.count(); await tools.never(); return 1";
-    let outcome = within(30, harness.run_request(abort_after_call(harness.request(code), "never", 100))).await;
-    assert_eq!(outcome.failure(), Some(&Failure::Aborted));
-    assert_eq!(outcome.calls, vec!["count", "never"]);
+    let outcome = within(30, harness.run_options(code, abort_after_call(CancellationToken::new(), "never", 100))).await;
+    assert_eq!(outcome.exec_failure(), Some(&Failure::Aborted));
+    assert_eq!(outcome.call_names(), vec!["count", "never"]);
     assert_eq!(harness.counter.get(), 1, "the call completed before the abort took effect");
 }
 
 #[tokio::test]
 async fn max_nested_wait_ends_a_call_that_never_returns() {
-    let harness = Harness::new();
-    let limits = Limits { max_nested_wait: Some(Duration::from_millis(100)), ..Limits::default() };
+    let harness = Harness::new().await;
+    let limits = Limits::default().with_max_nested_wait(Some(Duration::from_millis(100)));
     let outcome = within(30, harness.run_with("await tools.never(); return 1", limits)).await;
-    assert_eq!(outcome.failure(), Some(&Failure::NestedWaitExceeded { limit: Duration::from_millis(100) }));
+    assert_eq!(outcome.exec_failure(), Some(&Failure::NestedWaitExceeded { limit: Duration::from_millis(100) }));
     assert!(outcome.text().contains("waited more than 100 ms"), "{}", outcome.text());
 }
 
 #[tokio::test]
 async fn without_max_nested_wait_a_long_call_is_simply_awaited() {
-    let harness = Harness::new();
-    let limits = Limits { budget: Duration::from_millis(100), ..Limits::default() };
+    let harness = Harness::new().await;
+    let limits = Limits::default().with_budget(Duration::from_millis(100));
     let outcome = harness.run_with("return await tools.sleep({ ms: 600 })", limits).await;
     assert_eq!(outcome.value(), Some(&serde_json::json!("slept")), "{}", outcome.text());
-    assert!(outcome.guest_time < Duration::from_millis(100));
+    assert!(outcome.script_time() < Duration::from_millis(100));
 }
 
 #[tokio::test]
 async fn calls_left_in_flight_after_return_are_harmless() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let outcome = harness.run("tools.sleep({ ms: 5000 }); tools.never(); return 'early'").await;
     assert_eq!(outcome.value(), Some(&serde_json::json!("early")));
     let next = harness.run("return await tools.add({ a: 40, b: 2 })").await;
@@ -134,7 +134,7 @@ async fn calls_left_in_flight_after_return_are_harmless() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_execs_run_at_once() {
-    let harness = Arc::new(Harness::new());
+    let harness = Arc::new(Harness::new().await);
     let runs = (0..50).map(|i| {
         let harness = harness.clone();
         async move { harness.run(&format!("await tools.sleep({{ ms: 200 }}); return {i}")).await }
@@ -147,83 +147,82 @@ async fn many_execs_run_at_once() {
 
 #[tokio::test]
 async fn the_call_record_updates_while_the_script_runs() {
-    let harness = Harness::new();
+    let harness = Harness::new().await;
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = seen.clone();
-    let request = harness
-        .request("await tools.echo({ value: 1 }); await tools.add({ a: 1, b: 2 }); await tools.text_only({}); return 1")
-        .on_call(move |calls| sink.lock().unwrap().push(exec_host::summary::of(calls, true)));
-    let outcome = harness.run_request(request).await;
+    let options =
+        CallOptions::default().on_nested_call(move |calls| sink.lock().unwrap().push(exec_host::render::summary(calls, true)));
+    let code = "await tools.echo({ value: 1 }); await tools.add({ a: 1, b: 2 }); await tools.text_only({}); return 1";
+    let outcome = harness.run_options(code, options).await;
     assert!(outcome.ok());
     assert_eq!(*seen.lock().unwrap(), vec!["1 tool call\necho", "2 tool calls\necho\nadd", "... 3 tool calls\nadd\ntext_only"]);
 }
 
 #[tokio::test]
 async fn the_outcome_records_calls_even_when_the_script_fails() {
-    let harness = Harness::new();
-    let limits = Limits { budget: Duration::from_millis(100), ..Limits::default() };
+    let harness = Harness::new().await;
+    let limits = Limits::default().with_budget(Duration::from_millis(100));
     let outcome = harness.run_with("await tools.count(); await tools.count(); while (true) {}", limits).await;
-    assert!(matches!(outcome.failure(), Some(Failure::BudgetExceeded { .. })));
-    assert_eq!(outcome.calls, vec!["count", "count"]);
+    assert!(matches!(outcome.exec_failure(), Some(Failure::BudgetExceeded { .. })));
+    assert_eq!(outcome.call_names(), vec!["count", "count"]);
     assert_eq!(harness.counter.get(), 2, "completed calls took effect");
     assert_eq!(outcome.summary(), "failed");
 }
 
 #[tokio::test]
 async fn the_budget_counts_only_the_scripts_own_time() {
-    let harness = Harness::new();
-    let limits = Limits { budget: Duration::from_millis(200), ..Limits::default() };
+    let harness = Harness::new().await;
+    let limits = Limits::default().with_budget(Duration::from_millis(200));
     let code =
         "await Promise.all([tools.sleep({ ms: 300 }), tools.sleep({ ms: 300 })]); await tools.sleep({ ms: 300 }); return 'done'";
     let outcome = harness.run_with(code, limits).await;
     assert_eq!(outcome.value(), Some(&serde_json::json!("done")), "{}", outcome.text());
-    assert!(outcome.guest_time < Duration::from_millis(200), "charged {:?}", outcome.guest_time);
+    assert!(outcome.script_time() < Duration::from_millis(200), "charged {:?}", outcome.script_time());
 }
 
 #[tokio::test]
 async fn impossible_limits_are_refused_clearly() {
-    let harness = Harness::new();
-    let limits = Limits { max_memory_bytes: 1024, ..Limits::default() };
+    let harness = Harness::new().await;
+    let limits = Limits::default().with_max_memory_bytes(1024);
     let outcome = harness.run_with("return 1", limits).await;
     assert!(
-        matches!(outcome.failure(), Some(Failure::InvalidRequest(why)) if why.contains("memory limit")),
+        matches!(outcome.exec_failure(), Some(Failure::InvalidRequest(why)) if why.contains("memory limit")),
         "{:?}",
-        outcome.failure()
+        outcome.exec_failure()
     );
 }
 
 #[tokio::test]
-async fn a_request_can_narrow_the_reachable_tools() {
-    let harness = Harness::new();
-    let only_add = harness.reachable().into_iter().filter(|d| d.name == "add").collect();
-    let request =
-        ExecRequest::new("return [typeof tools.add, typeof tools.echo, (await tools.ToolSearch({ query: '' })).total]", only_add);
-    let outcome = harness.run_request(request).await;
-    assert_eq!(outcome.value(), Some(&serde_json::json!(["function", "undefined", 1])), "{}", outcome.text());
+async fn a_tool_kept_flat_is_out_of_the_sandbox() {
+    let settings = Layer::from_value(json!({"nonDeferredTools": ["echo"]})).unwrap();
+    let harness = Harness::with(|builder| builder.managed_settings(settings)).await;
+    let code = "return [typeof tools.add, typeof tools.echo, (await tools.ToolSearch({ query: 'select:echo,add' })).total]";
+    let outcome = harness.run(code).await;
+    assert_eq!(outcome.value(), Some(&json!(["function", "undefined", 1])), "{}", outcome.text());
+    // The model still calls it directly.
+    assert_eq!(harness.call("echo", json!({"value": 7})).await.value(), Some(&json!(7)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_instance_pool_is_a_clear_failure_not_a_hang() {
     let options = exec_host::SandboxOptions { cache_dir: exec_host::runtime::default_cache_dir(), max_concurrent_execs: 1 };
     let small = exec_host::Sandbox::with_options(options).await.unwrap();
-    let harness = Harness::new();
+    let harness = Harness::with(|builder| builder.sandbox(small)).await;
     let abort = CancellationToken::new();
     let (started, mut running) = tokio::sync::watch::channel(false);
-    let request = harness.request("await tools.never()").with_abort(abort.clone()).on_call(move |_| {
+    let options = CallOptions::new(abort.clone()).on_nested_call(move |_| {
         let _ = started.send(true);
     });
-    let parked = {
-        let (small, funnel) = (small.clone(), harness.funnel.clone());
-        tokio::spawn(async move { small.exec(request, funnel).await })
-    };
+    let session = harness.session.clone();
+    let parked = tokio::spawn(async move { session.call_with(exec_host_tests::exec_call("await tools.never()"), options).await });
     // The first Exec holds the only slot once its call has reached the host.
     within(30, running.wait_for(|started| *started)).await.unwrap();
-    let refused = small.exec(harness.request("return 1"), harness.funnel.clone()).await;
+    let refused = harness.run("return 1").await;
     let text = refused.text();
-    assert!(matches!(refused.failure(), Some(Failure::Unavailable(_))), "{text}");
+    assert!(matches!(refused.exec_failure(), Some(Failure::Unavailable(_))), "{text}");
     assert!(text.starts_with("Exec was not run: no sandbox could be started (") && text.contains("Too many Execs"), "{text}");
     abort.cancel();
-    assert_eq!(within(30, parked).await.unwrap().failure(), Some(&Failure::Aborted));
+    assert_eq!(within(30, parked).await.unwrap().exec_failure(), Some(&Failure::Aborted));
     // The slot is free again.
-    assert!(small.exec(harness.request("return 2"), harness.funnel.clone()).await.ok());
+    assert!(harness.run("return 2").await.ok());
 }

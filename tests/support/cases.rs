@@ -25,7 +25,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use exec_host::{ExecOutcome, Limits};
+use exec_host::{Limits, ToolResult};
 use serde_json::{Map, Value, json};
 
 use crate::Harness;
@@ -47,16 +47,16 @@ pub fn case_scripts() -> Vec<PathBuf> {
 }
 
 /// The outcome fields a case compares, as JSON.
-pub fn observed(outcome: &ExecOutcome) -> Map<String, Value> {
+pub fn observed(outcome: &ToolResult) -> Map<String, Value> {
     let mut map = Map::new();
     map.insert("ok".into(), json!(outcome.ok()));
     map.insert("value".into(), outcome.value().cloned().unwrap_or(Value::Null));
     map.insert("text".into(), json!(outcome.text()));
-    map.insert("logs".into(), json!(outcome.logs));
-    map.insert("calls".into(), json!(outcome.calls));
+    map.insert("logs".into(), json!(outcome.client.logs));
+    map.insert("calls".into(), json!(outcome.call_names()));
     map.insert("summary".into(), json!(outcome.summary()));
-    map.insert("images".into(), json!(outcome.images.len()));
-    map.insert("error".into(), json!(outcome.failure().map(|f| f.message())));
+    map.insert("images".into(), json!(outcome.client.images.len()));
+    map.insert("error".into(), json!(outcome.failure().map(|f| &f.message)));
     map
 }
 
@@ -64,25 +64,25 @@ fn limits_from(options: &Map<String, Value>) -> Result<Limits, String> {
     let mut limits = Limits::default();
     let get = |key: &str| options.get(key).and_then(Value::as_u64);
     if let Some(ms) = get("budget_ms") {
-        limits.budget = Duration::from_millis(ms);
+        limits = limits.with_budget(Duration::from_millis(ms));
     }
     if let Some(n) = get("max_calls") {
-        limits.max_calls = n as u32;
+        limits = limits.with_max_calls(n as u32);
     }
     if let Some(n) = get("max_log_chars") {
-        limits.max_log_chars = n as usize;
+        limits = limits.with_max_log_chars(n as usize);
     }
     if let Some(n) = get("max_result_chars") {
-        limits.max_result_chars = n as usize;
+        limits = limits.with_max_result_chars(n as usize);
     }
     if let Some(n) = get("max_images") {
-        limits.max_images = n as usize;
+        limits = limits.with_max_images(n as usize);
     }
     if let Some(n) = get("max_memory_mib") {
-        limits.max_memory_bytes = n << 20;
+        limits = limits.with_max_memory_bytes(n << 20);
     }
     if let Some(ms) = get("max_nested_wait_ms") {
-        limits.max_nested_wait = Some(Duration::from_millis(ms));
+        limits = limits.with_max_nested_wait(Some(Duration::from_millis(ms)));
     }
     for key in options.keys() {
         let known = [
@@ -112,7 +112,7 @@ pub async fn run_case(script: &Path, bless: bool) -> Result<(), String> {
     let options = spec.get("options").and_then(Value::as_object).cloned().unwrap_or_default();
     let limits = limits_from(&options)?;
 
-    let harness = Harness::new();
+    let harness = Harness::with_limits(limits).await;
     if let Some(files) = options.get("files").and_then(Value::as_object) {
         for (path, content) in files {
             let target = harness.dir.path().join(path);
@@ -120,7 +120,7 @@ pub async fn run_case(script: &Path, bless: bool) -> Result<(), String> {
             std::fs::write(&target, content.as_str().unwrap_or_default()).map_err(|e| e.to_string())?;
         }
     }
-    let outcome = harness.run_with(&code, limits).await;
+    let outcome = harness.run(&code).await;
     let actual = observed(&outcome);
 
     if bless {

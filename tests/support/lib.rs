@@ -11,14 +11,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use exec_host::CancellationToken;
 use exec_host::{
-    CallContext, ExecOutcome, ExecRequest, Funnel, Image, Limits, Registry, Sandbox, Tool, ToolDefinition, ToolError, ToolOutput,
-    Workspace, builtin,
+    CallContext, CallOptions, Image, Limits, Sandbox, Session, SessionBuilder, Tool, ToolCall, ToolDefinition, ToolError,
+    ToolOutput, ToolResult,
 };
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use tokio::sync::OnceCell;
-use tokio_util::sync::CancellationToken;
 
 /// Largest blob the `blob` fixture makes, as in the peers' harness.
 pub const MAX_BLOB: u64 = 64 * 1024 * 1024;
@@ -35,14 +35,15 @@ pub struct FixtureTool {
 }
 
 impl FixtureTool {
-    /// A shared tool from a name, a description, an input schema and a handler.
+    /// A shared tool from a name, a description, an input schema and a handler; it asks to
+    /// be deferred, so it sits in the pool behind `Exec`.
     pub fn shared(
         name: &str,
         description: &str,
         schema: Value,
         handler: impl Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync + 'static,
     ) -> Arc<dyn Tool> {
-        let definition = ToolDefinition::new(name, description, schema).expect("fixture schemas are objects");
+        let definition = ToolDefinition::new(name, description, schema).expect("fixture schemas are objects").deferred(true);
         Self::with_definition(definition, handler)
     }
 
@@ -175,11 +176,7 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
         ),
         FixtureTool::shared("structured", "Answers with structured content and a text.", object(json!({}), &[]), |args, _| {
             Box::pin(async move {
-                Ok(ToolOutput {
-                    structured: Some(json!({"received": args, "kind": "structured"})),
-                    text: Some("ignored text".into()),
-                    images: vec![],
-                })
+                Ok(ToolOutput::structured(json!({"received": args, "kind": "structured"})).with_text("ignored text"))
             })
         }),
         FixtureTool::shared("empty", "Answers with nothing at all.", object(json!({}), &[]), |_, _| {
@@ -219,50 +216,105 @@ pub async fn sandbox() -> &'static Sandbox {
     SANDBOX.get_or_init(|| async { Sandbox::new().await.expect("the sandbox sets up") }).await
 }
 
-/// A workspace in a temporary directory, the builtin tools on it, and the fixtures.
+/// A session on a temporary workspace with the builtin tools and the fixtures (all in the
+/// pool behind `Exec`), on the shared sandbox. Scripts run as a model's `Exec` calls.
 pub struct Harness {
     pub dir: tempfile::TempDir,
-    pub funnel: Arc<Funnel>,
+    pub session: Session,
     pub counter: Counter,
 }
 
+/// Ids of the calls the harness makes, unique in the process.
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh tool call id.
+pub fn call_id() -> String {
+    format!("call_{}", NEXT_CALL.fetch_add(1, Ordering::Relaxed))
+}
+
 impl Harness {
-    pub fn new() -> Self {
+    pub async fn new() -> Self {
+        Self::with(|builder| builder).await
+    }
+
+    pub async fn with_limits(limits: Limits) -> Self {
+        Self::with(|builder| builder.limits(limits)).await
+    }
+
+    /// A harness whose session `configure` sets up further (limits, settings, servers).
+    pub async fn with(configure: impl FnOnce(SessionBuilder) -> SessionBuilder) -> Self {
         let dir = tempfile::tempdir().expect("a temporary workspace");
         let counter = Counter::default();
-        let workspace = Arc::new(Workspace::open(dir.path()).expect("the workspace opens"));
-        let mut tools = builtin::all(workspace);
-        tools.extend(fixture_tools(&counter));
-        let registry = Arc::new(Registry::new(tools).expect("fixture and builtin names are distinct"));
-        Harness { dir, funnel: Arc::new(Funnel::new(registry)), counter }
+        let session = configure(Self::builder(dir.path(), &counter).await).build().await.expect("the session starts");
+        Harness { dir, session, counter }
     }
 
-    /// Every registered tool, as `exec-host run` makes them reachable.
-    pub fn reachable(&self) -> Vec<ToolDefinition> {
-        self.funnel.registry().definitions()
+    /// A harness around a session set up elsewhere (its workspace, if any, is its own).
+    pub fn from_session(session: Session) -> Self {
+        Harness { dir: tempfile::tempdir().expect("a temporary folder"), session, counter: Counter::default() }
     }
 
-    pub fn request(&self, code: &str) -> ExecRequest {
-        ExecRequest::new(code, self.reachable())
+    /// The builder of a harness's session: the workspace, the fixtures, the shared sandbox.
+    pub async fn builder(dir: &std::path::Path, counter: &Counter) -> SessionBuilder {
+        Session::builder().workspace(dir).tools(fixture_tools(counter)).sandbox(sandbox().await.clone())
     }
 
-    pub async fn run(&self, code: &str) -> ExecOutcome {
-        self.run_request(self.request(code)).await
+    /// Runs `code` as an `Exec` call of the model's.
+    pub async fn run(&self, code: &str) -> ToolResult {
+        self.run_options(code, CallOptions::default()).await
     }
 
-    pub async fn run_with(&self, code: &str, limits: Limits) -> ExecOutcome {
-        self.run_request(self.request(code).with_limits(limits)).await
+    /// Runs `code` under other limits, in a session on the same workspace and counter.
+    pub async fn run_with(&self, code: &str, limits: Limits) -> ToolResult {
+        let session =
+            Self::builder(self.dir.path(), &self.counter).await.limits(limits).build().await.expect("the session starts");
+        session.call(exec_call(code), CancellationToken::new()).await
     }
 
-    pub async fn run_request(&self, request: ExecRequest) -> ExecOutcome {
-        sandbox().await.exec(request, self.funnel.clone()).await
+    pub async fn run_options(&self, code: &str, options: CallOptions) -> ToolResult {
+        self.session.call_with(exec_call(code), options).await
+    }
+
+    /// Runs a script that waits in `rendezvous({n})` and then runs `then`; does `meanwhile`
+    /// once the script waits, then releases it with a direct rendezvous call, and returns
+    /// the Exec's result. The fixture counts every arrival of the harness, so each use
+    /// takes an `n` two higher than the last.
+    pub async fn run_while<F: std::future::Future<Output = ()>>(
+        &self,
+        n: u32,
+        then: &str,
+        meanwhile: impl FnOnce() -> F,
+    ) -> ToolResult {
+        let code = format!("await tools.rendezvous({{ n: {n} }}); {then}");
+        let (arrived, mut waiting) = tokio::sync::watch::channel(false);
+        let options = CallOptions::default().on_nested_call(move |calls| {
+            if calls.len() == 1 {
+                let _ = arrived.send(true);
+            }
+        });
+        let exec = self.run_options(&code, options);
+        let steer = async {
+            within(30, waiting.wait_for(|arrived| *arrived)).await.expect("the script reached its rendezvous");
+            meanwhile().await;
+            self.call("rendezvous", json!({ "n": n })).await;
+        };
+        within(60, async { tokio::join!(exec, steer).0 }).await
+    }
+
+    /// Every tool the session may call now, flat or pooled.
+    pub fn available(&self) -> Vec<ToolDefinition> {
+        self.session.pool().expect("valid settings").available().cloned().collect()
+    }
+
+    /// A direct call of the model's of tool `name`.
+    pub async fn call(&self, name: &str, input: Value) -> ToolResult {
+        self.session.call(ToolCall::new(call_id(), name, input), CancellationToken::new()).await
     }
 }
 
-impl Default for Harness {
-    fn default() -> Self {
-        Self::new()
-    }
+/// An `Exec` call of `code`.
+pub fn exec_call(code: &str) -> ToolCall {
+    ToolCall::new(call_id(), "Exec", json!({ "code": code }))
 }
 
 /// Hang guard: a test that should finish promptly fails instead of hanging CI.
@@ -270,13 +322,12 @@ pub async fn within<T>(seconds: u64, future: impl std::future::Future<Output = T
     tokio::time::timeout(Duration::from_secs(seconds), future).await.expect("the Exec did not end")
 }
 
-/// An abort token that fires `ms` milliseconds after the script's call of `tool` reached
-/// the host, so it always lands while the script runs (whatever set-up took).
-pub fn abort_after_call(request: ExecRequest, tool: &'static str, ms: u64) -> ExecRequest {
-    let abort = CancellationToken::new();
+/// Call options whose abort fires `ms` milliseconds after the script's call of `tool`
+/// reached the host, so it always lands while the script runs (whatever set-up took).
+pub fn abort_after_call(abort: CancellationToken, tool: &'static str, ms: u64) -> CallOptions {
     let trigger = abort.clone();
-    request.with_abort(abort).on_call(move |calls| {
-        if calls.last().map(String::as_str) == Some(tool) {
+    CallOptions::new(abort).on_nested_call(move |calls| {
+        if calls.last().map(|call| call.name.as_str()) == Some(tool) {
             let trigger = trigger.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(ms)).await;

@@ -1,12 +1,16 @@
-//! The host side of the guest boundary: bindings generated from `wit/`, one file per WIT
-//! interface, and the one function that links them.
+//! The guest boundary: bindings generated from `wit/`, the [`GuestHost`] trait that says
+//! in plain Rust what the host must answer for each import, and the one function that
+//! links exactly those imports.
 //!
-//! Values cross as JSON text. Everything the guest sends is untrusted: the host parses it
-//! with bounds and never unwraps it.
+//! Values cross as JSON text. Everything the guest sends is untrusted: whoever implements
+//! [`GuestHost`] parses it with bounds and never unwraps it. This module depends on nothing
+//! else of the crate, so the runtime above it is the only thing that knows what a script's
+//! calls mean.
 
-mod console;
-mod tool_search;
-mod tools;
+use std::future::Future;
+
+use wasmtime::component::{HasData, Linker, ResourceTable};
+use wasmtime_wasi::WasiView;
 
 mod generated {
     wasmtime::component::bindgen!({
@@ -21,12 +25,10 @@ mod generated {
 }
 
 pub(crate) use generated::exec_host::sandbox::console::Level;
-pub(crate) use generated::exec_host::sandbox::tools::Completion;
+pub(crate) use generated::exec_host::sandbox::tools::{Completion, Started, ToolValue};
 pub(crate) use generated::{RunOptions, SandboxPre, ScriptError};
 
-use wasmtime::component::{HasData, HasSelf, Linker, ResourceTable};
-
-use crate::runtime::ExecState;
+use generated::exec_host::sandbox::{console, tool_search, tools};
 
 /// The WASI interfaces the guest is linked with. The guest's Rust standard library
 /// imports these; none of them reaches a file, a socket or the host's environment (the
@@ -57,34 +59,50 @@ pub const WASI_INTERFACES: &[&str] = &[
 pub const SANDBOX_INTERFACES: &[&str] =
     &["exec-host:sandbox/tools", "exec-host:sandbox/tool-search", "exec-host:sandbox/console"];
 
+/// What the host answers for the guest's imports of our own contract.
+pub(crate) trait GuestHost: WasiView + Send + 'static {
+    /// `tools.start-call`: starts a call without blocking; `done` when it is answered (or
+    /// refused) at once.
+    fn start_call(&mut self, name: String, args_json: String) -> Started;
+
+    /// `tools.wait-next`: waits for at least one started call to finish and returns every
+    /// call finished by then; empty when none is in flight. An error traps the guest.
+    fn wait_next(&mut self) -> impl Future<Output = wasmtime::Result<Vec<Completion>>> + Send;
+
+    /// `tool-search.search`: answers `tools.ToolSearch(args)` at once.
+    fn search(&mut self, args_json: String) -> Result<String, String>;
+
+    /// `console.write`: one line of the script's console output.
+    fn console_write(&mut self, level: Level, message: String);
+}
+
 /// Links exactly the interfaces above: no filesystem, no sockets.
-pub(crate) fn add_to_linker(linker: &mut Linker<ExecState>) -> wasmtime::Result<()> {
-    use wasmtime_wasi::WasiView;
+pub(crate) fn add_to_linker<T: GuestHost>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     use wasmtime_wasi::cli::{WasiCli, WasiCliView};
     use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
     use wasmtime_wasi::p2::bindings::{cli, clocks, io, random};
     use wasmtime_wasi::random::WasiRandom;
 
     let l = linker;
-    io::error::add_to_linker::<ExecState, HasTable>(l, |s| &mut s.table)?;
-    io::poll::add_to_linker::<ExecState, HasTable>(l, |s| &mut s.table)?;
-    io::streams::add_to_linker::<ExecState, HasTable>(l, |s| &mut s.table)?;
-    clocks::wall_clock::add_to_linker::<ExecState, WasiClocks>(l, ExecState::clocks)?;
-    clocks::monotonic_clock::add_to_linker::<ExecState, WasiClocks>(l, ExecState::clocks)?;
-    random::random::add_to_linker::<ExecState, WasiRandom>(l, |s| s.ctx().ctx.random())?;
-    random::insecure::add_to_linker::<ExecState, WasiRandom>(l, |s| s.ctx().ctx.random())?;
-    random::insecure_seed::add_to_linker::<ExecState, WasiRandom>(l, |s| s.ctx().ctx.random())?;
-    cli::exit::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::environment::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::stdin::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::stdout::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::stderr::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::terminal_input::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::terminal_output::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::terminal_stdin::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::terminal_stdout::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    cli::terminal_stderr::add_to_linker::<ExecState, WasiCli>(l, ExecState::cli)?;
-    generated::Sandbox::add_to_linker::<ExecState, HasSelf<ExecState>>(l, |s| s)?;
+    io::error::add_to_linker::<T, HasTable>(l, |s| s.ctx().table)?;
+    io::poll::add_to_linker::<T, HasTable>(l, |s| s.ctx().table)?;
+    io::streams::add_to_linker::<T, HasTable>(l, |s| s.ctx().table)?;
+    clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    random::random::add_to_linker::<T, WasiRandom>(l, |s| s.ctx().ctx.random())?;
+    random::insecure::add_to_linker::<T, WasiRandom>(l, |s| s.ctx().ctx.random())?;
+    random::insecure_seed::add_to_linker::<T, WasiRandom>(l, |s| s.ctx().ctx.random())?;
+    cli::exit::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::environment::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_input::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_output::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    generated::Sandbox::add_to_linker::<T, Imports<'static, T>>(l, |s| Imports(s))?;
     Ok(())
 }
 
@@ -93,4 +111,33 @@ struct HasTable;
 
 impl HasData for HasTable {
     type Data<'a> = &'a mut ResourceTable;
+}
+
+/// A [`GuestHost`] seen through the generated traits.
+struct Imports<'a, T>(&'a mut T);
+
+impl<T: GuestHost> HasData for Imports<'static, T> {
+    type Data<'a> = Imports<'a, T>;
+}
+
+impl<T: GuestHost> tools::Host for Imports<'_, T> {
+    fn start_call(&mut self, name: String, args_json: String) -> Started {
+        self.0.start_call(name, args_json)
+    }
+
+    async fn wait_next(&mut self) -> wasmtime::Result<Vec<Completion>> {
+        self.0.wait_next().await
+    }
+}
+
+impl<T: GuestHost> tool_search::Host for Imports<'_, T> {
+    fn search(&mut self, args_json: String) -> Result<String, String> {
+        self.0.search(args_json)
+    }
+}
+
+impl<T: GuestHost> console::Host for Imports<'_, T> {
+    fn write(&mut self, level: Level, message: String) {
+        self.0.console_write(level, message)
+    }
 }

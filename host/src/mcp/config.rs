@@ -22,19 +22,74 @@ pub const MAX_SERVER_NAME_LEN: usize = 64;
 
 /// Every configured server, by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct McpConfig {
     pub servers: BTreeMap<String, ServerConfig>,
 }
 
 /// One server: how to reach it, and whether its tools are never deferred.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerConfig {
     pub transport: Transport,
     /// Every tool of this server is always loaded (never deferred into the pool).
     pub always_load: bool,
 }
 
+impl McpConfig {
+    /// A configuration of these servers, by name.
+    pub fn new(servers: BTreeMap<String, ServerConfig>) -> Self {
+        McpConfig { servers }
+    }
+}
+
+impl ServerConfig {
+    /// A server started as `command args...`, speaking MCP on its stdin and stdout.
+    pub fn stdio(command: impl Into<String>, args: impl IntoIterator<Item = String>) -> Self {
+        let transport =
+            Transport::Stdio { command: command.into(), args: args.into_iter().collect(), env: BTreeMap::new(), cwd: None };
+        ServerConfig { transport, always_load: false }
+    }
+
+    /// A streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        ServerConfig { transport: Transport::Http { url: url.into(), headers: BTreeMap::new() }, always_load: false }
+    }
+
+    /// Adds a variable to a stdio server's environment (ignored for HTTP).
+    pub fn with_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Stdio { env, .. } = &mut self.transport {
+            env.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// The directory a stdio server starts in (ignored for HTTP).
+    pub fn with_cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let Transport::Stdio { cwd, .. } = &mut self.transport {
+            *cwd = Some(dir.into());
+        }
+        self
+    }
+
+    /// Adds a header to every request to an HTTP server (ignored for stdio).
+    pub fn with_header(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Http { headers, .. } = &mut self.transport {
+            headers.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// Marks every tool of the server as never deferred.
+    pub fn always_load(mut self, always_load: bool) -> Self {
+        self.always_load = always_load;
+        self
+    }
+}
+
+/// How to reach a server.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Transport {
     /// A child process speaking MCP over its stdin and stdout.
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },

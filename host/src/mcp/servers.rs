@@ -76,10 +76,6 @@ pub struct McpServers {
 }
 
 impl McpServers {
-    pub fn new(registry: Arc<Registry>) -> Self {
-        Self::with_connect_timeout(registry, DEFAULT_CONNECT_TIMEOUT)
-    }
-
     pub fn with_connect_timeout(registry: Arc<Registry>, connect_timeout: Duration) -> Self {
         McpServers { registry, connect_timeout, servers: Mutex::new(BTreeMap::new()) }
     }

@@ -67,7 +67,7 @@ pub fn tools_of(link: &ServerLink, listed: Vec<rmcp::model::Tool>, always_load: 
 /// The definition of a listed tool: `mcp__<server>__<tool>`, its description, schemas and
 /// the `_meta` keys this host reads.
 pub fn definition_of(server: &str, tool: &rmcp::model::Tool, server_always_load: bool) -> Result<ToolDefinition, String> {
-    let name = super::tool_name(server, &tool.name);
+    let name = crate::tools::names::mcp_name(server, &tool.name);
     let description = tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default();
     let input_schema = Value::Object((*tool.input_schema).clone());
     let meta = tool.meta.as_ref().map(|meta| &meta.0);

@@ -26,13 +26,31 @@ pub const GUEST_SOURCES_SHA256: &str = include_str!("../../artefacts/exec-guest.
 /// Bumped when what the cache holds changes meaning (for example how it is initialised).
 const CACHE_FORMAT: &str = "exec-host-guest-cache-1";
 
-/// Why the sandbox could not be set up.
+/// Why the sandbox could not be set up. The cause is the error's source.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SetupError {
-    #[error("the WebAssembly engine could not be configured: {0}")]
-    Engine(String),
-    #[error("the guest component could not be prepared: {0}")]
-    Guest(String),
+    #[error("the WebAssembly engine could not be configured")]
+    Engine(#[source] BoxError),
+    #[error("the guest component could not be prepared: {step}")]
+    Guest {
+        step: String,
+        #[source]
+        source: BoxError,
+    },
+}
+
+/// An error of any kind, as a source.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+impl SetupError {
+    pub(crate) fn engine(error: wasmtime::Error) -> Self {
+        SetupError::Engine(error.into())
+    }
+
+    pub(crate) fn guest(step: &str, error: impl Into<BoxError>) -> Self {
+        SetupError::Guest { step: step.to_string(), source: error.into() }
+    }
 }
 
 /// The directory compiled guests are cached in: `$EXEC_HOST_CACHE_DIR`, else
@@ -68,14 +86,14 @@ pub async fn load(
         }
     }
     let snapshot = preinitialise(engine, linker, scratch()).await?;
-    let compiled = engine.precompile_component(&snapshot).map_err(|e| SetupError::Guest(format!("compiling: {e:#}")))?;
+    let compiled = engine.precompile_component(&snapshot).map_err(|e| SetupError::guest("compiling it failed", e))?;
     if let Some(path) = &path
         && let Err(error) = write_cache(path, &compiled)
     {
         warn!("could not cache the compiled guest at {}: {error}", path.display());
     }
     // SAFETY: these bytes were produced by `precompile_component` on this engine just now.
-    unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::Guest(format!("loading: {e:#}")))
+    unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::guest("loading it failed", e))
 }
 
 fn cache_key(engine: &Engine) -> String {
@@ -120,19 +138,18 @@ async fn preinitialise(engine: &Engine, linker: &Linker<ExecState>, scratch: Exe
     let mut wizer = Wizer::new();
     wizer.init_func("init").keep_init_func(true);
     let (context, instrumented) =
-        wizer.instrument_component(GUEST_COMPONENT).map_err(|e| SetupError::Guest(format!("instrumenting: {e:#}")))?;
-    let component = Component::new(engine, &instrumented).map_err(|e| SetupError::Guest(format!("compiling: {e:#}")))?;
+        wizer.instrument_component(GUEST_COMPONENT).map_err(|e| SetupError::guest("instrumenting it failed", e))?;
+    let component = Component::new(engine, &instrumented).map_err(|e| SetupError::guest("compiling it failed", e))?;
     let instance =
-        linker.instantiate_async(&mut store, &component).await.map_err(|e| SetupError::Guest(format!("instantiating: {e:#}")))?;
-    let init = instance
-        .get_typed_func::<(), ()>(&mut store, "init")
-        .map_err(|e| SetupError::Guest(format!("the guest has no init export: {e:#}")))?;
+        linker.instantiate_async(&mut store, &component).await.map_err(|e| SetupError::guest("instantiating it failed", e))?;
+    let init =
+        instance.get_typed_func::<(), ()>(&mut store, "init").map_err(|e| SetupError::guest("it has no init export", e))?;
     if let Err(error) = init.call_async(&mut store, ()).await {
         let printed = String::from_utf8_lossy(&store.data().stderr.contents()).trim().to_string();
-        return Err(SetupError::Guest(format!("its init failed: {printed} ({error})")));
+        return Err(SetupError::guest(&format!("its init failed ({printed})"), error));
     }
     let mut probe = Probe { store: &mut store, instance };
-    wizer.snapshot_component(&context, &mut probe).await.map_err(|e| SetupError::Guest(format!("snapshotting: {e:#}")))
+    wizer.snapshot_component(&context, &mut probe).await.map_err(|e| SetupError::guest("snapshotting it failed", e))
 }
 
 /// Lets wizer read the instrumented instance's state.

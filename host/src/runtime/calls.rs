@@ -1,13 +1,17 @@
-//! Nested calls of one script: started without blocking, awaited together.
+//! Nested calls of one script: started without blocking, awaited together, recorded.
 //!
 //! A call starts when the script starts it: its future is polled once right away, and a
 //! tool that answers at once is answered in the same round trip. What is still pending
-//! lives in this Exec's store and is polled while the guest waits in
-//! `wait-next`, so a `Promise.all` of many calls shares one wait window and no thread hop
-//! is paid per call. Dropping the store drops (cancels) whatever is still in flight.
+//! lives in this Exec's store and is polled while the guest waits in `wait-next`, so a
+//! `Promise.all` of many calls shares one wait window and no thread hop is paid per call.
+//! Dropping the store drops (cancels) whatever is still in flight.
+//!
+//! Where a call goes is not the runtime's business: the layer above hands it a
+//! [`ScriptTools`] (the session's pool and funnel), and the runtime only counts, starts,
+//! waits and records.
 
-use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -17,45 +21,24 @@ use futures::stream::FuturesUnordered;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::funnel::{CallRequest, Funnel};
-use crate::script::CallWatcher;
-use crate::search::{self, SEARCH_TOOL_NAME};
-use crate::tools::{CallContext, Image, Origin, ToolDefinition, ToolError, ToolOutput};
+use crate::tools::names::TOOL_SEARCH;
+use crate::tools::{Image, Stage, ToolError, ToolOutput};
 
-/// The tools one script may reach, fixed when the Exec starts.
-#[derive(Debug, Default)]
-pub struct Reachable {
-    set: HashSet<String>,
-    definitions: Vec<ToolDefinition>,
-    /// Made at the script's first search, kept for the others.
-    search_index: OnceLock<search::Index>,
+/// What a script's `tools` object reaches, as the layer above the runtime decides it.
+pub(crate) trait ScriptTools: Send + Sync + 'static {
+    /// The names a script may call as `tools.<name>`, in order.
+    fn names(&self) -> &[String];
+
+    /// Starts one call. A name the script may not reach is refused by the returned future
+    /// at its first poll. `cancel` fires when the Exec ends or is aborted.
+    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken) -> ToolFuture;
+
+    /// Answers `tools.ToolSearch(args)` with the JSON text of its result.
+    fn search(&self, args: Map<String, Value>) -> Result<String, ToolError>;
 }
 
-impl Reachable {
-    /// `definitions` of the tools a script may reach, in the order they are listed.
-    pub fn new(definitions: Vec<ToolDefinition>) -> Self {
-        let set = definitions.iter().map(|d| d.name.clone()).collect();
-        Reachable { set, definitions, search_index: OnceLock::new() }
-    }
-
-    /// Runs one search over these tools.
-    pub fn search(&self, params: &search::SearchParams) -> search::SearchResult {
-        self.search_index.get_or_init(|| search::Index::new(&self.definitions)).search(&self.definitions, params)
-    }
-
-    /// The names, in the order they are listed.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.definitions.iter().map(|d| d.name.as_str())
-    }
-
-    pub fn contains(&self, name: &str) -> bool {
-        self.set.contains(name)
-    }
-
-    pub fn definitions(&self) -> &[ToolDefinition] {
-        &self.definitions
-    }
-}
+/// A call on its way.
+pub(crate) type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 
 /// Why the host ended a script while it waited.
 #[derive(Debug, thiserror::Error)]
@@ -67,24 +50,42 @@ pub struct NestedWaitExceeded {
 /// Finished calls handed to the guest in one `wait-next`.
 const MAX_BATCH: usize = 256;
 
-type Finished = (u32, Result<ToolOutput, ToolError>);
+/// Characters of a call's arguments kept in the call record.
+pub const RECORDED_ARGS_CHARS: usize = 2_000;
+
+/// Characters of a failed call's message kept in the call record.
+pub const RECORDED_MESSAGE_CHARS: usize = 2_000;
+
+/// A call that finished, under the id the guest knows it by.
+pub(crate) type Finished = (u32, Result<ToolOutput, ToolError>);
 
 /// What starting a call gives back at once.
-pub enum Started {
+pub(crate) enum Started {
     Pending(u32),
     Done(Result<ToolOutput, ToolError>),
 }
 
-type InFlight = BoxFuture<'static, Finished>;
+/// A call in flight, tagged with its id (one allocation per call: the tool's own future).
+struct InFlight {
+    id: u32,
+    future: ToolFuture,
+}
+
+impl Future for InFlight {
+    type Output = Finished;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Finished> {
+        let id = self.id;
+        self.future.as_mut().poll(cx).map(|result| (id, result))
+    }
+}
 
 /// Every call one script starts, and the record of them.
-pub struct NestedCalls {
-    funnel: Arc<Funnel>,
-    reachable: Arc<Reachable>,
+pub(crate) struct NestedCalls {
+    tools: Arc<dyn ScriptTools>,
     in_flight: FuturesUnordered<InFlight>,
-    next_id: u32,
     max_calls: u32,
-    /// Fires when the Exec ends or is aborted; every call's context carries it.
+    /// Fires when the Exec ends or is aborted; every call carries it.
     cancel: CancellationToken,
     max_nested_wait: Option<Duration>,
     waited: Duration,
@@ -93,18 +94,15 @@ pub struct NestedCalls {
 
 impl NestedCalls {
     pub fn new(
-        funnel: Arc<Funnel>,
-        reachable: Arc<Reachable>,
+        tools: Arc<dyn ScriptTools>,
         max_calls: u32,
         max_nested_wait: Option<Duration>,
         cancel: CancellationToken,
         record: CallRecord,
     ) -> Self {
         NestedCalls {
-            funnel,
-            reachable,
+            tools,
             in_flight: FuturesUnordered::new(),
-            next_id: 0,
             max_calls,
             cancel,
             max_nested_wait,
@@ -113,52 +111,48 @@ impl NestedCalls {
         }
     }
 
-    /// Every call that reached the host, in order; taken when the Exec is over.
-    pub fn into_record(self) -> CallRecord {
-        self.record
+    pub fn tools(&self) -> &Arc<dyn ScriptTools> {
+        &self.tools
     }
 
-    /// Counts a call that reached the host; refuses it when it is past the limit.
-    fn admit(&mut self, name: &str) -> Result<(), ToolError> {
-        let attempted = self.record.push(name);
-        if attempted > self.max_calls as usize {
-            return Err(ToolError::execution(format!(
+    /// Every call that reached the host, in order; taken when the Exec is over. Calls still
+    /// in flight are recorded as unfinished.
+    pub fn into_calls(mut self) -> Vec<NestedCall> {
+        self.record.close();
+        self.record.calls
+    }
+
+    /// Records a call that reached the host and returns its id; refuses it when it is past
+    /// the limit.
+    fn admit(&mut self, name: &str, args_json: &str) -> (u32, Result<(), ToolError>) {
+        let id = self.record.push(name, args_json);
+        if self.record.calls.len() > self.max_calls as usize {
+            let refusal = ToolError::execution(format!(
                 "`{name}` was refused: this script has reached its limit of {} tool calls",
                 self.max_calls
-            )));
+            ));
+            return (id, Err(refusal));
         }
-        Ok(())
+        (id, Ok(()))
     }
 
     /// Starts a call. `Done` when it finished (or was refused) at once, else `Pending`
     /// with the id `finished` will hand it back under.
     pub fn start(&mut self, name: String, args_json: String) -> Started {
-        let call = self.admit(&name).and_then(|()| self.prepare(name, &args_json));
-        let request = match call {
-            Ok(request) => request,
-            Err(error) => return Started::Done(Err(error)),
+        let (id, admitted) = self.admit(&name, &args_json);
+        let args = match admitted.and_then(|()| parse_arguments(&name, &args_json)) {
+            Ok(args) => args,
+            Err(error) => return Started::Done(self.record.finish(id, Err(error))),
         };
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        let funnel = self.funnel.clone();
-        let mut future: InFlight = Box::pin(async move { (id, funnel.call(request).await) });
+        let mut call = InFlight { id, future: self.tools.call(name, args, self.cancel.clone()) };
         // Start it now. A pending future is polled again, with a real waker, by `next`.
-        match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready((_, result)) => Started::Done(result),
+        match Pin::new(&mut call).poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready((id, result)) => Started::Done(self.record.finish(id, result)),
             Poll::Pending => {
-                self.in_flight.push(future);
+                self.in_flight.push(call);
                 Started::Pending(id)
             }
         }
-    }
-
-    fn prepare(&self, name: String, args_json: &str) -> Result<CallRequest, ToolError> {
-        if !self.reachable.contains(&name) {
-            return Err(unreachable_tool(&name));
-        }
-        let args = parse_arguments(&name, args_json)?;
-        let context = CallContext { origin: Origin::Nested, cancel: self.cancel.clone() };
-        Ok(CallRequest { name, args, context })
     }
 
     /// Waits for at least one call to finish, then takes every call that has finished by
@@ -172,7 +166,7 @@ impl NestedCalls {
                 _ => break,
             }
         }
-        Ok(batch)
+        Ok(batch.into_iter().map(|(id, result)| (id, self.record.finish(id, result))).collect())
     }
 
     /// Waits for the next call to finish. `Ok(None)` when none is in flight.
@@ -195,26 +189,17 @@ impl NestedCalls {
         Ok(next)
     }
 
-    /// Answers `tools.ToolSearch(...)`: counted like any call, answered at once.
+    /// Answers `tools.ToolSearch(...)`: counted and recorded like any call, answered at once.
     pub fn search(&mut self, args_json: &str) -> Result<String, String> {
-        self.admit(SEARCH_TOOL_NAME).map_err(|e| e.message)?;
-        let args = parse_arguments(SEARCH_TOOL_NAME, args_json).map_err(|e| e.message)?;
-        let params = search::parse_params(args).map_err(|e| e.message)?;
-        let result = self.reachable.search(&params);
-        serde_json::to_string(&result).map_err(|e| format!("ToolSearch: the result could not be encoded: {e}"))
+        let (id, admitted) = self.admit(TOOL_SEARCH, args_json);
+        let answer = admitted.and_then(|()| parse_arguments(TOOL_SEARCH, args_json)).and_then(|args| self.tools.search(args));
+        let outcome = match &answer {
+            Ok(_) => Ok(ToolOutput::empty()),
+            Err(error) => Err(error.clone()),
+        };
+        let _ = self.record.finish(id, outcome);
+        answer.map_err(|error| error.message)
     }
-}
-
-/// The refusal for a name outside this script's reachable set.
-pub fn unreachable_tool(name: &str) -> ToolError {
-    let why = match crate::mcp::split_tool_name(name) {
-        Some((server, tool)) => format!("MCP server `{server}` did not offer `{tool}` when the script started"),
-        None => "only this session's catalogue tools are".to_string(),
-    };
-    ToolError::discovery(format!(
-        "`{name}` is not reachable from this script: {why}. \
-         Use tools.ToolSearch({{ query: \"...\" }}) to find a tool's exact name and call shape."
-    ))
 }
 
 /// The argument object a guest sent, or a params error.
@@ -226,40 +211,118 @@ fn parse_arguments(name: &str, json: &str) -> Result<Map<String, Value>, ToolErr
     }
 }
 
+/// One call a script made that reached the host.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct NestedCall {
+    /// The tool's name as the script wrote it.
+    pub name: String,
+    /// The arguments as JSON text, cut at [`RECORDED_ARGS_CHARS`] characters.
+    pub args: String,
+    pub outcome: CallOutcome,
+    /// From the moment the call reached the host until it finished (or the Exec ended).
+    pub duration: Duration,
+}
+
+/// How a nested call ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallOutcome {
+    Succeeded,
+    /// It failed or was refused at `stage`; the message is what the script saw, cut at
+    /// [`RECORDED_MESSAGE_CHARS`] characters.
+    Failed {
+        stage: Stage,
+        message: String,
+    },
+    /// The Exec ended while the call was in flight; the call was cancelled.
+    Unfinished,
+}
+
+impl NestedCall {
+    pub fn ok(&self) -> bool {
+        self.outcome == CallOutcome::Succeeded
+    }
+
+    /// The stage a failed call failed at; `Unfinished` calls count as execution failures.
+    pub fn stage(&self) -> Option<Stage> {
+        match &self.outcome {
+            CallOutcome::Succeeded => None,
+            CallOutcome::Failed { stage, .. } => Some(*stage),
+            CallOutcome::Unfinished => Some(Stage::Execution),
+        }
+    }
+}
+
+/// Sees the call record each time a call reaches the host, for a live summary.
+pub type CallWatcher = Arc<dyn Fn(&[NestedCall]) + Send + Sync>;
+
 /// Every call a script attempted that reached the host, in order, without de-duplication:
-/// refused calls included. Shared with whoever watches the Exec live.
-#[derive(Clone, Default)]
-pub struct CallRecord {
-    names: Vec<String>,
+/// refused calls included. Shown to whoever watches the Exec live.
+pub(crate) struct CallRecord {
+    calls: Vec<NestedCall>,
+    /// When each unfinished call started; `None` once it finished.
+    started: Vec<Option<Instant>>,
     watcher: Option<CallWatcher>,
 }
 
 impl CallRecord {
     pub fn new(watcher: Option<CallWatcher>) -> Self {
-        CallRecord { names: Vec::new(), watcher }
+        CallRecord { calls: Vec::new(), started: Vec::new(), watcher }
     }
 
-    /// Adds one call; returns how many calls the record now holds.
-    fn push(&mut self, name: &str) -> usize {
-        self.names.push(name.to_string());
+    /// Adds one call; returns its id.
+    fn push(&mut self, name: &str, args_json: &str) -> u32 {
+        let id = self.calls.len() as u32;
+        self.calls.push(NestedCall {
+            name: name.to_string(),
+            args: cut(args_json, RECORDED_ARGS_CHARS),
+            outcome: CallOutcome::Unfinished,
+            duration: Duration::ZERO,
+        });
+        self.started.push(Some(Instant::now()));
         if let Some(watcher) = &self.watcher {
-            watcher(&self.names);
+            watcher(&self.calls);
         }
-        self.names.len()
+        id
     }
 
-    pub fn names(&self) -> &[String] {
-        &self.names
+    /// Notes how call `id` ended and hands its result on.
+    fn finish(&mut self, id: u32, result: Result<ToolOutput, ToolError>) -> Result<ToolOutput, ToolError> {
+        let index = id as usize;
+        if let (Some(call), Some(started)) = (self.calls.get_mut(index), self.started.get_mut(index))
+            && let Some(at) = started.take()
+        {
+            call.duration = at.elapsed();
+            call.outcome = match &result {
+                Ok(_) => CallOutcome::Succeeded,
+                Err(error) => CallOutcome::Failed { stage: error.stage, message: cut(&error.message, RECORDED_MESSAGE_CHARS) },
+            };
+        }
+        result
     }
 
-    pub fn into_names(self) -> Vec<String> {
-        self.names
+    /// Closes the record when the Exec ends: calls still in flight get their time so far.
+    pub fn close(&mut self) {
+        for (call, started) in self.calls.iter_mut().zip(&mut self.started) {
+            if let Some(at) = started.take() {
+                call.duration = at.elapsed();
+            }
+        }
+    }
+}
+
+/// `text` cut at `max` characters, with an ellipsis when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}…", &text[..end]),
     }
 }
 
 /// Images returned by nested calls, capped; the model gets them as attachments.
 #[derive(Debug, Default)]
-pub struct Images {
+pub(crate) struct Images {
     pub kept: Vec<Image>,
     pub dropped: usize,
     max: usize,

@@ -25,8 +25,10 @@ pub const MIN_MEMORY_BYTES: u64 = 32 * 1024 * 1024;
 /// Largest memory limit: a 32-bit WebAssembly memory cannot grow past 4 GiB.
 pub const MAX_MEMORY_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
-/// Limits of one Exec.
+/// Limits of one Exec. Start from the defaults and change what you need:
+/// `Limits::default().with_budget(Duration::from_secs(2))`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Time the script itself may run. Time spent waiting on nested calls does not count.
     pub budget: Duration,
@@ -60,6 +62,41 @@ impl Default for Limits {
 }
 
 impl Limits {
+    pub fn with_budget(mut self, budget: Duration) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    pub fn with_max_calls(mut self, max_calls: u32) -> Self {
+        self.max_calls = max_calls;
+        self
+    }
+
+    pub fn with_max_log_chars(mut self, max_log_chars: usize) -> Self {
+        self.max_log_chars = max_log_chars;
+        self
+    }
+
+    pub fn with_max_result_chars(mut self, max_result_chars: usize) -> Self {
+        self.max_result_chars = max_result_chars;
+        self
+    }
+
+    pub fn with_max_images(mut self, max_images: usize) -> Self {
+        self.max_images = max_images;
+        self
+    }
+
+    pub fn with_max_memory_bytes(mut self, max_memory_bytes: u64) -> Self {
+        self.max_memory_bytes = max_memory_bytes;
+        self
+    }
+
+    pub fn with_max_nested_wait(mut self, max_nested_wait: Option<Duration>) -> Self {
+        self.max_nested_wait = max_nested_wait;
+        self
+    }
+
     /// Refuses limits no script could run under.
     pub fn check(&self) -> Result<(), String> {
         if self.budget.is_zero() {

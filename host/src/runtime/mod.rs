@@ -4,12 +4,16 @@
 //! Per Exec: a store with memory limits, the budget clock, the nested calls in flight, and
 //! an instance from the pooling allocator. The script runs in the guest's `run` export;
 //! whatever happens to it (a throw, a trap, the budget, an abort) becomes an
-//! [`ExecOutcome`]; this module never panics on a script's behalf.
+//! `ExecOutcome`; this module never panics on a script's behalf.
+//!
+//! The runtime knows nothing of pools, settings or the funnel: where a script's calls go
+//! is a [`ScriptTools`](calls::ScriptTools) handed in by the layer above.
 
 mod artefact;
 pub(crate) mod calls;
 mod clock;
 mod limits;
+mod outcome;
 mod state;
 
 use std::path::PathBuf;
@@ -23,17 +27,17 @@ use wasmtime::{
 };
 
 pub use artefact::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, SetupError, default_cache_dir};
-pub use calls::{CallRecord, Reachable};
+pub use calls::{CallOutcome, CallWatcher, NestedCall};
+pub(crate) use calls::{ScriptTools, ToolFuture};
 pub use limits::*;
+pub use outcome::Failure;
+pub(crate) use outcome::{ExecOutcome, ExecRequest};
 pub(crate) use state::ExecState;
 
-use self::calls::{Images, NestedCalls, NestedWaitExceeded};
+use self::calls::{CallRecord, Images, NestedCalls, NestedWaitExceeded};
 use self::clock::{Charged, GuestClock, Ticker};
 use self::state::ConsoleLog;
-use crate::funnel::Funnel;
 use crate::guest::{self, RunOptions, SandboxPre, ScriptError};
-use crate::script::{ExecOutcome, ExecRequest, Failure};
-use crate::tools::Registry;
 
 /// Native stack WebAssembly may use; deep recursion past it traps cleanly.
 const MAX_WASM_STACK: usize = 4 * 1024 * 1024;
@@ -92,13 +96,11 @@ impl Sandbox {
     }
 
     pub async fn with_options(options: SandboxOptions) -> Result<Self, SetupError> {
-        let engine =
-            Engine::new(&engine_config(options.max_concurrent_execs)).map_err(|e| SetupError::Engine(format!("{e:#}")))?;
+        let engine = Engine::new(&engine_config(options.max_concurrent_execs)).map_err(SetupError::engine)?;
         let mut linker = Linker::new(&engine);
-        guest::add_to_linker(&mut linker).map_err(|e| SetupError::Engine(format!("{e:#}")))?;
+        guest::add_to_linker(&mut linker).map_err(SetupError::engine)?;
         let scratch = || {
-            let funnel = Arc::new(Funnel::new(Arc::new(Registry::default())));
-            let calls = NestedCalls::new(funnel, Arc::default(), 0, None, CancellationToken::new(), CallRecord::default());
+            let calls = NestedCalls::new(Arc::new(NoTools), 0, None, CancellationToken::new(), CallRecord::new(None));
             ExecState::new(
                 calls,
                 ConsoleLog::new(0),
@@ -108,8 +110,8 @@ impl Sandbox {
             )
         };
         let component = artefact::load(&engine, &linker, options.cache_dir.as_deref(), scratch).await?;
-        let pre = linker.instantiate_pre(&component).map_err(|e| SetupError::Guest(format!("linking: {e:#}")))?;
-        let pre = SandboxPre::new(pre).map_err(|e| SetupError::Guest(format!("the guest does not fit the contract: {e:#}")))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| SetupError::guest("linking it failed", e))?;
+        let pre = SandboxPre::new(pre).map_err(|e| SetupError::guest("it does not fit the contract", e))?;
         let ticker = Ticker::start(engine.clone());
         Ok(Sandbox { inner: Arc::new(Inner { engine, pre, ticker }) })
     }
@@ -120,24 +122,21 @@ impl Sandbox {
         component.component_type().imports(&self.inner.engine).map(|(name, _)| name.to_string()).collect()
     }
 
-    /// Runs one script. Never panics and never fails as a call: every way a script can go
-    /// wrong is a failure in the outcome.
-    pub async fn exec(&self, request: ExecRequest, funnel: Arc<Funnel>) -> ExecOutcome {
-        let ExecRequest { code, reachable, limits, abort, watcher } = request;
+    /// Runs one script whose `tools` reach `tools`. Never panics and never fails as a call:
+    /// every way a script can go wrong is a failure in the outcome.
+    pub(crate) async fn exec(&self, request: ExecRequest, tools: Arc<dyn ScriptTools>) -> ExecOutcome {
+        let ExecRequest { code, limits, abort, watcher } = request;
         if code.trim().is_empty() {
-            return ExecOutcome::refused("the code is empty", &limits);
+            return ExecOutcome::refused("the code is empty");
         }
         if let Err(why) = limits.check() {
-            return ExecOutcome::refused(why, &limits);
+            return ExecOutcome::refused(why);
         }
-        let reachable = Arc::new(Reachable::new(reachable));
-        let names: Vec<String> = reachable.names().map(String::from).collect();
         // Fires when this Exec ends, however it ends: calls still in flight are cancelled.
         let calls_cancel = abort.child_token();
         let _cancel_calls_on_exit = calls_cancel.clone().drop_guard();
         let clock = Arc::new(GuestClock::new());
-        let calls =
-            NestedCalls::new(funnel, reachable, limits.max_calls, limits.max_nested_wait, calls_cancel, CallRecord::new(watcher));
+        let calls = NestedCalls::new(tools, limits.max_calls, limits.max_nested_wait, calls_cancel, CallRecord::new(watcher));
         let memory = usize::try_from(limits.max_memory_bytes).unwrap_or(usize::MAX);
         let store_limits = StoreLimitsBuilder::new().memory_size(memory).build();
         let state = ExecState::new(
@@ -172,7 +171,8 @@ impl Sandbox {
                         .instantiate_async(&mut *store)
                         .await
                         .map_err(|e| wasmtime::Error::new(CouldNotStart(format!("{e:#}"))))?;
-                    sandbox.call_run(&mut *store, &code, &names, options).await
+                    let names = store.data().calls.tools().clone();
+                    sandbox.call_run(&mut *store, &code, names.names(), options).await
                 },
                 clock.clone(),
             );
@@ -198,11 +198,26 @@ impl Sandbox {
             logs_cut_chars: state.console.cut_chars,
             images: state.images.kept,
             images_dropped: state.images.dropped,
-            calls: state.calls.into_record().into_names(),
+            calls: state.calls.into_calls(),
             guest_time: clock.spent(),
-            max_result_chars: limits.max_result_chars,
-            max_images: limits.max_images,
         }
+    }
+}
+
+/// The tools of the scratch run that pre-initialises the guest: none.
+struct NoTools;
+
+impl ScriptTools for NoTools {
+    fn names(&self) -> &[String] {
+        &[]
+    }
+
+    fn call(&self, name: String, _: serde_json::Map<String, serde_json::Value>, _: CancellationToken) -> ToolFuture {
+        Box::pin(std::future::ready(Err(crate::tools::ToolError::discovery(format!("`{name}` is not reachable")))))
+    }
+
+    fn search(&self, _: serde_json::Map<String, serde_json::Value>) -> Result<String, crate::tools::ToolError> {
+        Ok(r#"{"matches":[],"total":0}"#.to_string())
     }
 }
 

@@ -1,5 +1,6 @@
-//! What one Exec's store holds: its WASI context (no files, no sockets, no environment),
-//! its nested calls, its console output, its images and its clock.
+//! What one Exec's store holds (its WASI context with no files, no sockets and no
+//! environment; its nested calls, console output, images and clock) and how it answers
+//! the guest's imports.
 
 use std::sync::Arc;
 
@@ -8,14 +9,15 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::calls::{Images, NestedCalls};
+use super::calls::{self, Images, NestedCalls};
 use super::clock::GuestClock;
-use crate::guest::Level;
+use crate::guest::{Completion, GuestHost, Level, Started, ToolValue};
+use crate::tools::{ScriptValue, ToolError, ToolOutput};
 
 /// Bytes of the guest's own stderr kept (it carries an engine panic's message).
 pub const GUEST_STDERR_BYTES: usize = 16 * 1024;
 
-pub struct ExecState {
+pub(crate) struct ExecState {
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limiter: StoreLimits,
@@ -39,6 +41,21 @@ impl ExecState {
         let wasi = wasmtime_wasi::WasiCtxBuilder::new().stderr(stderr.clone()).build();
         ExecState { wasi, table: ResourceTable::new(), limiter, calls, console, images, clock, stderr }
     }
+
+    /// A finished call as the script gets it: images set aside as attachments, the value
+    /// as text or JSON, a failure as its message.
+    fn deliver(&mut self, result: Result<ToolOutput, ToolError>) -> Result<ToolValue, String> {
+        match result {
+            Ok(mut output) => {
+                self.images.add(std::mem::take(&mut output.images));
+                Ok(match output.into_script_value() {
+                    ScriptValue::Json(json) => ToolValue::Json(json),
+                    ScriptValue::Text(text) => ToolValue::Text(text),
+                })
+            }
+            Err(error) => Err(error.message),
+        }
+    }
 }
 
 impl WasiView for ExecState {
@@ -47,10 +64,42 @@ impl WasiView for ExecState {
     }
 }
 
+impl GuestHost for ExecState {
+    fn start_call(&mut self, name: String, args_json: String) -> Started {
+        // The tool's first poll is the tool's time (and any wake-up of another thread it
+        // causes), not the script's.
+        let paused = self.clock.pause();
+        let started = self.calls.start(name, args_json);
+        drop(paused);
+        match started {
+            calls::Started::Pending(id) => Started::Pending(id),
+            calls::Started::Done(result) => Started::Done(self.deliver(result)),
+        }
+    }
+
+    async fn wait_next(&mut self) -> wasmtime::Result<Vec<Completion>> {
+        // Polling the calls in flight, the last poll of each included, is not the script's time.
+        let paused = self.clock.pause();
+        let finished = self.calls.finished().await?;
+        drop(paused);
+        Ok(finished.into_iter().map(|(id, result)| Completion { id, outcome: self.deliver(result) }).collect())
+    }
+
+    fn search(&mut self, args_json: String) -> Result<String, String> {
+        // Searching is the host's work, like a tool's, not the script's time.
+        let _paused = self.clock.pause();
+        self.calls.search(&args_json)
+    }
+
+    fn console_write(&mut self, level: Level, message: String) {
+        self.console.write(level, &message);
+    }
+}
+
 /// Console output of one script, capped at a number of characters. Output before a
 /// failure or a termination is kept: each line reaches the host as it is written.
 #[derive(Debug, Default)]
-pub struct ConsoleLog {
+pub(crate) struct ConsoleLog {
     pub lines: Vec<String>,
     chars: usize,
     max_chars: usize,

@@ -3,7 +3,8 @@
 //! of a session and checks itself when it is built; every call, from a script or from a
 //! model directly, goes through the one [`Funnel`](crate::funnel::Funnel).
 
-pub mod builtin;
+pub(crate) mod builtin;
+pub mod names;
 mod registry;
 
 use std::fmt;
@@ -14,11 +15,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-pub use registry::{Registry, RegistryError, ToolSet};
-
-/// Names the sandbox gives a meaning of its own (its search entry on `tools`, the tool that
-/// runs scripts); no tool may take them.
-pub const RESERVED_NAMES: &[&str] = &[crate::search::SEARCH_TOOL_NAME, crate::exec_tool::EXEC_TOOL_NAME];
+pub use builtin::WorkspaceError;
+pub use registry::RegistryError;
+pub(crate) use registry::{Registry, ToolSet};
 
 /// Longest tool name accepted.
 pub const MAX_TOOL_NAME_LEN: usize = 256;
@@ -37,6 +36,7 @@ pub trait Tool: Send + Sync + 'static {
 /// Where a tool comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase", tag = "kind")]
+#[non_exhaustive]
 pub enum ToolSource {
     /// Part of exec-host (the workspace file tools) or registered by an embedding.
     Builtin,
@@ -47,6 +47,7 @@ pub enum ToolSource {
 /// What a tool is: everything a registry, a pool, a search or a model needs to know.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolDefinition {
     pub name: String,
     pub description: String,
@@ -63,11 +64,16 @@ pub struct ToolDefinition {
     /// A curated phrase for search, outside the description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_hint: Option<String>,
+    /// One line for the system prompt's section on using the tools, rendered whenever the
+    /// tool is available (declared flat or pooled behind `Exec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guidance: Option<String>,
     pub source: ToolSource,
 }
 
 /// Why a definition was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DefinitionError {
     #[error(
         "tool `{name}`: the input schema must be a JSON Schema whose top level is an object (\"type\": \"object\"), got {found}"
@@ -91,6 +97,7 @@ impl ToolDefinition {
             defer: false,
             always_load: false,
             search_hint: None,
+            guidance: None,
             source: ToolSource::Builtin,
         })
     }
@@ -122,6 +129,12 @@ impl ToolDefinition {
 
     pub fn with_search_hint(mut self, hint: impl Into<String>) -> Self {
         self.search_hint = Some(hint.into());
+        self
+    }
+
+    /// One line of guidance for the system prompt (see [`ToolDefinition::guidance`]).
+    pub fn with_guidance(mut self, line: impl Into<String>) -> Self {
+        self.guidance = Some(line.into());
         self
     }
 
@@ -179,23 +192,34 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// Who is calling: the model directly, or a script inside Exec.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Origin {
-    Direct,
-    Nested,
+    /// A tool call of the model's, with its call id.
+    Direct { call_id: Arc<str> },
+    /// A call from a script, inside the `Exec` call with this id.
+    Nested { exec_call_id: Arc<str> },
 }
 
 /// What a call carries besides its arguments.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CallContext {
     pub origin: Origin,
-    /// Fires when the caller gives up (the Exec was aborted or ended). Long tools stop.
+    /// Fires when the caller gives up (the model's call was aborted, or the Exec around a
+    /// nested call ended). Long tools stop.
     pub cancel: CancellationToken,
+}
+
+impl CallContext {
+    pub fn new(origin: Origin, cancel: CancellationToken) -> Self {
+        CallContext { origin, cancel }
+    }
 }
 
 /// An image a tool returned. It reaches the model as an attachment of the result, never
 /// the script.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Image {
     #[serde(rename = "mimeType")]
     pub mime_type: String,
@@ -206,6 +230,7 @@ pub struct Image {
 
 /// What a tool gave back.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ToolOutput {
     pub structured: Option<Value>,
     pub text: Option<String>,
@@ -225,6 +250,12 @@ impl ToolOutput {
         ToolOutput::default()
     }
 
+    /// Adds a text beside a structured value (a script then still gets the value).
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
     pub fn with_image(mut self, image: Image) -> Self {
         self.images.push(image);
         self
@@ -233,7 +264,7 @@ impl ToolOutput {
     /// What a script's `await tools.x(...)` yields: the structured value when the tool gave
     /// one, else its text, else `null`. No envelope. Structured values (and `null`) travel
     /// as JSON text, text as it is.
-    pub fn into_script_value(self) -> ScriptValue {
+    pub(crate) fn into_script_value(self) -> ScriptValue {
         match (self.structured, self.text) {
             (Some(value), _) => ScriptValue::Json(value.to_string()),
             (None, Some(text)) => ScriptValue::Text(text),
@@ -244,7 +275,7 @@ impl ToolOutput {
 
 /// A tool's output on its way into a script.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ScriptValue {
+pub(crate) enum ScriptValue {
     Json(String),
     Text(String),
 }
@@ -252,6 +283,7 @@ pub enum ScriptValue {
 /// Where in a call's life it failed (spec 000): retry and recovery depend on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Stage {
     /// The tool is not known or not reachable from here.
     Discovery,
@@ -329,7 +361,7 @@ mod tests {
 
     #[test]
     fn script_value_prefers_structured_then_text_then_null() {
-        let both = ToolOutput { structured: Some(json!({"a": 1})), text: Some("t".into()), images: vec![] };
+        let both = ToolOutput::structured(json!({"a": 1})).with_text("t");
         assert_eq!(both.into_script_value(), ScriptValue::Json(json!({"a": 1}).to_string()));
         assert_eq!(ToolOutput::text("t").into_script_value(), ScriptValue::Text("t".into()));
         assert_eq!(ToolOutput::empty().into_script_value(), ScriptValue::Json("null".into()));

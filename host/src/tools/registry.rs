@@ -8,11 +8,12 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use super::{RESERVED_NAMES, Tool, ToolDefinition, ToolSource};
-use crate::mcp;
+use super::names::{MCP_PREFIX, RESERVED};
+use super::{Tool, ToolDefinition, ToolSource};
 
 /// Why a set of tools cannot form a registry.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RegistryError {
     #[error("two tools are named `{0}`; every tool name must be unique")]
     Duplicate(String),
@@ -43,16 +44,9 @@ impl ToolSet {
     }
 
     /// Every name, in order.
+    #[cfg(test)]
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.keys().map(String::as_str)
-    }
-
-    pub fn len(&self) -> usize {
-        self.tools.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
     }
 }
 
@@ -76,10 +70,10 @@ impl Registry {
         for tool in tools {
             let definition = tool.definition();
             let name = definition.name.clone();
-            if RESERVED_NAMES.contains(&name.as_str()) {
+            if RESERVED.contains(&name.as_str()) {
                 return Err(RegistryError::Reserved(name));
             }
-            if name.starts_with(mcp::TOOL_PREFIX) && !matches!(definition.source, ToolSource::Mcp { .. }) {
+            if name.starts_with(MCP_PREFIX) && !matches!(definition.source, ToolSource::Mcp { .. }) {
                 return Err(RegistryError::McpPrefix(name));
             }
             if map.insert(name.clone(), tool).is_some() {
@@ -99,14 +93,9 @@ impl Registry {
         self.current.read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
     }
 
-    /// Every definition as it is now, in name order.
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.snapshot().definitions().cloned().collect()
-    }
-
     /// Replaces every tool of MCP server `server` with `tools`. Each tool must come from
     /// that server and be named `mcp__<server>__...`; the server's names are unique (see
-    /// [`mcp::tool::definitions_of`]), and no fixed tool can carry them.
+    /// `mcp::tool::tools_of`), and no fixed tool can carry them.
     pub fn replace_server_tools(&self, server: &str, tools: Vec<Arc<dyn Tool>>) {
         self.update(|map| {
             map.retain(|_, tool| !is_from(tool, server));
@@ -163,7 +152,7 @@ mod tests {
     }
 
     fn mcp_tool(server: &str, name: &str) -> Arc<dyn Tool> {
-        let definition = ToolDefinition::new(mcp::tool_name(server, name), "", json!({"type": "object"}))
+        let definition = ToolDefinition::new(crate::tools::names::mcp_name(server, name), "", json!({"type": "object"}))
             .unwrap()
             .with_source(ToolSource::Mcp { server: server.into() });
         Arc::new(Named(definition))
@@ -178,7 +167,7 @@ mod tests {
 
     #[test]
     fn reserved_names_and_borrowed_prefixes_are_refused() {
-        for name in RESERVED_NAMES {
+        for name in RESERVED {
             assert_eq!(Registry::new([tool(name)]).unwrap_err(), RegistryError::Reserved(name.to_string()));
         }
         assert_eq!(Registry::new([tool("mcp__x__y")]).unwrap_err(), RegistryError::McpPrefix("mcp__x__y".into()));

@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use exec_host::{ExecOutcome, Failure, Limits};
-use exec_host_tests::Harness;
+use exec_host::{Failure, Limits, ToolResult};
+use exec_host_tests::{FixtureTool, Harness};
 use serde_json::{Value, json};
 
 const BIG_BUDGET: Duration = Duration::from_secs(60);
@@ -63,11 +63,16 @@ const BENCHES: &[Bench] = &[
     Bench { name: "mcp_seq", samples: 30, quick_samples: 5, warmup: 3 },
     Bench { name: "mcp_parallel_100", samples: 20, quick_samples: 3, warmup: 3 },
     Bench { name: "search_1000_tools", samples: 10, quick_samples: 2, warmup: 2 },
+    Bench { name: "prepare_1000_tools", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "flat_call", samples: 20, quick_samples: 3, warmup: 2 },
 ];
 
 /// Whether the peers' suites know a benchmark (the others measure exec-host alone).
 fn peers_have(name: &str) -> bool {
-    !matches!(name, "process_trivial" | "sleep_10" | "calls_seq_waiting" | "search_1000_tools") && !name.starts_with("mcp_")
+    !matches!(
+        name,
+        "process_trivial" | "sleep_10" | "calls_seq_waiting" | "search_1000_tools" | "prepare_1000_tools" | "flat_call"
+    ) && !name.starts_with("mcp_")
 }
 
 struct Options {
@@ -128,15 +133,15 @@ fn rss_mb() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-fn expect_value(outcome: &ExecOutcome, expected: Value, what: &str) -> Result<()> {
+fn expect_value(outcome: &ToolResult, expected: Value, what: &str) -> Result<()> {
     match outcome.value() {
         Some(value) if *value == expected => Ok(()),
         _ => bail!("{what}: expected {expected}, got {}", outcome.text()),
     }
 }
 
-fn expect_budget(outcome: &ExecOutcome, what: &str) -> Result<()> {
-    match outcome.failure() {
+fn expect_budget(outcome: &ToolResult, what: &str) -> Result<()> {
+    match outcome.exec_failure() {
         Some(Failure::BudgetExceeded { .. }) => Ok(()),
         _ => bail!("{what}: expected a budget failure, got {}", outcome.text()),
     }
@@ -149,61 +154,81 @@ struct Sample {
     extra: BTreeMap<&'static str, f64>,
 }
 
-async fn exec(harness: &Harness, code: &str, budget: Duration) -> (ExecOutcome, f64) {
-    // The peers have no call limit; calls_seq_1000 needs more than the default 200.
-    let limits = Limits { budget, max_calls: 100_000, ..Limits::default() };
+/// The sessions the benchmarks run in: one with a large budget (and no call limit worth
+/// the name: the peers have none, and calls_seq_1000 needs more than the default 200), one
+/// with the 100 ms budget of the spin benchmarks. Both on the same shared sandbox.
+struct Sessions {
+    big: Arc<Harness>,
+    spin: Arc<Harness>,
+}
+
+impl Sessions {
+    async fn new() -> Self {
+        let big = Limits::default().with_budget(BIG_BUDGET).with_max_calls(100_000);
+        let spin = Limits::default().with_budget(SPIN_BUDGET).with_max_calls(100_000);
+        Sessions { big: Arc::new(Harness::with_limits(big).await), spin: Arc::new(Harness::with_limits(spin).await) }
+    }
+}
+
+const SPIN_BUDGET: Duration = Duration::from_millis(100);
+
+/// Runs `code` as a model's Exec call in the session of `budget`; returns the result and
+/// the wall time in microseconds.
+async fn exec(sessions: &Sessions, code: &str, budget: Duration) -> (ToolResult, f64) {
+    let harness = if budget == SPIN_BUDGET { &sessions.spin } else { &sessions.big };
     let started = Instant::now();
-    let outcome = harness.run_with(code, limits).await;
+    let outcome = harness.run(code).await;
     (outcome, started.elapsed().as_secs_f64() * 1e6)
 }
 
-async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Path) -> Result<Sample> {
+fn script_us(outcome: &ToolResult) -> f64 {
+    outcome.script_time().as_secs_f64() * 1e6
+}
+
+async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) -> Result<Sample> {
     let mut extra = BTreeMap::new();
-    let plain = |us: f64, outcome: &ExecOutcome| Sample {
-        us,
-        script_us: Some(outcome.guest_time.as_secs_f64() * 1e6),
-        extra: BTreeMap::new(),
-    };
+    let plain = |us: f64, outcome: &ToolResult| Sample { us, script_us: Some(script_us(outcome)), extra: BTreeMap::new() };
+    let harness = &sessions.big;
     Ok(match name {
         "trivial" => {
-            let (outcome, us) = exec(harness, "return 1+1", BIG_BUDGET).await;
+            let (outcome, us) = exec(sessions, "return 1+1", BIG_BUDGET).await;
             expect_value(&outcome, json!(2), name)?;
             plain(us, &outcome)
         }
         "calls_seq_1000" => {
             let code = "let t = 0;\nfor (let i = 0; i < 1000; i++) t += await tools.add({ a: i, b: 1 });\nreturn t;";
-            let (outcome, us) = exec(harness, code, BIG_BUDGET).await;
+            let (outcome, us) = exec(sessions, code, BIG_BUDGET).await;
             expect_value(&outcome, json!(500500), name)?;
             plain(us, &outcome)
         }
         "calls_parallel_100" => {
             let code =
                 "const r = await Promise.all(Array.from({ length: 100 }, () => tools.sleep({ ms: 10 })));\nreturn r.length;";
-            let (outcome, us) = exec(harness, code, BIG_BUDGET).await;
+            let (outcome, us) = exec(sessions, code, BIG_BUDGET).await;
             expect_value(&outcome, json!(100), name)?;
             plain(us, &outcome)
         }
         // The floor under calls_parallel_100: one 10 ms sleep, timer granularity included.
         "sleep_10" => {
-            let (outcome, us) = exec(harness, "return await tools.sleep({ ms: 10 });", BIG_BUDGET).await;
+            let (outcome, us) = exec(sessions, "return await tools.sleep({ ms: 10 });", BIG_BUDGET).await;
             expect_value(&outcome, json!("slept"), name)?;
             plain(us, &outcome)
         }
         "payload_1mb" => {
             let (outcome, us) =
-                exec(harness, "const s = await tools.blob({ bytes: 1048576 });\nreturn s.length;", BIG_BUDGET).await;
+                exec(sessions, "const s = await tools.blob({ bytes: 1048576 });\nreturn s.length;", BIG_BUDGET).await;
             expect_value(&outcome, json!(1048576), name)?;
             plain(us, &outcome)
         }
         "compute" => {
-            let (outcome, us) = exec(harness, COMPUTE, BIG_BUDGET).await;
+            let (outcome, us) = exec(sessions, COMPUTE, BIG_BUDGET).await;
             let value = outcome.value().cloned().unwrap_or(Value::Null);
             if value["len"] != json!(10000) || value["last"] != json!("item9999") {
                 bail!("compute: wrong result {}", outcome.text());
             }
             extra.insert("loop_ms", value["loop_ms"].as_f64().unwrap_or(f64::NAN));
             extra.insert("json_ms", value["json_ms"].as_f64().unwrap_or(f64::NAN));
-            Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra }
+            Sample { us, script_us: Some(script_us(&outcome)), extra }
         }
         "concurrent_100" => {
             let base = rss_mb();
@@ -224,11 +249,7 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             let started = Instant::now();
             let runs = (0..100).map(|_| {
                 let harness = harness.clone();
-                tokio::spawn(async move {
-                    harness
-                        .run_with("return await tools.sleep({ ms: 1000 });", Limits { budget: BIG_BUDGET, ..Limits::default() })
-                        .await
-                })
+                tokio::spawn(async move { harness.run("return await tools.sleep({ ms: 1000 });").await })
             });
             let outcomes = futures_join(runs.collect()).await?;
             let us = started.elapsed().as_secs_f64() * 1e6;
@@ -243,13 +264,12 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             Sample { us, script_us: None, extra }
         }
         "spin_budget" => {
-            let (outcome, us) = exec(harness, "while (true) {}", Duration::from_millis(100)).await;
+            let (outcome, us) = exec(sessions, "while (true) {}", SPIN_BUDGET).await;
             expect_budget(&outcome, name)?;
             plain(us, &outcome)
         }
         "spin_budget_after_sleep" => {
-            let (outcome, us) =
-                exec(harness, "await tools.sleep({ ms: 300 });\nwhile (true) {}", Duration::from_millis(100)).await;
+            let (outcome, us) = exec(sessions, "await tools.sleep({ ms: 300 });\nwhile (true) {}", SPIN_BUDGET).await;
             expect_budget(&outcome, name)?;
             plain(us, &outcome)
         }
@@ -263,78 +283,131 @@ async fn sample(name: &str, harness: &Arc<Harness>, binary: &Path, workdir: &Pat
             Sample { us, script_us: None, extra }
         }
         "mcp_seq" => {
-            let (outcome, us) = exec(harness, &mcp::seq_script(), BIG_BUDGET).await;
+            let (outcome, us) = exec(sessions, &mcp::seq_script(), BIG_BUDGET).await;
             expect_value(&outcome, mcp::seq_expected(), name)?;
             let floor = mcp::funnel_calls(harness).await?;
             let calls = mcp::CALLS as f64;
             extra.insert("per_call_us", us / calls);
             extra.insert("floor_per_call_us", floor / calls);
             extra.insert("overhead_per_call_us", (us - floor) / calls);
-            extra.insert("script_per_call_us", outcome.guest_time.as_secs_f64() * 1e6 / calls);
-            Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra }
+            extra.insert("script_per_call_us", script_us(&outcome) / calls);
+            Sample { us, script_us: Some(script_us(&outcome)), extra }
         }
         // Like calls_seq_1000, but every call waits (a 0 ms timer): what a call costs the
         // script when it must suspend in wait-next and resume, as every MCP call does.
         "calls_seq_waiting" => {
             let code = "for (let i = 0; i < 200; i++) await tools.sleep({ ms: 0 });\nreturn 1;";
-            let (outcome, us) = exec(harness, code, BIG_BUDGET).await;
+            let (outcome, us) = exec(sessions, code, BIG_BUDGET).await;
             expect_value(&outcome, json!(1), name)?;
             extra.insert("per_call_us", us / 200.0);
-            extra.insert("script_per_call_us", outcome.guest_time.as_secs_f64() * 1e6 / 200.0);
+            extra.insert("script_per_call_us", script_us(&outcome) / 200.0);
             Sample { us, script_us: None, extra }
         }
         "mcp_parallel_100" => {
-            let (outcome, us) = exec(harness, mcp::PARALLEL_SCRIPT, BIG_BUDGET).await;
+            let (outcome, us) = exec(sessions, mcp::PARALLEL_SCRIPT, BIG_BUDGET).await;
             expect_value(&outcome, json!(100), name)?;
             plain(us, &outcome)
         }
-        // ToolSearch from a script over a pool of 1,000 MCP-like tools, and the host building
-        // that pool and its declarations.
+        // ToolSearch from a script over a pool of 1,000 MCP-like tools.
         "search_1000_tools" => {
-            let tools = search_pool();
-            let settings = exec_host::Settings::default();
-            let started = Instant::now();
-            let pool = exec_host::Pool::build(&tools, &settings, &exec_host::DeferralTable::default());
-            let declarations = pool.declarations();
-            let build_us = started.elapsed().as_secs_f64() * 1e6;
-            if pool.pooled().len() != tools.len() || declarations.len() != 1 {
-                bail!("search_1000_tools: the pool was not built as expected");
-            }
+            let session = large_session().await?;
             let code = "let found = 0;\nfor (let i = 0; i < 100; i++) found += (await tools.ToolSearch({ query: `invoice ${i % 20}` })).total;\nreturn found > 0;";
-            let limits = Limits { budget: BIG_BUDGET, max_calls: 100_000, ..Limits::default() };
-            let request = exec_host::ExecRequest::new(code, pool.pooled().to_vec()).with_limits(limits);
             let started = Instant::now();
-            let outcome = harness.run_request(request).await;
+            let outcome = session.run(code).await;
             let us = started.elapsed().as_secs_f64() * 1e6;
             expect_value(&outcome, json!(true), name)?;
             extra.insert("per_search_us", us / 100.0);
-            extra.insert("pool_build_us", build_us);
-            Sample { us, script_us: Some(outcome.guest_time.as_secs_f64() * 1e6), extra }
+            Sample { us, script_us: Some(script_us(&outcome)), extra }
+        }
+        // Session::prepare over a pool of 1,000 tools: the first request builds the pool,
+        // its declarations and announcement; later ones with an unchanged pool reuse them.
+        "prepare_1000_tools" => {
+            let session = large_session().await?;
+            let history = vec![exec_host::Message::user("hello")];
+            let started = Instant::now();
+            let first = session.session.prepare(&history)?;
+            let cold_us = started.elapsed().as_secs_f64() * 1e6;
+            let mut history = history;
+            history.extend(first.append);
+            const WARM: usize = 1000;
+            let started = Instant::now();
+            for _ in 0..WARM {
+                let again = session.session.prepare(&history)?;
+                if !again.append.is_empty() || again.declarations.len() != 1 {
+                    bail!("prepare_1000_tools: an unchanged pool was announced again");
+                }
+            }
+            let warm_us = started.elapsed().as_secs_f64() * 1e6 / WARM as f64;
+            extra.insert("cold_us", cold_us);
+            extra.insert("warm_us", warm_us);
+            Sample { us: cold_us, script_us: None, extra }
+        }
+        // A flat call through the session (the model calls `echo` directly) against the same
+        // tool called on its own: the session's overhead per call.
+        "flat_call" => {
+            const CALLS: usize = 1000;
+            let tool = exec_host_tests::fixture_tools(&Default::default())
+                .into_iter()
+                .find(|tool| tool.definition().name == "echo")
+                .context("the echo fixture")?;
+            let args = json!({"value": 1}).as_object().cloned().unwrap_or_default();
+            let started = Instant::now();
+            for _ in 0..CALLS {
+                let context = exec_host::CallContext::new(
+                    exec_host::Origin::Direct { call_id: "c".into() },
+                    exec_host::CancellationToken::new(),
+                );
+                tool.call(args.clone(), context).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+            let tool_us = started.elapsed().as_secs_f64() * 1e6 / CALLS as f64;
+            let started = Instant::now();
+            for _ in 0..CALLS {
+                let result = harness.call("echo", json!({"value": 1})).await;
+                if result.value() != Some(&json!(1)) {
+                    bail!("flat_call: {}", result.text());
+                }
+            }
+            let session_us = started.elapsed().as_secs_f64() * 1e6 / CALLS as f64;
+            extra.insert("tool_us", tool_us);
+            extra.insert("session_us", session_us);
+            extra.insert("overhead_us", session_us - tool_us);
+            Sample { us: session_us, script_us: None, extra }
         }
         other => bail!("unknown benchmark {other}"),
     })
 }
 
-/// 1,000 tools of 50 MCP servers, with descriptions and small schemas, as a large pool has them.
-fn search_pool() -> Vec<exec_host::ToolDefinition> {
+/// A session whose pool holds 1,000 tools of 50 MCP-like servers, with descriptions and
+/// small schemas, as a large pool has them (and no workspace tools).
+async fn large_session() -> Result<Harness> {
     let topics = ["invoice", "customer", "ticket", "order", "report"];
-    (0..1000)
+    let tools: Vec<Arc<dyn exec_host::Tool>> = (0..1000)
         .map(|i| {
             let (server, topic) = (format!("svc{}", i % 50), topics[i % topics.len()]);
             let schema = json!({"type": "object", "properties": {"id": {"type": "string", "description": "Which one."},
                 "limit": {"type": "integer"}}, "required": ["id"]});
-            exec_host::ToolDefinition::new(
-                exec_host::mcp::tool_name(&server, &format!("get_{topic}_{i}")),
+            let definition = exec_host::ToolDefinition::new(
+                exec_host::mcp::mcp_name(&server, &format!("get_{topic}_{i}")),
                 format!("Reads one {topic} record number {i}."),
                 schema,
             )
             .expect("an object schema")
-            .with_source(exec_host::ToolSource::Mcp { server })
+            .with_source(exec_host::ToolSource::Mcp { server });
+            FixtureTool::with_definition(definition, |_, _| Box::pin(async { Ok(exec_host::ToolOutput::empty()) }))
         })
-        .collect()
+        .collect();
+    let limits = Limits::default().with_budget(BIG_BUDGET).with_max_calls(100_000);
+    let session = exec_host::Session::builder()
+        .tools(tools)
+        .limits(limits)
+        .without_compaction()
+        .sandbox(exec_host_tests::sandbox().await.clone())
+        .build()
+        .await?;
+    Ok(Harness::from_session(session))
 }
 
-async fn futures_join(handles: Vec<tokio::task::JoinHandle<ExecOutcome>>) -> Result<Vec<ExecOutcome>> {
+async fn futures_join(handles: Vec<tokio::task::JoinHandle<ToolResult>>) -> Result<Vec<ToolResult>> {
     let mut outcomes = Vec::with_capacity(handles.len());
     for handle in handles {
         outcomes.push(handle.await?);
@@ -574,26 +647,27 @@ async fn main() -> Result<()> {
     }
 
     exec_host_tests::sandbox().await;
-    let harness = Arc::new(Harness::new());
+    let sessions = Sessions::new().await;
     if options.isolated_concurrent {
         // One trivial Exec so the baseline includes a set-up engine, then one batch.
-        harness.run("return 1").await;
-        let line = summarize("concurrent_100", &[sample("concurrent_100", &harness, &binary, &workdir).await?]);
+        sessions.big.run("return 1").await;
+        let line = summarize("concurrent_100", &[sample("concurrent_100", &sessions, &binary, &workdir).await?]);
         println!("{line}");
         return Ok(());
     }
-    // Kept connected for the whole run; the server exits when this is dropped.
-    let _servers =
-        if selected.iter().any(|b| b.name.starts_with("mcp_")) { Some(mcp::connect(&harness, &target).await?) } else { None };
+    // Kept connected for the whole run.
+    if selected.iter().any(|b| b.name.starts_with("mcp_")) {
+        mcp::connect(&sessions.big, &target).await?;
+    }
     let mut ours = BTreeMap::new();
     for bench in &selected {
         let n = if options.quick { bench.quick_samples } else { bench.samples };
         for _ in 0..bench.warmup {
-            sample(bench.name, &harness, &binary, &workdir).await?;
+            sample(bench.name, &sessions, &binary, &workdir).await?;
         }
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
-            samples.push(sample(bench.name, &harness, &binary, &workdir).await?);
+            samples.push(sample(bench.name, &sessions, &binary, &workdir).await?);
         }
         let mut line = summarize(bench.name, &samples);
         if bench.name == "concurrent_100" {

@@ -8,8 +8,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use exec_host::mcp::{McpServers, ServerConfig, Transport};
-use exec_host::{CallContext, CallRequest, Origin};
+use exec_host::mcp::ServerConfig;
 use exec_host_tests::Harness;
 use serde_json::{Value, json};
 
@@ -18,15 +17,13 @@ use serde_json::{Value, json};
 pub const CALLS: usize = 200;
 
 /// Connects the fixture server (built next to this binary) as `fx`.
-pub async fn connect(harness: &Harness, target: &Path) -> Result<McpServers> {
+pub async fn connect(harness: &Harness, target: &Path) -> Result<()> {
     let fixture = target.join("fixture-mcp-server");
     if !fixture.exists() {
         bail!("{} is missing: build it first (cargo build --release --workspace --bins)", fixture.display());
     }
-    let servers = McpServers::new(harness.funnel.registry().clone());
-    let transport = Transport::Stdio { command: fixture.display().to_string(), args: vec![], env: BTreeMap::new(), cwd: None };
-    servers.add("fx", ServerConfig { transport, always_load: false }).await?;
-    Ok(servers)
+    harness.session.add_server("fx", ServerConfig::stdio(fixture.display().to_string(), [])).await?;
+    Ok(())
 }
 
 pub fn seq_script() -> String {
@@ -40,20 +37,15 @@ pub fn seq_expected() -> Value {
 pub const PARALLEL_SCRIPT: &str =
     "const r = await Promise.all(Array.from({ length: 100 }, (_, i) => tools.mcp__fx__echo({ i })));\nreturn r.length;";
 
-/// The same calls as [`seq_script`], made by the host through the funnel without a script:
-/// the rmcp client, the server and the output mapping: the floor under the script's calls.
-/// Returns microseconds.
+/// The same calls as [`seq_script`], made directly by the model through the session (the
+/// funnel, the rmcp client, the server and the output mapping, no script): the floor under
+/// the script's calls. Returns microseconds.
 pub async fn funnel_calls(harness: &Harness) -> Result<f64> {
     let started = Instant::now();
     for i in 0..CALLS {
-        let request = CallRequest {
-            name: "mcp__fx__echo".into(),
-            args: json!({ "i": i }).as_object().cloned().unwrap_or_default(),
-            context: CallContext { origin: Origin::Direct, cancel: Default::default() },
-        };
-        let output = harness.funnel.call(request).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-        if output.structured != Some(json!({ "i": i })) {
-            bail!("mcp_seq: wrong answer from the host path {output:?}");
+        let result = harness.call("mcp__fx__echo", json!({ "i": i })).await;
+        if result.value() != Some(&json!({ "i": i })) {
+            bail!("mcp_seq: wrong answer from the direct path: {}", result.text());
         }
     }
     Ok(started.elapsed().as_secs_f64() * 1e6)

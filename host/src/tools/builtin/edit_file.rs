@@ -37,6 +37,8 @@ impl FileTool for EditFile {
     const NAME: &'static str = "edit_file";
     const DESCRIPTION: &'static str =
         "Replace an exact string in a text file in the workspace. The string must occur exactly once unless replace_all is true.";
+    const GUIDANCE: Option<&'static str> =
+        Some("Read a file before you change it with edit_file: old_string must match the file's text exactly.");
     type Params = Params;
     type Output = Output;
 

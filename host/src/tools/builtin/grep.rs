@@ -56,6 +56,8 @@ pub struct Match {
 impl FileTool for Grep {
     const NAME: &'static str = "grep";
     const DESCRIPTION: &'static str = "Search text files in the workspace for lines matching a regular expression; returns path, line number and line text of each match.";
+    const GUIDANCE: Option<&'static str> =
+        Some("Find files with glob and search their contents with grep instead of reading files one by one.");
     type Params = Params;
     type Output = Output;
 

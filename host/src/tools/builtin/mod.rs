@@ -3,6 +3,10 @@
 //! slow disk never stalls the sandbox's executor, and answers a structured value whose
 //! schema is its output schema. Limits sit at the source: every tool bounds what it reads
 //! and what it returns.
+//!
+//! Each declares the intent to be deferred: with no configuration they sit in the pool
+//! behind `Exec`, where a script reaches them; `nonDeferredTools` (or an embedding's
+//! exemption list) puts any of them back flat.
 
 mod edit_file;
 mod glob;
@@ -29,6 +33,8 @@ use super::{CallContext, Tool, ToolDefinition, ToolError, ToolOutput};
 pub trait FileTool: Send + Sync + 'static {
     const NAME: &'static str;
     const DESCRIPTION: &'static str;
+    /// A line for the system prompt's section on using the tools, if the tool has one.
+    const GUIDANCE: Option<&'static str> = None;
     type Params: DeserializeOwned + JsonSchema + Send;
     type Output: Serialize + JsonSchema + Send;
 
@@ -47,8 +53,12 @@ pub struct Builtin<T: FileTool> {
 
 impl<T: FileTool> Builtin<T> {
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        let definition = ToolDefinition::from_types::<T::Params, T::Output>(T::NAME, T::DESCRIPTION)
-            .expect("builtin tool parameters are Rust structs, whose schemas are objects");
+        let mut definition = ToolDefinition::from_types::<T::Params, T::Output>(T::NAME, T::DESCRIPTION)
+            .expect("builtin tool parameters are Rust structs, whose schemas are objects")
+            .deferred(true);
+        if let Some(line) = T::GUIDANCE {
+            definition = definition.with_guidance(line);
+        }
         Builtin { definition, workspace, tool: PhantomData }
     }
 }
@@ -61,8 +71,7 @@ impl<T: FileTool> Tool for Builtin<T> {
     fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         let workspace = self.workspace.clone();
         Box::pin(async move {
-            let params: T::Params =
-                serde_json::from_value(Value::Object(args)).map_err(|e| ToolError::params(format!("{}: {e}", T::NAME)))?;
+            let params: T::Params = read_params(T::NAME, args)?;
             let cancel = context.cancel.clone();
             let output = tokio::task::spawn_blocking(move || T::run(&workspace, params, &|| cancel.is_cancelled()))
                 .await
@@ -72,6 +81,18 @@ impl<T: FileTool> Tool for Builtin<T> {
             Ok(ToolOutput::structured(value))
         })
     }
+}
+
+/// Reads a tool's typed parameters; a mismatch is a params error naming the field.
+pub(crate) fn read_params<P: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Result<P, ToolError> {
+    serde_path_to_error::deserialize(Value::Object(args)).map_err(|error| {
+        let field = error.path().to_string();
+        let inner = error.into_inner();
+        match field.as_str() {
+            "." => ToolError::params(format!("{tool}: {inner}")),
+            _ => ToolError::params(format!("{tool}: `{field}`: {inner}")),
+        }
+    })
 }
 
 /// All builtin tools, working in `workspace`.
@@ -86,22 +107,12 @@ pub fn all(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-/// The names of the builtin workspace tools, as [`all`] makes them.
-pub const NAMES: [&str; 6] = [
-    ls::Ls::NAME,
-    read_file::ReadFile::NAME,
-    write_file::WriteFile::NAME,
-    edit_file::EditFile::NAME,
-    glob::Glob::NAME,
-    grep::Grep::NAME,
-];
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn names_lists_every_builtin_tool() {
         let workspace = std::sync::Arc::new(super::Workspace::open(".").unwrap());
         let names: Vec<String> = super::all(workspace).iter().map(|tool| tool.definition().name.clone()).collect();
-        assert_eq!(names, super::NAMES);
+        assert_eq!(names, ["ls", "read_file", "write_file", "edit_file", "glob", "grep"]);
     }
 }

@@ -19,7 +19,6 @@ pub const MAX_WALK_ENTRIES: usize = 100_000;
 #[derive(Debug)]
 pub struct Workspace {
     dir: Dir,
-    root: PathBuf,
 }
 
 /// Why a workspace cannot be opened.
@@ -46,12 +45,7 @@ impl Workspace {
         }
         let dir = Dir::open_ambient_dir(root, ambient_authority())
             .map_err(|source| WorkspaceError::Unreadable { path: root.to_path_buf(), source })?;
-        Ok(Workspace { dir, root: root.to_path_buf() })
-    }
-
-    /// The directory as given when opened; for messages and logs only.
-    pub fn root(&self) -> &Path {
-        &self.root
+        Ok(Workspace { dir })
     }
 
     pub fn dir(&self) -> &Dir {

@@ -1,28 +1,23 @@
 //! The `exec-host` command line: `run`, `tools`, `search`. Flags are parsed raw, then
-//! resolved into one config ([`RunConfig`], [`SessionConfig`]) that the rest reads; the
-//! tools of every command come from one [`Session`] and one [`Pool`].
+//! resolved into one config ([`RunConfig`], [`SessionConfig`]) that the rest reads; every
+//! command works through one [`Session`], as an agent does.
 //!
-//! Exit status: 0 when the script succeeded, 1 when it failed (for `search`: when nothing
-//! matched), 2 for a usage or set-up error (one sentence on stderr, never a backtrace).
+//! Exit status: 0 when the script succeeded, 1 when it failed or `Exec` was refused (for
+//! `search`: when nothing matched), 2 for a usage or set-up error (one sentence on stderr,
+//! never a backtrace).
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use serde_json::json;
-use tokio_util::sync::CancellationToken;
-
-use crate::mcp::{ConfigError, McpConfig, McpServers};
-use crate::pool::{DeferralTable, Pool};
-use crate::runtime::{Limits, Sandbox, SandboxOptions, default_cache_dir};
-use crate::script::{ExecOutcome, ExecRequest};
-use crate::search::{self, SearchParams};
-use crate::settings::{self, Settings, SettingsFiles};
-use crate::tools::builtin::{self, Workspace};
-use crate::{Funnel, Registry, dts, exec_tool, signature};
+use exec_host::mcp::McpConfig;
+use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
+use exec_host::session::default_results_dir;
+use exec_host::{CancellationToken, Limits, Pool, SandboxOptions, Session, SessionError, ToolCall, ToolResult, exec_tool};
+use serde_json::{Value, json};
 
 #[derive(Parser, Debug)]
 #[command(name = "exec-host", version, about = "Run JavaScript Exec scripts in a WebAssembly sandbox that orchestrates tools")]
@@ -36,7 +31,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a script (the body of an async function) and print its result.
+    /// Run a script (the body of an async function) as a model's Exec call, and print its result.
     Run(RunFlags),
     /// Print what a model would be given: the declarations, Exec's description, the pool.
     Tools(ToolsFlags),
@@ -55,7 +50,7 @@ struct SessionFlags {
     #[arg(long, value_name = "FILE")]
     mcp_config: Vec<PathBuf>,
     /// Time each MCP server has to start and list its tools, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = crate::mcp::DEFAULT_CONNECT_TIMEOUT.as_millis() as u64)]
+    #[arg(long, value_name = "MS", default_value_t = exec_host::mcp::DEFAULT_CONNECT_TIMEOUT.as_millis() as u64)]
     mcp_connect_timeout_ms: u64,
     /// A settings file (`permissions.deny`, `enableExec`, `nonDeferredTools`), above the
     /// project and user files and below the managed one; repeat it, the last one wins.
@@ -70,27 +65,27 @@ struct RunFlags {
     #[command(flatten)]
     session: SessionFlags,
     /// Budget of the script's own running time, in milliseconds (waiting on tools is free).
-    #[arg(long, value_name = "MS", default_value_t = crate::runtime::DEFAULT_BUDGET.as_millis() as u64)]
+    #[arg(long, value_name = "MS", default_value_t = exec_host::runtime::DEFAULT_BUDGET.as_millis() as u64)]
     budget_ms: u64,
     /// Tool calls one script may make; the calls past it are refused one by one.
-    #[arg(long, value_name = "N", default_value_t = crate::runtime::DEFAULT_MAX_CALLS)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::runtime::DEFAULT_MAX_CALLS)]
     max_calls: u32,
     /// Characters of console output kept.
-    #[arg(long, value_name = "N", default_value_t = crate::runtime::DEFAULT_MAX_LOG_CHARS)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::runtime::DEFAULT_MAX_LOG_CHARS)]
     max_log_chars: usize,
     /// Characters of the returned value shown.
-    #[arg(long, value_name = "N", default_value_t = crate::runtime::DEFAULT_MAX_RESULT_CHARS)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::runtime::DEFAULT_MAX_RESULT_CHARS)]
     max_result_chars: usize,
     /// Images attached to the result.
-    #[arg(long, value_name = "N", default_value_t = crate::runtime::DEFAULT_MAX_IMAGES)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::runtime::DEFAULT_MAX_IMAGES)]
     max_images: usize,
     /// Memory of the script's sandbox, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = crate::runtime::DEFAULT_MAX_MEMORY_BYTES >> 20)]
+    #[arg(long, value_name = "MIB", default_value_t = exec_host::runtime::DEFAULT_MAX_MEMORY_BYTES >> 20)]
     max_memory_mib: u64,
     /// Cap on the total time the script may wait for tool calls, in milliseconds (default: none).
     #[arg(long, value_name = "MS")]
     max_nested_wait_ms: Option<u64>,
-    /// Print one JSON object: ok, text, value, logs, images, calls, summary, error.
+    /// Print one JSON object: ok, text, value, logs, images, calls, call_details, summary, error.
     #[arg(long)]
     json: bool,
     /// Do not read or write the compiled-guest cache.
@@ -102,7 +97,7 @@ struct RunFlags {
 struct ToolsFlags {
     #[command(flatten)]
     session: SessionFlags,
-    /// Print one JSON object: exec, declarations, pool, settings.
+    /// Print one JSON object: exec, declarations, pool, announcement, guidance, settings.
     #[arg(long, conflicts_with_all = ["dts", "stats"])]
     json: bool,
     /// Print a TypeScript declaration file of what a script can reach.
@@ -122,10 +117,6 @@ struct SearchFlags {
     /// Matches shown for keywords (as ToolSearch's `max_results`).
     #[arg(long, value_name = "N")]
     max_results: Option<usize>,
-    /// Search only the pool behind Exec, as a model's script does (by default: every tool a
-    /// `run` script can reach, flat ones included).
-    #[arg(long)]
-    pool: bool,
     /// Print ToolSearch's result object as JSON: {matches, total}.
     #[arg(long)]
     json: bool,
@@ -133,10 +124,10 @@ struct SearchFlags {
 
 /// Where the tools of one invocation come from, resolved from [`SessionFlags`].
 struct SessionConfig {
-    workspace: Workspace,
+    workspace: PathBuf,
     mcp: McpConfig,
     mcp_connect_timeout: Duration,
-    settings: SettingsFiles,
+    settings: Vec<PathBuf>,
 }
 
 /// Everything `run` needs, resolved from the flags.
@@ -157,8 +148,7 @@ impl<E: std::fmt::Display> From<E> for UsageError {
     }
 }
 
-/// Runs the command line; returns the process's exit status.
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -173,10 +163,9 @@ pub fn main() -> ExitCode {
         Command::Tools(flags) => {
             resolve_session(flags.session).and_then(|session| tools(session, flags.json, flags.dts, flags.stats))
         }
-        Command::Search(flags) => resolve_session(flags.session).and_then(|session| {
-            let params = SearchParams { query: flags.query, max_results: flags.max_results };
-            search(session, params, flags.pool, flags.json)
-        }),
+        Command::Search(flags) => {
+            resolve_session(flags.session).and_then(|session| search(session, flags.query, flags.max_results, flags.json))
+        }
     };
     match outcome {
         Ok(code) => code,
@@ -212,25 +201,29 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
         return Err(UsageError(format!("the script {} is empty; there is nothing to run", shown(&flags.script))));
     }
     let session = resolve_session(flags.session)?;
-    let limits = Limits {
-        budget: Duration::from_millis(flags.budget_ms),
-        max_calls: flags.max_calls,
-        max_log_chars: flags.max_log_chars,
-        max_result_chars: flags.max_result_chars,
-        max_images: flags.max_images,
-        max_memory_bytes: flags.max_memory_mib.saturating_mul(1024 * 1024),
-        max_nested_wait: flags.max_nested_wait_ms.map(Duration::from_millis),
-    };
+    let limits = Limits::default()
+        .with_budget(Duration::from_millis(flags.budget_ms))
+        .with_max_calls(flags.max_calls)
+        .with_max_log_chars(flags.max_log_chars)
+        .with_max_result_chars(flags.max_result_chars)
+        .with_max_images(flags.max_images)
+        .with_max_memory_bytes(flags.max_memory_mib.saturating_mul(1024 * 1024))
+        .with_max_nested_wait(flags.max_nested_wait_ms.map(Duration::from_millis));
     limits.check().map_err(|why| UsageError(format!("invalid limits: {why}")))?;
-    let cache_dir = if flags.no_cache { None } else { default_cache_dir() };
+    let cache_dir = if flags.no_cache { None } else { exec_host::runtime::default_cache_dir() };
     Ok(RunConfig { code, session, limits, json: flags.json, cache_dir })
 }
 
 fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
-    let workspace = Workspace::open(&flags.workspace)?;
-    let mcp_files =
-        flags.mcp_config.iter().map(|file| Ok((file.clone(), McpConfig::load(file)?))).collect::<Result<_, ConfigError>>()?;
-    let mcp = McpConfig::merge(mcp_files)?;
+    match std::fs::metadata(&flags.workspace) {
+        Err(_) => return Err(UsageError(format!("the workspace {} does not exist", flags.workspace.display()))),
+        Ok(metadata) if !metadata.is_dir() => {
+            return Err(UsageError(format!("the workspace {} is not a directory", flags.workspace.display())));
+        }
+        Ok(_) => {}
+    }
+    let mcp_files = flags.mcp_config.iter().map(|file| Ok((file.clone(), McpConfig::load(file)?))).collect::<Result<_, _>>();
+    let mcp = McpConfig::merge(mcp_files.map_err(|e: exec_host::mcp::ConfigError| UsageError(e.to_string()))?)?;
     for file in &flags.settings {
         if file.is_dir() {
             return Err(UsageError(format!("the settings file {} is a directory", file.display())));
@@ -239,19 +232,21 @@ fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
             return Err(UsageError(format!("the settings file {} does not exist", file.display())));
         }
     }
-    let settings = SettingsFiles::new(None, settings::standard_files(&flags.workspace, &flags.settings));
-    // Read once now, so a broken file stops the command before anything starts.
-    settings.current()?;
-    Ok(SessionConfig { workspace, mcp, mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms), settings })
+    Ok(SessionConfig {
+        workspace: flags.workspace,
+        mcp,
+        mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms),
+        settings: flags.settings,
+    })
 }
 
-fn shown(path: &std::path::Path) -> String {
-    if path == std::path::Path::new("-") { "on standard input".into() } else { path.display().to_string() }
+fn shown(path: &Path) -> String {
+    if path == Path::new("-") { "on standard input".into() } else { path.display().to_string() }
 }
 
-fn read_script(path: &std::path::Path) -> Result<String, UsageError> {
+fn read_script(path: &Path) -> Result<String, UsageError> {
     let mut bytes = Vec::new();
-    if path == std::path::Path::new("-") {
+    if path == Path::new("-") {
         std::io::stdin()
             .read_to_end(&mut bytes)
             .map_err(|e| UsageError(format!("cannot read the script from standard input: {e}")))?;
@@ -271,37 +266,42 @@ fn read_script(path: &std::path::Path) -> Result<String, UsageError> {
     })
 }
 
-/// The tools of one invocation: the registry, with the MCP servers that started.
-struct Session {
-    registry: Arc<Registry>,
-    servers: McpServers,
-    settings: Arc<SettingsFiles>,
+/// The session of one invocation: its tools, settings and servers; a server that cannot
+/// start is reported once and the others go on.
+async fn start_session(
+    config: SessionConfig,
+    sandbox: SandboxOptions,
+    limits: Limits,
+    abort: &CancellationToken,
+) -> Result<Option<Session>, UsageError> {
+    let mut builder = Session::builder()
+        .workspace(&config.workspace)
+        .standard_settings(&config.settings)
+        .mcp_servers(config.mcp)
+        .mcp_connect_timeout(config.mcp_connect_timeout)
+        .sandbox_options(sandbox)
+        .limits(limits);
+    if let Some(dir) = default_results_dir() {
+        builder = builder.result_store(Arc::new(DirectoryResultStore::new(dir, DIRECTORY_STORE_FILES)));
+    }
+    let session = tokio::select! {
+        session = builder.build() => session.map_err(usage)?,
+        _ = abort.cancelled() => return Ok(None),
+    };
+    for failure in session.start_failures() {
+        eprintln!("exec-host: warning: {failure}");
+    }
+    Ok(Some(session))
 }
 
-impl Session {
-    /// Starts the MCP servers; one that cannot start is reported once and the rest go on.
-    async fn start(config: SessionConfig, abort: &CancellationToken) -> Result<Session, UsageError> {
-        let registry = Arc::new(Registry::new(builtin::all(Arc::new(config.workspace)))?);
-        let servers = McpServers::with_connect_timeout(registry.clone(), config.mcp_connect_timeout);
-        let failures = tokio::select! {
-            failures = servers.start_all(&config.mcp) => failures,
-            _ = abort.cancelled() => Vec::new(),
-        };
-        for failure in failures {
-            eprintln!("exec-host: warning: {failure}");
-        }
-        Ok(Session { registry, servers, settings: Arc::new(config.settings) })
-    }
-
-    /// The pool and declarations as they are now, from the one builder.
-    fn pool(&self, settings: &Settings) -> Pool {
-        Pool::build(self.registry.snapshot().definitions(), settings, &DeferralTable::default())
-    }
+fn usage(error: SessionError) -> UsageError {
+    UsageError(error.to_string())
 }
 
 fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let outcome = runtime.block_on(async {
+    let json = config.json;
+    let result = runtime.block_on(async {
         // Listen for Ctrl-C first, so an interrupt during set-up ends the run cleanly too.
         let abort = CancellationToken::new();
         let on_interrupt = abort.clone();
@@ -311,73 +311,83 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
                 on_interrupt.cancel();
             }
         });
-        // The sandbox and the servers start together.
-        let options = SandboxOptions { cache_dir: config.cache_dir.clone(), max_concurrent_execs: 4 };
-        let (sandbox, session) = tokio::join!(Sandbox::with_options(options), Session::start(config.session, &abort));
-        let session = session?;
-        let sandbox = sandbox?;
-        // In `run` the script's author is the only caller: every tool that is not denied
-        // is reachable, pooled or not.
-        let settings = session.settings.current_or_last_good()?;
-        let reachable = session.pool(&settings).enabled();
-        let funnel = Arc::new(Funnel::new(session.registry.clone()).with_settings(session.settings.clone()));
-        let request = ExecRequest::new(config.code, reachable).with_limits(config.limits).with_abort(abort);
-        let outcome = sandbox.exec(request, funnel).await;
-        session.servers.shutdown().await;
-        Ok::<_, UsageError>(outcome)
+        let sandbox = SandboxOptions { cache_dir: config.cache_dir.clone(), max_concurrent_execs: 4 };
+        let Some(session) = start_session(config.session, sandbox, config.limits, &abort).await? else {
+            return Ok::<_, UsageError>(None);
+        };
+        // The script is a model's Exec call: authorized like one, reaching the same pool.
+        let call = ToolCall::new(run_id(), exec_host::tools::names::EXEC, json!({ "code": config.code }));
+        let result = session.call(call, abort).await;
+        session.shutdown().await;
+        Ok(Some(result))
     })?;
-    print_outcome(&outcome, config.json);
-    Ok(if outcome.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let Some(result) = result else {
+        eprintln!("exec-host: interrupted before the script started");
+        return Ok(ExitCode::from(1));
+    };
+    print_result(&result, json);
+    Ok(if result.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// Starts the session's servers, hands the session and its settings to `report`, then
-/// closes the servers.
-fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session, &Settings) -> T) -> Result<T, UsageError> {
+/// The id of a run's `Exec` call: unique enough to name its kept result.
+fn run_id() -> String {
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    format!("run-{millis}-{}", std::process::id())
+}
+
+/// Starts the session, hands it to `report`, then closes its servers.
+fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session) -> Result<T, UsageError>) -> Result<T, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
-        let session = Session::start(config, &CancellationToken::new()).await?;
-        let settings = session.settings.current_or_last_good()?;
-        let result = report(&session, &settings);
-        session.servers.shutdown().await;
-        Ok(result)
+        let sandbox = SandboxOptions { cache_dir: exec_host::runtime::default_cache_dir(), max_concurrent_execs: 1 };
+        let session = start_session(config, sandbox, Limits::default(), &CancellationToken::new())
+            .await?
+            .expect("nothing cancels this session's start");
+        let result = report(&session);
+        session.shutdown().await;
+        result
     })
 }
 
 fn tools(config: SessionConfig, as_json: bool, dts: bool, stats: bool) -> Result<ExitCode, UsageError> {
-    let text = with_session(config, |session, settings| {
-        let pool = session.pool(settings);
-        if dts {
-            dts::declaration_file(&pool.enabled())
+    let text = with_session(config, |session| {
+        let pool = session.pool().map_err(usage)?;
+        Ok(if dts {
+            session.declaration_file().map_err(usage)?
         } else if stats {
-            declaration_stats(session, settings)
+            declaration_stats(&pool)
         } else if as_json {
+            let prepared = session.prepare(&[]).map_err(usage)?;
+            let announcement = prepared.append.first().map(|message| message.text());
             let object = json!({
                 "exec": pool.exec_status(),
-                "declarations": pool.declarations(),
+                "declarations": &*prepared.declarations,
                 "pool": pool.names().collect::<Vec<_>>(),
-                "settings": settings_in_force(&session.settings),
+                "announcement": announcement,
+                "guidance": &*prepared.guidance,
+                "settings": settings_in_force(session),
             });
             format!("{object}\n")
         } else {
-            describe_pool(&pool, &session.settings)
-        }
+            describe_pool(session, &pool)?
+        })
     })?;
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }
 
 /// `exec-host tools` for people: what is declared, what is pooled, Exec's description.
-fn describe_pool(pool: &Pool, settings: &SettingsFiles) -> String {
+fn describe_pool(session: &Session, pool: &Pool) -> Result<String, UsageError> {
     let mut out = String::new();
-    let declarations = pool.declarations();
+    let prepared = session.prepare(&[]).map_err(usage)?;
     let status = pool.exec_status();
     if pool.exec_declared() {
         out += &format!("{status}; {} tools are in the pool behind it.\n", pool.pooled().len());
     } else {
         out += &format!("{status}; every tool is declared flat.\n");
     }
-    out += &format!("\nDeclared to the model ({}):\n", declarations.len());
-    for declaration in &declarations {
+    out += &format!("\nDeclared to the model ({}):\n", prepared.declarations.len());
+    for declaration in prepared.declarations.iter() {
         out += &format!("  {}\n", declaration.name);
     }
     if pool.exec_declared() {
@@ -386,36 +396,42 @@ fn describe_pool(pool: &Pool, settings: &SettingsFiles) -> String {
             out += &format!("  {name}\n");
         }
         out += "\nExec's description (the same for every pool):\n";
-        for line in exec_tool::description().lines() {
-            out += format!("  | {line}").trim_end();
-            out += "\n";
-        }
+        out += &indented(exec_tool::description());
     }
-    let files = settings_in_force(settings);
+    if let Some(announcement) = prepared.append.first() {
+        out += "\nAnnouncement appended to the first request of a conversation:\n";
+        out += &indented(&announcement.text());
+    }
+    if !prepared.guidance.is_empty() {
+        out += "\nGuidance for the system prompt:\n";
+        out += &indented(&prepared.guidance);
+    }
+    let files = settings_in_force(session);
     out += &if files.is_empty() {
         "\nSettings: none found, defaults apply.\n".to_string()
     } else {
         format!("\nSettings: {}\n", files.join(", "))
     };
-    out
+    Ok(out)
+}
+
+fn indented(text: &str) -> String {
+    text.lines().map(|line| format!("{}\n", format!("  | {line}").trim_end())).collect()
 }
 
 /// The settings files that exist, highest layer first.
-fn settings_in_force(settings: &SettingsFiles) -> Vec<String> {
-    settings.files().iter().filter(|file| file.is_file()).map(|file| file.display().to_string()).collect()
+fn settings_in_force(session: &Session) -> Vec<String> {
+    session.settings_files().iter().filter(|file| file.is_file()).map(|file| file.display().to_string()).collect()
 }
 
 /// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat.
-fn declaration_stats(session: &Session, settings: &Settings) -> String {
-    let size = |enable_exec: bool| {
-        let settings = Settings { enable_exec, ..settings.clone() };
-        let pool = session.pool(&settings);
-        let declarations = pool.declarations();
-        let bytes = serde_json::to_string(&declarations).map(|text| text.len()).unwrap_or(0);
-        (pool, declarations.len(), bytes)
+fn declaration_stats(exec_pool: &Pool) -> String {
+    let size = |declarations: &[exec_host::Declaration]| {
+        let bytes = serde_json::to_string(declarations).map(|text| text.len()).unwrap_or(0);
+        (declarations.len(), bytes)
     };
-    let (exec_pool, exec_count, exec_bytes) = size(true);
-    let (_, flat_count, flat_bytes) = size(false);
+    let (exec_count, exec_bytes) = size(&exec_pool.declarations());
+    let (flat_count, flat_bytes) = size(&exec_pool.declarations_without_exec());
     let tokens = |bytes: usize| bytes.div_ceil(BYTES_PER_TOKEN);
     let mut out = format!("{:<11}{:>14}{:>12}{:>10}\n", "", "declarations", "bytes", "~tokens");
     out += &format!("{:<11}{:>14}{:>12}{:>10}\n", "Exec mode", exec_count, exec_bytes, tokens(exec_bytes));
@@ -444,23 +460,20 @@ fn declaration_stats(session: &Session, settings: &Settings) -> String {
 /// A rough, model-independent estimate of JSON bytes per token.
 const BYTES_PER_TOKEN: usize = 4;
 
-fn search(config: SessionConfig, params: SearchParams, only_pool: bool, as_json: bool) -> Result<ExitCode, UsageError> {
-    let result = with_session(config, |session, settings| {
-        let pool = session.pool(settings);
-        if only_pool { search::search(pool.pooled(), &params) } else { search::search(&pool.enabled(), &params) }
-    })?;
+fn search(config: SessionConfig, query: String, max_results: Option<usize>, as_json: bool) -> Result<ExitCode, UsageError> {
+    let result = with_session(config, |session| session.search(query.clone(), max_results).map_err(usage))?;
     if as_json {
         println!("{}", serde_json::to_string(&result)?);
     } else {
         for found in &result.matches {
             if !found.description.trim().is_empty() {
-                println!("{}", signature::doc_comment(&found.description, 0));
+                println!("{}", exec_host::signature::doc_comment(&found.description, 0));
             }
             println!("{}\n", found.signature);
         }
         let shown = result.matches.len();
         match result.total {
-            0 => eprintln!("no tool matches {:?}", params.query),
+            0 => eprintln!("no tool matches {query:?}"),
             total if total > shown => {
                 eprintln!("{shown} of {total} matching tools shown; narrow the query or raise --max-results")
             }
@@ -470,26 +483,48 @@ fn search(config: SessionConfig, params: SearchParams, only_pool: bool, as_json:
     Ok(if result.total == 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-fn print_outcome(outcome: &ExecOutcome, as_json: bool) {
+fn print_result(result: &ToolResult, as_json: bool) {
+    let client = &result.client;
     let mut stdout = std::io::stdout().lock();
     if as_json {
+        let details: Vec<Value> = client
+            .calls
+            .iter()
+            .map(|call| {
+                json!({
+                    "name": call.name,
+                    "ok": call.ok(),
+                    "stage": call.stage(),
+                    "ms": (call.duration.as_secs_f64() * 1e6).round() / 1e3,
+                })
+            })
+            .collect();
         let object = json!({
-            "ok": outcome.ok(),
-            "text": outcome.text(),
-            "value": outcome.value().cloned().unwrap_or(serde_json::Value::Null),
-            "logs": outcome.logs,
-            "images": outcome.images,
-            "calls": outcome.calls,
-            "summary": outcome.summary(),
-            "error": outcome.failure().map(|f| f.message()),
+            "ok": result.ok(),
+            "text": result.text(),
+            "value": result.value().cloned().unwrap_or(Value::Null),
+            "logs": client.logs,
+            "images": client.images,
+            "calls": result.call_names(),
+            "call_details": details,
+            "summary": client.summary.as_deref().unwrap_or(if result.ok() { "" } else { "failed" }),
+            "error": client.failure.as_ref().map(|failure| &failure.message),
         });
         let _ = writeln!(stdout, "{object}");
-        return;
+    } else {
+        let _ = writeln!(stdout, "{}", result.text());
+        let _ = stdout.flush();
+        if !client.images.is_empty() {
+            eprintln!("[{} image(s) attached; --json prints them]", client.images.len());
+        }
+        if let Some(summary) = &client.summary {
+            eprintln!("{summary}");
+        }
     }
-    let _ = writeln!(stdout, "{}", outcome.text());
-    let _ = stdout.flush();
-    if !outcome.images.is_empty() {
-        eprintln!("[{} image(s) attached; --json prints them]", outcome.images.len());
+    if let (Some(compacted), Some(dir)) = (&result.compacted, default_results_dir())
+        && compacted.kept
+    {
+        let file = DirectoryResultStore::new(dir, DIRECTORY_STORE_FILES).path_of(&result.call_id);
+        eprintln!("[the whole result ({} characters) is in {}]", compacted.total_chars, file.display());
     }
-    eprintln!("{}", outcome.summary());
 }

@@ -90,12 +90,17 @@ fn json_output_has_exactly_the_contract_keys() {
     assert_eq!(output.status.code(), Some(0));
     let object = json_of(&output);
     let keys: Vec<&str> = object.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["ok", "text", "value", "logs", "images", "calls", "summary", "error"]);
+    assert_eq!(keys, ["ok", "text", "value", "logs", "images", "calls", "call_details", "summary", "error"]);
     assert_eq!(object["ok"], json!(true));
     assert_eq!(object["value"], json!({"n": 1}));
     assert_eq!(object["logs"], json!(["hi"]));
     assert_eq!(object["images"], json!([]));
     assert_eq!(object["calls"], json!(["ls"]));
+    assert_eq!(object["call_details"].as_array().unwrap().len(), 1);
+    assert_eq!(object["call_details"][0]["name"], "ls");
+    assert_eq!(object["call_details"][0]["ok"], true);
+    assert_eq!(object["call_details"][0]["stage"], Value::Null);
+    assert!(object["call_details"][0]["ms"].as_f64().unwrap() >= 0.0);
     assert_eq!(object["summary"], json!("1 tool call\nls"));
     assert_eq!(object["error"], Value::Null);
     assert_eq!(object["text"], json!("Console output:\nhi\n\nReturn value:\n{\"n\":1}"));
@@ -437,12 +442,14 @@ fn tools_shows_what_a_model_is_given_under_the_settings_in_force() {
     };
     assert!(text.starts_with("Exec is declared; "), "{text}");
     let declared = section("Declared to the model");
-    assert_eq!(declared[0], "Exec");
-    for flat in ["read_file", "mcp__fx__pinned", "mcp__fx__greet"] {
-        assert!(declared.contains(&flat.to_string()), "{flat} is declared flat: {declared:?}");
-    }
+    assert_eq!(declared, ["Exec", "mcp__fx__greet", "mcp__fx__pinned", "view_tool_call"]);
     let pool = section("Pool (");
-    assert!(pool.contains(&"mcp__fx__add".to_string()) && !pool.contains(&"mcp__fx__greet".to_string()), "{pool:?}");
+    for pooled in ["mcp__fx__add", "read_file", "write_file"] {
+        assert!(pool.contains(&pooled.to_string()), "{pooled} is pooled: {pool:?}");
+    }
+    assert!(!pool.contains(&"mcp__fx__greet".to_string()), "{pool:?}");
+    let announced = section("Announcement appended");
+    assert_eq!(announced[1..].iter().map(|line| line.trim_start_matches("| ")).collect::<Vec<_>>(), pool, "names, in pool order");
     assert!(!text.contains("mcp__fx__fail"), "a denied tool appears nowhere");
     assert!(text.contains("  | tools.ToolSearch(args: {"), "Exec's description is shown: {text}");
     assert!(text.contains(".exec-host/settings.json") && text.contains(".config/exec-host/settings.json"), "{text}");
@@ -507,26 +514,19 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
 #[test]
 fn search_finds_tools_like_a_script_does() {
     let (setup, config) = pool_setup();
-    let output = setup.run(&["search", "greet", "--json", "--mcp-config", &config]);
+    let output = setup.run(&["search", "select:mcp__fx__add", "--json", "--mcp-config", &config]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let result = json_of(&output);
     assert_eq!(result["total"], 1);
-    assert_eq!(result["matches"][0]["name"], "mcp__fx__greet");
-    assert_eq!(result["matches"][0]["signature"], "tools.mcp__fx__greet(args: {\n  name: string;\n}): Promise<unknown>");
+    assert_eq!(result["matches"][0]["name"], "mcp__fx__add");
+    assert!(result["matches"][0]["signature"].as_str().unwrap().starts_with("tools.mcp__fx__add(args: {"), "{result}");
 
-    // As in `run`, every tool that is not denied is searched, flat ones included.
-    let output = setup.run(&["search", "select:read_file,mcp__fx__fail", "--mcp-config", &config]);
+    // As in `run` and a model's script: the pool, not the flat tools, not the denied ones.
+    let output = setup.run(&["search", "select:read_file,mcp__fx__fail,mcp__fx__greet", "--mcp-config", &config]);
     let text = stdout(&output);
     assert!(text.contains("tools.read_file(args: {"), "{text}");
-    assert!(!text.contains("mcp__fx__fail"), "{text}");
+    assert!(!text.contains("mcp__fx__fail") && !text.contains("mcp__fx__greet"), "{text}");
     assert!(stderr(&output).contains("1 matching tool"), "{}", stderr(&output));
-
-    // --pool: only what a model's script searches; the flat read_file is not there.
-    let output = setup.run(&["search", "select:read_file,mcp__fx__add", "--pool", "--json", "--mcp-config", &config]);
-    assert_eq!(
-        json_of(&output)["matches"].as_array().unwrap().iter().map(|m| m["name"].clone()).collect::<Vec<_>>(),
-        [json!("mcp__fx__add")]
-    );
 
     let output = setup.run(&["search", "", "--max-results", "1", "--json", "--mcp-config", &config]);
     let all = json_of(&output);
@@ -551,7 +551,7 @@ fn run_leaves_denied_tools_out_of_the_script() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let value = &json_of(&output)["value"];
     assert_eq!(value["writeFile"], "undefined");
-    assert_eq!(value["found"], json!(["read_file", "mcp__fx__greet"]), "flat and pooled tools alike, denied ones not");
+    assert_eq!(value["found"], json!(["read_file"]), "the pool: not the flat greet, not the denied ones");
     assert!(value["fail"].as_str().unwrap().contains("not reachable"), "{value}");
 }
 

@@ -1,0 +1,641 @@
+//! The session: an agent's whole tool layer behind two operations.
+//!
+//! A [`Session`] owns the registry (the builtin workspace tools, the embedding's tools, the
+//! MCP servers' tools), the settings, the deferral table, the funnel, the sandbox and the
+//! store of compacted results. Every caller (the command line, the tests, the benchmarks,
+//! an embedding) goes through it:
+//!
+//! - [`Session::prepare`] turns the conversation so far into what the next request needs:
+//!   the declarations (`Exec` and the flat tools, byte-stable) and the messages to append
+//!   at the end of the history (the announcement of the pool's names).
+//! - [`Session::call`] runs one tool call of the model, `Exec` or a flat tool, through the
+//!   one funnel, and gives its result in every projection ([`ToolResult`]).
+//!
+//! What a request sees is computed from the registry and the settings of that moment and
+//! kept while neither changes, so preparing a request with an unchanged pool costs a
+//! comparison, not a rebuild.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::announce::{self, Catalogue};
+use crate::exec_tool::ExecParams;
+use crate::funnel::{CallRequest, Funnel};
+use crate::mcp::servers::McpServers;
+use crate::mcp::{Connected, McpConfig, ServerConfig, ServerState, StartError};
+use crate::message::{ContentBlock, Message};
+use crate::pool::{Declaration, DeferralTable, ExecStatus, Pool};
+use crate::render::{self, Compaction, ToolResult};
+use crate::results::{MemoryResultStore, ResultStore, VIEW_TOOL_CALL, ViewToolCall};
+use crate::runtime::{CallWatcher, ExecRequest, Limits, Sandbox, SandboxOptions, ScriptTools, SetupError, ToolFuture};
+use crate::search::{self, Reachable, SearchParams, SearchResult};
+use crate::settings::{self, Layer, Settings, SettingsError, SettingsFiles};
+use crate::tools::builtin::{self, Workspace, WorkspaceError};
+use crate::tools::names::{EXEC, TOOL_SEARCH, split_mcp_name};
+use crate::tools::{CallContext, Origin, Registry, RegistryError, Tool, ToolError, ToolSet};
+
+/// Why a session could not start, or cannot say what a request may use.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// A settings file is invalid (and no valid settings were read before it).
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    /// The tools given cannot form a registry (a duplicate or reserved name).
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The sandbox could not be set up.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+}
+
+/// One tool call of the model's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The call's arguments: a JSON object.
+    pub input: Value,
+}
+
+impl ToolCall {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        ToolCall { id: id.into(), name: name.into(), input }
+    }
+
+    /// The tool calls of an assistant message, in order.
+    pub fn all_in(message: &Message) -> Vec<ToolCall> {
+        message.tool_uses().map(|(id, name, input)| ToolCall::new(id, name, input.clone())).collect()
+    }
+}
+
+/// How one call is made: its abort signal, and who watches an `Exec`'s nested calls.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct CallOptions {
+    /// Cancelling it ends the call promptly with a failure result.
+    pub abort: CancellationToken,
+    /// Sees an `Exec`'s call record each time a nested call reaches the host.
+    pub on_nested_call: Option<CallWatcher>,
+}
+
+impl CallOptions {
+    pub fn new(abort: CancellationToken) -> Self {
+        CallOptions { abort, on_nested_call: None }
+    }
+
+    /// Calls `watcher` with the whole record of an `Exec`'s nested calls each time one
+    /// reaches the host (for a live summary).
+    pub fn on_nested_call(mut self, watcher: impl Fn(&[crate::runtime::NestedCall]) + Send + Sync + 'static) -> Self {
+        self.on_nested_call = Some(Arc::new(watcher));
+        self
+    }
+}
+
+/// What a request needs, from [`Session::prepare`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Prepared {
+    /// The tools to declare: `Exec` first when it is declared, then the flat tools. The
+    /// same bytes for as long as the settings and the flat tools stay the same, whatever
+    /// enters or leaves the pool.
+    pub declarations: Arc<[Declaration]>,
+    /// Messages to append at the end of the history before this request is sent (the
+    /// announcement, when it has something to say). Append them and keep them: their
+    /// metadata is what the next `prepare` reads.
+    pub append: Vec<Message>,
+    /// The system prompt's section on using the tools (empty when no tool has a line).
+    pub guidance: Arc<str>,
+    /// Whether `Exec` is declared, or why not.
+    pub exec: ExecStatus,
+}
+
+/// Sets up a [`Session`].
+pub struct SessionBuilder {
+    workspace: Option<PathBuf>,
+    tools: Vec<Arc<dyn Tool>>,
+    servers: McpConfig,
+    connect_timeout: Duration,
+    managed: Option<Layer>,
+    settings_files: Vec<PathBuf>,
+    deferral: DeferralTable,
+    sandbox: Option<Sandbox>,
+    sandbox_options: SandboxOptions,
+    limits: Limits,
+    store: Option<Arc<dyn ResultStore>>,
+    announcements: bool,
+}
+
+impl Default for SessionBuilder {
+    fn default() -> Self {
+        SessionBuilder {
+            workspace: None,
+            tools: Vec::new(),
+            servers: McpConfig::default(),
+            connect_timeout: crate::mcp::DEFAULT_CONNECT_TIMEOUT,
+            managed: None,
+            settings_files: Vec::new(),
+            deferral: DeferralTable::default(),
+            sandbox: None,
+            sandbox_options: SandboxOptions::default(),
+            limits: Limits::default(),
+            store: Some(Arc::new(MemoryResultStore::default())),
+            announcements: true,
+        }
+    }
+}
+
+impl SessionBuilder {
+    /// The directory the builtin workspace tools work in. Without one the session has no
+    /// builtin workspace tools.
+    pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(dir.into());
+        self
+    }
+
+    /// A tool of the embedding's own.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// MCP servers to connect while the session starts; more can join later with
+    /// [`Session::add_server`].
+    pub fn mcp_servers(mut self, config: McpConfig) -> Self {
+        self.servers = config;
+        self
+    }
+
+    /// Time each MCP server has to start and list its tools.
+    pub fn mcp_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Settings passed in code: the managed layer, above every file (an administrator's
+    /// override, or an embedding's `disallowedTools` as deny rules).
+    pub fn managed_settings(mut self, layer: Layer) -> Self {
+        self.managed = Some(layer);
+        self
+    }
+
+    /// Settings files, highest layer first; a file that does not exist is an empty layer.
+    /// Each is read again when it changes.
+    pub fn settings_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.settings_files = files.into_iter().collect();
+        self
+    }
+
+    /// The files `exec-host` itself reads: the managed file, `extra` (the last one
+    /// highest), the workspace's project file and the user's file.
+    pub fn standard_settings(mut self, extra: &[PathBuf]) -> Self {
+        let workspace = self.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+        self.settings_files = settings::standard_files(&workspace, extra);
+        self
+    }
+
+    /// The deferral table (to replace the engine's exemption list).
+    pub fn deferral(mut self, table: DeferralTable) -> Self {
+        self.deferral = table;
+        self
+    }
+
+    /// A sandbox to share with other sessions of the process (one engine, one compiled guest).
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// How to set up the sandbox when none is shared.
+    pub fn sandbox_options(mut self, options: SandboxOptions) -> Self {
+        self.sandbox_options = options;
+        self
+    }
+
+    /// The limits of every `Exec` of the session, and the result cap of flat calls.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Where the whole text of compacted results is kept (in memory by default).
+    pub fn result_store(mut self, store: Arc<dyn ResultStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// No compaction: results reach the model whole, and `view_tool_call` is not declared.
+    pub fn without_compaction(mut self) -> Self {
+        self.store = None;
+        self
+    }
+
+    /// The host has no history channel for the announcement: `prepare` appends nothing.
+    pub fn without_announcements(mut self) -> Self {
+        self.announcements = false;
+        self
+    }
+
+    /// Starts the session: the sandbox and the MCP servers start together. A server that
+    /// cannot start does not stop the session; see [`Session::start_failures`].
+    pub async fn build(self) -> Result<Session, SessionError> {
+        let settings = Arc::new(SettingsFiles::new(self.managed, self.settings_files));
+        // Read once now, so a broken file stops the session before anything starts.
+        settings.current()?;
+        let mut tools = self.tools;
+        if let Some(dir) = &self.workspace {
+            tools.extend(builtin::all(Arc::new(Workspace::open(dir)?)));
+        }
+        if let Some(store) = &self.store {
+            tools.push(Arc::new(ViewToolCall::new(store.clone())));
+        }
+        let registry = Arc::new(Registry::new(tools)?);
+        let servers = McpServers::with_connect_timeout(registry.clone(), self.connect_timeout);
+        let sandbox = async {
+            match self.sandbox {
+                Some(sandbox) => Ok(sandbox),
+                None => Sandbox::with_options(self.sandbox_options).await,
+            }
+        };
+        let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&self.servers));
+        let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone()));
+        let inner = Inner {
+            registry,
+            servers,
+            settings,
+            deferral: self.deferral,
+            funnel,
+            sandbox: sandbox?,
+            limits: self.limits,
+            store: self.store,
+            announcements: self.announcements,
+            start_failures,
+            view: Mutex::new(None),
+        };
+        Ok(Session { inner: Arc::new(inner) })
+    }
+}
+
+/// An agent's tool layer. Cheap to clone; every clone is the same session.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Arc<Registry>,
+    servers: McpServers,
+    settings: Arc<SettingsFiles>,
+    deferral: DeferralTable,
+    funnel: Arc<Funnel>,
+    sandbox: Sandbox,
+    limits: Limits,
+    store: Option<Arc<dyn ResultStore>>,
+    announcements: bool,
+    start_failures: Vec<StartError>,
+    /// What requests see now, kept while the registry and the settings stay the same.
+    view: Mutex<Option<Arc<View>>>,
+}
+
+/// The pool of one moment and everything made from it.
+struct View {
+    tools: Arc<ToolSet>,
+    settings: Arc<Settings>,
+    pool: Arc<Pool>,
+    declarations: Arc<[Declaration]>,
+    catalogue: Catalogue,
+    guidance: Arc<str>,
+    reachable: Arc<Reachable>,
+}
+
+impl Session {
+    pub fn builder() -> SessionBuilder {
+        SessionBuilder::default()
+    }
+
+    /// What the next request needs, from the conversation so far: the declarations, the
+    /// messages to append at its end (the announcement), the guidance section.
+    pub fn prepare(&self, history: &[Message]) -> Result<Prepared, SessionError> {
+        let view = self.view()?;
+        let status = view.pool.exec_status();
+        let append = match self.inner.announcements {
+            true => announce::next(history, status, &view.catalogue).into_iter().collect(),
+            false => Vec::new(),
+        };
+        Ok(Prepared { declarations: view.declarations.clone(), append, guidance: view.guidance.clone(), exec: status })
+    }
+
+    /// Runs one tool call of the model's: `Exec` or any tool the session may call.
+    pub async fn call(&self, call: ToolCall, abort: CancellationToken) -> ToolResult {
+        self.call_with(call, CallOptions::new(abort)).await
+    }
+
+    /// [`call`](Self::call) with every option.
+    pub async fn call_with(&self, call: ToolCall, options: CallOptions) -> ToolResult {
+        let started = Instant::now();
+        let ToolCall { id, name, input } = call;
+        let input = match input {
+            Value::Object(map) => map,
+            other => {
+                let error = ToolError::params(format!("the input of `{name}` must be a JSON object, not {}", kind_of(&other)));
+                return render::failure_result(id, name, error, started.elapsed());
+            }
+        };
+        let result = if name == EXEC {
+            self.exec(id, input, options, started).await
+        } else {
+            self.flat(id, name, input, options.abort, started).await
+        };
+        self.compact(result)
+    }
+
+    /// The pool now: what is declared, what sits behind `Exec`.
+    pub fn pool(&self) -> Result<Arc<Pool>, SessionError> {
+        Ok(self.view()?.pool.clone())
+    }
+
+    /// Searches what an `Exec` script reaches now, as `tools.ToolSearch` does.
+    pub fn search(&self, query: impl Into<String>, max_results: Option<usize>) -> Result<SearchResult, SessionError> {
+        let params = SearchParams { query: query.into(), max_results };
+        Ok(self.view()?.reachable.search(&params))
+    }
+
+    /// A TypeScript declaration file of what an `Exec` script reaches now.
+    pub fn declaration_file(&self) -> Result<String, SessionError> {
+        Ok(crate::dts::declaration_file(self.view()?.reachable.definitions()))
+    }
+
+    /// Connects an MCP server while the session runs; its tools join the pool of every
+    /// later request.
+    pub async fn add_server(&self, name: &str, config: ServerConfig) -> Result<Connected, StartError> {
+        self.inner.servers.add(name, config).await
+    }
+
+    /// Disconnects an MCP server; false when there was no such server.
+    pub async fn remove_server(&self, name: &str) -> bool {
+        self.inner.servers.remove(name).await
+    }
+
+    /// Every MCP server added, and where it stands.
+    pub fn server_states(&self) -> Vec<(String, ServerState)> {
+        self.inner.servers.states()
+    }
+
+    /// The servers of the configuration that could not start, each with its reason.
+    pub fn start_failures(&self) -> &[StartError] {
+        &self.inner.start_failures
+    }
+
+    /// The settings files, highest layer first.
+    pub fn settings_files(&self) -> &[PathBuf] {
+        self.inner.settings.files()
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Closes the MCP servers (each gets a couple of seconds to exit before it is killed).
+    pub async fn shutdown(&self) {
+        self.inner.servers.shutdown().await;
+    }
+
+    /// The view of this moment: rebuilt only when the registry or the settings changed.
+    fn view(&self) -> Result<Arc<View>, SessionError> {
+        let settings = self.inner.settings.current_or_last_good()?;
+        let tools = self.inner.registry.snapshot();
+        let mut cached = self.inner.view.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(view) = &*cached
+            && Arc::ptr_eq(&view.tools, &tools)
+            && Arc::ptr_eq(&view.settings, &settings)
+        {
+            return Ok(view.clone());
+        }
+        let pool = Pool::build(tools.definitions(), &settings, &self.inner.deferral);
+        let view = Arc::new(View {
+            declarations: pool.declarations().into(),
+            catalogue: Catalogue::of(pool.names()),
+            guidance: pool.guidance().into(),
+            reachable: Arc::new(Reachable::new(pool.pooled().to_vec())),
+            pool: Arc::new(pool),
+            tools,
+            settings,
+        });
+        *cached = Some(view.clone());
+        Ok(view)
+    }
+
+    /// An `Exec` call: authorized at the tool layer, then run over the pool of this moment.
+    async fn exec(&self, id: String, input: Map<String, Value>, options: CallOptions, started: Instant) -> ToolResult {
+        let refuse = |error: ToolError| render::failure_result(id.clone(), EXEC.to_string(), error, started.elapsed());
+        let view = match self.view() {
+            Ok(view) => view,
+            Err(error) => return refuse(ToolError::authorization(format!("`Exec` was not run: {error}"))),
+        };
+        if let Err(refusal) = self.exec_declared(&view).and_then(|()| self.inner.funnel.authorize(EXEC, &view.settings)) {
+            return refuse(refusal);
+        }
+        let params = match ExecParams::from_args(input) {
+            Ok(params) => params,
+            Err(error) => return refuse(error),
+        };
+        let scope = Arc::new(ExecScope {
+            reachable: view.reachable.clone(),
+            funnel: self.inner.funnel.clone(),
+            exec_call_id: id.as_str().into(),
+            view: view.clone(),
+        });
+        let request = ExecRequest {
+            code: params.code,
+            limits: self.inner.limits.clone(),
+            abort: options.abort,
+            watcher: options.on_nested_call,
+        };
+        let outcome = self.inner.sandbox.exec(request, scope).await;
+        render::exec_result(id, outcome, &self.inner.limits, started.elapsed())
+    }
+
+    /// `Ok` when `Exec` is declared under the settings in force; otherwise the refusal,
+    /// naming the setting or rule (and where it was written) that turned it off.
+    fn exec_declared(&self, view: &View) -> Result<(), ToolError> {
+        match view.pool.exec_status() {
+            ExecStatus::Declared => Ok(()),
+            ExecStatus::Disabled => {
+                let from = view.settings.enable_exec_source.as_ref().map(|source| format!(" in {source}")).unwrap_or_default();
+                Err(ToolError::authorization(format!(
+                    "`Exec` is turned off by `\"enableExec\": false`{from}; no script was run. Call the tools directly."
+                )))
+            }
+            ExecStatus::Denied => {
+                Err(self.inner.funnel.authorize(EXEC, &view.settings).err().unwrap_or_else(|| {
+                    ToolError::authorization("`Exec` is denied by the settings; no script was run.".to_string())
+                }))
+            }
+            _ => Err(ToolError::discovery(
+                "`Exec` is not declared now: no tool is in its catalogue, so every tool is declared directly; no script was run.",
+            )),
+        }
+    }
+
+    /// A call of any other tool: the tools of the registry, pooled ones included (a pooled
+    /// tool is not declared, but the session may call it).
+    async fn flat(
+        &self,
+        id: String,
+        name: String,
+        input: Map<String, Value>,
+        abort: CancellationToken,
+        started: Instant,
+    ) -> ToolResult {
+        let outcome = match self.view() {
+            Err(error) => Err(ToolError::authorization(format!("`{name}` was not run: {error}"))),
+            Ok(view) if !view.tools.contains(&name) => Err(ToolError::discovery(unknown_tool(&name, &view))),
+            Ok(_) => {
+                let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, abort);
+                self.inner.funnel.call(CallRequest { name: name.clone(), args: input, context }).await
+            }
+        };
+        render::flat_result(id, name, outcome, &self.inner.limits, started.elapsed())
+    }
+
+    /// Compacts a long result for the model, keeping the whole text under the call's id.
+    fn compact(&self, mut result: ToolResult) -> ToolResult {
+        let Some(store) = &self.inner.store else { return result };
+        if result.name == VIEW_TOOL_CALL || !render::needs_compaction(&result.model.text) {
+            return result;
+        }
+        let kept = match store.keep(&result.call_id, &result.model.text) {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::warn!("the whole result of call `{}` could not be kept: {error}", result.call_id);
+                false
+            }
+        };
+        let total_chars = result.model.text.chars().count();
+        result.model.text = render::compact(&result.model.text, &result.call_id, kept);
+        result.compacted = Some(Compaction { total_chars, kept });
+        result
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("tools", &self.inner.registry.snapshot()).finish_non_exhaustive()
+    }
+}
+
+/// Why a direct call names no tool: close names when there are some.
+fn unknown_tool(name: &str, view: &View) -> String {
+    if name == TOOL_SEARCH {
+        return "`ToolSearch` is not a tool of its own: call tools.ToolSearch({ query }) inside an Exec script".to_string();
+    }
+    let mut candidates: Vec<(f64, &str)> = view
+        .declarations
+        .iter()
+        .map(|declaration| declaration.name.as_str())
+        .chain(view.pool.names())
+        .map(|candidate| (strsim::normalized_damerau_levenshtein(name, candidate), candidate))
+        .filter(|(similarity, _)| *similarity >= 0.6)
+        .collect();
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let close: Vec<String> = candidates.iter().take(3).map(|(_, candidate)| format!("`{candidate}`")).collect();
+    let mut message = match split_mcp_name(name) {
+        Some((server, tool)) => {
+            format!("there is no tool named `{name}`: MCP server `{server}` is not connected or does not offer `{tool}` now")
+        }
+        None => format!("there is no tool named `{name}`"),
+    };
+    if !close.is_empty() {
+        message.push_str(&format!("; did you mean {}?", close.join(" or ")));
+    }
+    message
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What one `Exec`'s script reaches: the pool of the moment it started, through the funnel.
+struct ExecScope {
+    reachable: Arc<Reachable>,
+    funnel: Arc<Funnel>,
+    exec_call_id: Arc<str>,
+    view: Arc<View>,
+}
+
+impl ScriptTools for ExecScope {
+    fn names(&self) -> &[String] {
+        self.reachable.names()
+    }
+
+    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken) -> ToolFuture {
+        if !self.reachable.contains(&name) {
+            return Box::pin(std::future::ready(Err(self.unreachable(&name))));
+        }
+        let funnel = self.funnel.clone();
+        let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone() }, cancel);
+        Box::pin(async move { funnel.call(CallRequest { name, args, context }).await })
+    }
+
+    fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {
+        let params = search::parse_params(args)?;
+        let result = self.reachable.search(&params);
+        serde_json::to_string(&result)
+            .map_err(|e| ToolError::projection(format!("ToolSearch: the result could not be encoded: {e}")))
+    }
+}
+
+impl ExecScope {
+    /// The refusal of a name outside the pool, with the reason when there is one to give.
+    fn unreachable(&self, name: &str) -> ToolError {
+        let flat = self.view.pool.flat().iter().any(|tool| tool.name == name);
+        let why = if flat {
+            "it is declared to the model directly, outside the catalogue, so a script cannot call it".to_string()
+        } else if let Some(rule) = self.view.settings.denying_rule(name) {
+            format!("the permissions.deny rule `{}` in {} removes it", rule.value, rule.source)
+        } else if let Some((server, tool)) = split_mcp_name(name) {
+            format!("MCP server `{server}` did not offer `{tool}` when the script started")
+        } else {
+            "only this session's catalogue tools are".to_string()
+        };
+        ToolError::discovery(format!(
+            "`{name}` is not reachable from this script: {why}. \
+             Use tools.ToolSearch({{ query: \"...\" }}) to find a tool's exact name and call shape."
+        ))
+    }
+}
+
+/// Where the command line keeps compacted results: `$XDG_STATE_HOME/exec-host/results`,
+/// else `~/.local/state/exec-host/results`.
+pub fn default_results_dir() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|home| Path::new(&home).join(".local/state")))?;
+    Some(state.join("exec-host").join("results"))
+}
+
+/// Tool result blocks for one user message answering a turn's calls.
+pub fn tool_results_message(results: &[ToolResult]) -> Message {
+    Message::new(crate::message::Role::User, results.iter().map(ToolResult::persisted).collect::<Vec<ContentBlock>>())
+}
