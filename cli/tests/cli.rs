@@ -14,6 +14,7 @@ fn exec_host(workspace: &Path, cache: &Path) -> Command {
         .current_dir(workspace)
         .env("EXEC_HOST_CACHE_DIR", cache)
         .env("XDG_CONFIG_HOME", workspace.join(".config"))
+        .env("XDG_STATE_HOME", workspace.join(".state"))
         .env_remove("RUST_LOG");
     command
 }
@@ -642,4 +643,62 @@ fn the_declaration_file_type_checks_scripts_written_against_it() {
         errors.contains("'q' does not exist") && errors.contains("Type 'number' is not assignable to type 'string'"),
         "{errors}"
     );
+}
+
+#[test]
+fn tools_json_gives_the_announcement_of_a_fresh_conversation() {
+    let (setup, config) = pool_setup();
+    let object = json_of(&setup.run(&["tools", "--json", "--mcp-config", &config]));
+    let announcement = object["announcement"].as_str().expect("an announcement: the pool is not empty");
+    let names: Vec<&str> = announcement.lines().skip(1).collect();
+    let pool: Vec<String> = serde_json::from_value(object["pool"].clone()).unwrap();
+    assert_eq!(names, pool, "every pooled name, one per line, nothing else");
+    assert!(object["guidance"].as_str().unwrap().starts_with("# Using your tools"));
+
+    // Nothing to announce when every tool is declared flat.
+    std::fs::write(setup.workspace.path().join("off.json"), r#"{"enableExec": false}"#).unwrap();
+    let off = json_of(&setup.run(&["tools", "--json", "--mcp-config", &config, "--settings", "off.json"]));
+    assert_eq!(off["announcement"], Value::Null);
+    // Without any MCP server, Exec is declared over the workspace tools.
+    let bare = Setup::new();
+    let object = json_of(&bare.run(&["tools", "--json"]));
+    assert_eq!(object["exec"], "declared");
+    assert!(object["pool"].as_array().unwrap().contains(&json!("read_file")));
+}
+
+#[test]
+fn run_honours_exec_s_own_authorization() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "await tools.write_file({ path: 'ran', content: '' }); return 1");
+    std::fs::write(setup.workspace.path().join("deny.json"), r#"{"permissions": {"deny": ["Exec"]}}"#).unwrap();
+    let output = setup.run(&["run", "--json", "--settings", "deny.json", &script]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let object = json_of(&output);
+    assert_eq!(object["ok"], false);
+    assert_eq!(object["error"], "`Exec` is denied by the permissions.deny rule `Exec` in deny.json");
+    assert_eq!(object["calls"], json!([]));
+    assert!(!setup.workspace.path().join("ran").exists(), "no script ran");
+
+    std::fs::write(setup.workspace.path().join("off.json"), r#"{"enableExec": false}"#).unwrap();
+    let output = setup.run(&["run", "--settings", "off.json", &script]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("`\"enableExec\": false` in off.json"), "{}", stdout(&output));
+    assert!(!setup.workspace.path().join("ran").exists());
+}
+
+#[test]
+fn a_long_result_is_compacted_and_kept_whole_in_a_file() {
+    let setup = Setup::new();
+    let script = setup.script("long.js", "return Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\\n')");
+    let output = setup.run(&["run", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("line 0\n") && text.trim_end().ends_with("line 2999"), "head and tail are shown");
+    assert!(text.contains("characters not shown: view_tool_call({ \"id\": \"run-"), "{}", &text[5990..6200]);
+    let errors = stderr(&output);
+    let file = errors.lines().find_map(|line| line.strip_prefix("[the whole result (")).expect("the file is named");
+    let path = file.split(" characters) is in ").nth(1).unwrap().trim_end_matches(']');
+    assert!(path.starts_with(setup.workspace.path().join(".state/exec-host/results").to_str().unwrap()), "{path}");
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(kept["text"].as_str().unwrap().contains("line 1500\n"), "the whole result is kept");
 }

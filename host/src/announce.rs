@@ -6,7 +6,7 @@
 //! servers or descriptions, every name, in order. The same pool gives the same bytes.
 //!
 //! What was last broadcast is read from the history alone: each broadcast message carries a
-//! marker in its metadata (its kind and the SHA-256 of its text), and [`next`] compares the
+//! marker in its metadata (its kind and the SHA-256 of its text), and `next` compares the
 //! last marker with what the pool says now. No state is kept in the process, so a restart
 //! changes nothing, and a compaction that dropped the marker simply broadcasts again in
 //! full. There are no deltas: a changed pool is announced whole.

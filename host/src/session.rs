@@ -350,7 +350,10 @@ impl Session {
         let input = match input {
             Value::Object(map) => map,
             other => {
-                let error = ToolError::params(format!("the input of `{name}` must be a JSON object, not {}", kind_of(&other)));
+                let error = ToolError::params(format!(
+                    "the input of `{name}` must be a JSON object, not {}",
+                    crate::tools::json_kind(&other)
+                ));
                 return render::failure_result(id, name, error, started.elapsed());
             }
         };
@@ -562,17 +565,6 @@ fn unknown_tool(name: &str, view: &View) -> String {
         message.push_str(&format!("; did you mean {}?", close.join(" or ")));
     }
     message
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// What one `Exec`'s script reaches: the pool of the moment it started, through the funnel.

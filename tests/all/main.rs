@@ -8,3 +8,4 @@ mod isolation;
 mod mcp;
 mod pool;
 mod runtime;
+mod session;

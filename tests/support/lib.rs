@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use exec_host::CancellationToken;
 use exec_host::{
-    CallContext, CallOptions, Image, Limits, Sandbox, Session, SessionBuilder, Tool, ToolCall, ToolDefinition, ToolError,
+    CallContext, CallOptions, Image, Limits, Origin, Sandbox, Session, SessionBuilder, Tool, ToolCall, ToolDefinition, ToolError,
     ToolOutput, ToolResult,
 };
 use futures::future::BoxFuture;
@@ -207,6 +207,19 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
             let counter = counter.clone();
             Box::pin(async move { Ok(ToolOutput::structured(json!(counter.0.fetch_add(1, Ordering::SeqCst) + 1))) })
         }),
+        FixtureTool::shared(
+            "origin",
+            "Answers who called it: the model directly, or a script of which Exec.",
+            object(json!({}), &[]),
+            |_, context| {
+                let origin = match &context.origin {
+                    Origin::Direct { call_id } => json!({"from": "model", "call": &**call_id}),
+                    Origin::Nested { exec_call_id } => json!({"from": "script", "exec": &**exec_call_id}),
+                    _ => json!({"from": "unknown"}),
+                };
+                Box::pin(async move { Ok(ToolOutput::structured(origin)) })
+            },
+        ),
     ]
 }
 

@@ -7,7 +7,7 @@
 //! `ExecOutcome`; this module never panics on a script's behalf.
 //!
 //! The runtime knows nothing of pools, settings or the funnel: where a script's calls go
-//! is a [`ScriptTools`](calls::ScriptTools) handed in by the layer above.
+//! is a `ScriptTools` handed in by the layer above.
 
 mod artefact;
 pub(crate) mod calls;
@@ -27,7 +27,7 @@ use wasmtime::{
 };
 
 pub use artefact::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, SetupError, default_cache_dir};
-pub use calls::{CallOutcome, CallWatcher, NestedCall};
+pub use calls::{CallOutcome, CallWatcher, NestedCall, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS};
 pub(crate) use calls::{ScriptTools, ToolFuture};
 pub use limits::*;
 pub use outcome::Failure;

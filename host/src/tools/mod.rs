@@ -1,7 +1,7 @@
 //! Tools: what a script can call. A [`Tool`] has a [`ToolDefinition`] (name, description,
-//! input schema, deferral intent) and an async `call`. The [`Registry`] holds every tool
+//! input schema, deferral intent) and an async `call`. The registry holds every tool
 //! of a session and checks itself when it is built; every call, from a script or from a
-//! model directly, goes through the one [`Funnel`](crate::funnel::Funnel).
+//! model directly, goes through the one funnel.
 
 pub(crate) mod builtin;
 pub mod names;
@@ -180,7 +180,8 @@ fn check_input_schema(name: &str, schema: &Value) -> Result<(), DefinitionError>
     Err(DefinitionError::InputNotObject { name: name.to_string(), found })
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// How a JSON value is named in a sentence (`a string`, `an array`).
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
