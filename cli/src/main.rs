@@ -294,8 +294,19 @@ async fn start_session(
     Ok(Some(session))
 }
 
+/// A session error as one sentence: the error and every cause beneath it.
 fn usage(error: SessionError) -> UsageError {
-    UsageError(error.to_string())
+    let mut sentence = error.to_string();
+    let mut cause = std::error::Error::source(&error);
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !sentence.contains(&text) {
+            sentence.push_str(": ");
+            sentence.push_str(&text);
+        }
+        cause = inner.source();
+    }
+    UsageError(sentence)
 }
 
 fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
@@ -311,7 +322,7 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
                 on_interrupt.cancel();
             }
         });
-        let sandbox = SandboxOptions { cache_dir: config.cache_dir.clone(), max_concurrent_execs: 4 };
+        let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir.clone()).with_max_concurrent_execs(4);
         let Some(session) = start_session(config.session, sandbox, config.limits, &abort).await? else {
             return Ok::<_, UsageError>(None);
         };
@@ -339,7 +350,7 @@ fn run_id() -> String {
 fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session) -> Result<T, UsageError>) -> Result<T, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
-        let sandbox = SandboxOptions { cache_dir: exec_host::runtime::default_cache_dir(), max_concurrent_execs: 1 };
+        let sandbox = SandboxOptions::default().with_max_concurrent_execs(1);
         let session = start_session(config, sandbox, Limits::default(), &CancellationToken::new())
             .await?
             .expect("nothing cancels this session's start");
@@ -507,7 +518,7 @@ fn print_result(result: &ToolResult, as_json: bool) {
             "images": client.images,
             "calls": result.call_names(),
             "call_details": details,
-            "summary": client.summary.as_deref().unwrap_or(if result.ok() { "" } else { "failed" }),
+            "summary": result.summary(),
             "error": client.failure.as_ref().map(|failure| &failure.message),
         });
         let _ = writeln!(stdout, "{object}");
@@ -521,10 +532,8 @@ fn print_result(result: &ToolResult, as_json: bool) {
             eprintln!("{summary}");
         }
     }
-    if let (Some(compacted), Some(dir)) = (&result.compacted, default_results_dir())
-        && compacted.kept
-    {
-        let file = DirectoryResultStore::new(dir, DIRECTORY_STORE_FILES).path_of(&result.call_id);
-        eprintln!("[the whole result ({} characters) is in {}]", compacted.total_chars, file.display());
+    if let Some(location) = result.compacted.as_ref().and_then(|compacted| compacted.location.as_ref()) {
+        let total = result.compacted.as_ref().map_or(0, |compacted| compacted.total_chars);
+        eprintln!("[the whole result ({total} characters) is in {location}]");
     }
 }

@@ -19,7 +19,8 @@ use crate::tools::{CallContext, Registry, ToolError, ToolOutput};
 #[derive(Clone, Debug)]
 pub(crate) struct CallRequest {
     pub name: String,
-    pub args: Map<String, Value>,
+    /// The arguments as the caller gave them; a tool takes one JSON object.
+    pub input: Value,
     pub context: CallContext,
 }
 
@@ -57,11 +58,12 @@ impl Funnel {
 
     /// Runs one call through every stage.
     pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
-        let CallRequest { name, args, context } = request;
+        let CallRequest { name, input, context } = request;
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));
         };
         self.authorize(&name, &*self.settings(&name)?)?;
+        let args = object_input(&name, input)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
             return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
@@ -81,8 +83,19 @@ impl Funnel {
     }
 }
 
+/// The arguments of a call of `name` as the one JSON object a tool takes, or a params failure.
+pub(crate) fn object_input(name: &str, input: Value) -> Result<Map<String, Value>, ToolError> {
+    match input {
+        Value::Object(map) => Ok(map),
+        other => Err(ToolError::params(format!(
+            "the input of `{name}` must be a JSON object, not {}",
+            crate::tools::json_kind(&other)
+        ))),
+    }
+}
+
 /// Why `name` is not a registered tool, in the words of its kind.
-fn unknown_tool(name: &str) -> String {
+pub(crate) fn unknown_tool(name: &str) -> String {
     match split_mcp_name(name) {
         Some((server, tool)) => {
             format!("there is no tool named `{name}`: MCP server `{server}` is not connected or does not offer `{tool}` now")

@@ -124,7 +124,11 @@ impl Pool {
     /// Denied tools appear nowhere. A tool named `ToolSearch` can never be pooled (the
     /// sandbox's search entry sits on that key and would hide it); the registry refuses
     /// the name, and this refuses it again where the pool is made.
-    pub fn build<'a>(tools: impl IntoIterator<Item = &'a ToolDefinition>, settings: &Settings, table: &DeferralTable) -> Pool {
+    pub(crate) fn build<'a>(
+        tools: impl IntoIterator<Item = &'a ToolDefinition>,
+        settings: &Settings,
+        table: &DeferralTable,
+    ) -> Pool {
         let mut flat = Vec::new();
         let mut deferred = Vec::new();
         for tool in tools {

@@ -186,7 +186,9 @@ fn chat_messages(system: &str, history: &[Message]) -> Value {
                     .collect();
                 let mut rendered = Map::new();
                 rendered.insert("role".into(), json!("assistant"));
-                rendered.insert("content".into(), if text.is_empty() { Value::Null } else { json!(text) });
+                // `null` content is allowed only beside tool calls.
+                let content = if text.is_empty() && !calls.is_empty() { Value::Null } else { json!(text) };
+                rendered.insert("content".into(), content);
                 if !calls.is_empty() {
                     rendered.insert("tool_calls".into(), Value::Array(calls));
                 }

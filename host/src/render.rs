@@ -67,8 +67,10 @@ pub struct ClientProjection {
     /// Images attached to the result, after their cap.
     pub images: Vec<Image>,
     /// `Exec`: every nested call that reached the host, in order, refused ones included,
-    /// with its arguments, duration and outcome.
+    /// with its arguments, duration and outcome. Past the call limit only the last two
+    /// refused calls are listed; `calls_omitted` counts the others.
     pub calls: Vec<NestedCall>,
+    pub calls_omitted: usize,
     pub failure: Option<CallFailure>,
     /// `Exec`: `N tool calls` and the last two names, or `failed`. Host-only.
     pub summary: Option<String>,
@@ -89,12 +91,13 @@ pub struct CallFailure {
 }
 
 /// A compacted result: the whole text is this long and kept under the call's id (unless
-/// keeping it failed, as `kept` says).
+/// keeping it failed, as `kept` says), at `location` when the store has one to show.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Compaction {
     pub total_chars: usize,
     pub kept: bool,
+    pub location: Option<String>,
 }
 
 impl ToolResult {
@@ -167,8 +170,9 @@ pub(crate) fn exec_result(call_id: String, outcome: ExecOutcome, limits: &Limits
         value: outcome.result.as_ref().ok().cloned().flatten(),
         logs: outcome.logs,
         images: outcome.images.clone(),
-        summary: Some(summary(&outcome.calls, ok)),
+        summary: Some(summary(&outcome.calls, outcome.calls_omitted, ok)),
         calls: outcome.calls,
+        calls_omitted: outcome.calls_omitted,
         failure,
         duration,
         script_time: Some(outcome.guest_time),
@@ -190,11 +194,7 @@ pub(crate) fn flat_result(
             let mut images = std::mem::take(&mut output.images);
             let dropped = images.len().saturating_sub(limits.max_images);
             images.truncate(limits.max_images);
-            let value = match (output.structured, output.text) {
-                (Some(value), _) => value,
-                (None, Some(text)) => Value::String(text),
-                (None, None) => Value::Null,
-            };
+            let value = output.into_value();
             let mut text = render_value(&value, limits.max_result_chars);
             if dropped > 0 {
                 text.push_str("\n\n");
@@ -207,6 +207,7 @@ pub(crate) fn flat_result(
                 logs: Vec::new(),
                 images: images.clone(),
                 calls: Vec::new(),
+                calls_omitted: 0,
                 failure: None,
                 summary: None,
                 duration,
@@ -219,7 +220,10 @@ pub(crate) fn flat_result(
 }
 
 /// A call that failed before or while it ran, with no output.
-pub(crate) fn failure_result(call_id: String, name: String, error: ToolError, duration: Duration) -> ToolResult {
+pub(crate) fn failure_result(call_id: String, name: String, mut error: ToolError, duration: Duration) -> ToolResult {
+    if error.message.trim().is_empty() {
+        error.message = format!("`{name}` failed without saying why");
+    }
     let client = ClientProjection {
         ok: false,
         text: error.message.clone(),
@@ -227,6 +231,7 @@ pub(crate) fn failure_result(call_id: String, name: String, error: ToolError, du
         logs: Vec::new(),
         images: Vec::new(),
         calls: Vec::new(),
+        calls_omitted: 0,
         failure: Some(CallFailure { stage: error.stage, message: error.message.clone(), exec: None }),
         summary: (name == crate::tools::names::EXEC).then(|| "failed".to_string()),
         duration,
@@ -284,9 +289,11 @@ fn logs_section(outcome: &ExecOutcome) -> Option<String> {
     Some(text)
 }
 
-/// Strings as they are, anything else as JSON; cut at `max_chars`, saying the total.
+/// Strings as they are (an empty one as `""`: a model API refuses empty text), anything
+/// else as JSON; cut at `max_chars`, saying the total.
 fn render_value(value: &Value, max_chars: usize) -> String {
     let text = match value {
+        Value::String(text) if text.is_empty() => "\"\"".to_string(),
         Value::String(text) => text.clone(),
         other => {
             let mut text = String::new();
@@ -372,19 +379,20 @@ fn js_number(x: f64) -> String {
     format!("{sign}{body}")
 }
 
-/// The host-only summary of an Exec: `0 tool calls`, `1 tool call`, `N tool calls`, then
-/// the last two names one per line, with a leading `... ` when earlier calls are not
-/// listed; `failed` for a failed script.
-pub fn summary(calls: &[NestedCall], ok: bool) -> String {
+/// The host-only summary of an Exec: `0 tool calls`, `1 tool call`, `N tool calls` (the
+/// listed calls and `omitted` others), then the last two names one per line, with a leading
+/// `... ` when earlier calls are not listed; `failed` for a failed script.
+pub fn summary(calls: &[NestedCall], omitted: usize, ok: bool) -> String {
     if !ok {
         return "failed".to_string();
     }
-    let count = match calls.len() {
+    let total = calls.len() + omitted;
+    let count = match total {
         1 => "1 tool call".to_string(),
         n => format!("{n} tool calls"),
     };
     let shown = &calls[calls.len().saturating_sub(2)..];
-    let mut text = if calls.len() > 2 { format!("... {count}") } else { count };
+    let mut text = if total > 2 { format!("... {count}") } else { count };
     for call in shown {
         text.push('\n');
         text.push_str(&call.name);
@@ -434,12 +442,13 @@ mod tests {
 
     #[test]
     fn the_summary_counts_and_lists_the_last_two() {
-        assert_eq!(summary(&[], true), "0 tool calls");
-        assert_eq!(summary(&calls(&["a"]), true), "1 tool call\na");
-        assert_eq!(summary(&calls(&["a", "b"]), true), "2 tool calls\na\nb");
-        assert_eq!(summary(&calls(&["a", "b", "c"]), true), "... 3 tool calls\nb\nc");
-        assert_eq!(summary(&calls(&["a", "a", "a"]), true), "... 3 tool calls\na\na");
-        assert_eq!(summary(&calls(&["a"]), false), "failed");
+        assert_eq!(summary(&[], 0, true), "0 tool calls");
+        assert_eq!(summary(&calls(&["a"]), 0, true), "1 tool call\na");
+        assert_eq!(summary(&calls(&["a", "b"]), 0, true), "2 tool calls\na\nb");
+        assert_eq!(summary(&calls(&["a", "b", "c"]), 0, true), "... 3 tool calls\nb\nc");
+        assert_eq!(summary(&calls(&["a", "a", "a"]), 0, true), "... 3 tool calls\na\na");
+        assert_eq!(summary(&calls(&["a", "b"]), 5, true), "... 7 tool calls\na\nb");
+        assert_eq!(summary(&calls(&["a"]), 0, false), "failed");
     }
 
     #[test]

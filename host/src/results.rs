@@ -48,6 +48,12 @@ pub trait ResultStore: Send + Sync + 'static {
 
     /// The text kept under `call_id`, `None` when there is none (or no longer).
     fn get(&self, call_id: &str) -> Result<Option<String>, StoreError>;
+
+    /// Where a person can find what is kept under `call_id` (a file), when there is such a
+    /// place.
+    fn location(&self, _call_id: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Results in memory, the oldest dropped once they exceed a number of characters.
@@ -161,6 +167,10 @@ impl ResultStore for DirectoryResultStore {
         let stored: StoredResult = serde_json::from_slice(&bytes)
             .map_err(|e| StoreError::new(format!("{} is not a kept result: {e}", path.display())))?;
         Ok((stored.id == call_id).then_some(stored.text))
+    }
+
+    fn location(&self, call_id: &str) -> Option<String> {
+        Some(self.path_of(call_id).display().to_string())
     }
 }
 

@@ -76,7 +76,7 @@ fn expected_shape() -> String {
 }
 
 /// Reads the arguments of one search; a wrong shape is refused with the expected one.
-pub fn parse_params(args: Map<String, Value>) -> Result<SearchParams, ToolError> {
+pub(crate) fn parse_params(args: Map<String, Value>) -> Result<SearchParams, ToolError> {
     serde_json::from_value(Value::Object(args))
         .map_err(|e| ToolError::params(format!("ToolSearch: {e}. It takes one object of this shape: {}", expected_shape())))
 }

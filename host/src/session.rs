@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::announce::{self, Catalogue};
 use crate::exec_tool::ExecParams;
-use crate::funnel::{CallRequest, Funnel};
+use crate::funnel::{CallRequest, Funnel, object_input};
 use crate::mcp::servers::McpServers;
 use crate::mcp::{Connected, McpConfig, ServerConfig, ServerState, StartError};
 use crate::message::{ContentBlock, Message};
@@ -37,7 +37,7 @@ use crate::search::{self, Reachable, SearchParams, SearchResult};
 use crate::settings::{self, Layer, Settings, SettingsError, SettingsFiles};
 use crate::tools::builtin::{self, Workspace, WorkspaceError};
 use crate::tools::names::{EXEC, TOOL_SEARCH, split_mcp_name};
-use crate::tools::{CallContext, Origin, Registry, RegistryError, Tool, ToolError, ToolSet};
+use crate::tools::{CallContext, MAX_TOOL_NAME_LEN, Origin, Registry, RegistryError, Tool, ToolError, ToolSet};
 
 /// Why a session could not start, or cannot say what a request may use.
 #[derive(Debug, thiserror::Error)]
@@ -347,16 +347,6 @@ impl Session {
     pub async fn call_with(&self, call: ToolCall, options: CallOptions) -> ToolResult {
         let started = Instant::now();
         let ToolCall { id, name, input } = call;
-        let input = match input {
-            Value::Object(map) => map,
-            other => {
-                let error = ToolError::params(format!(
-                    "the input of `{name}` must be a JSON object, not {}",
-                    crate::tools::json_kind(&other)
-                ));
-                return render::failure_result(id, name, error, started.elapsed());
-            }
-        };
         let result = if name == EXEC {
             self.exec(id, input, options, started).await
         } else {
@@ -442,16 +432,15 @@ impl Session {
     }
 
     /// An `Exec` call: authorized at the tool layer, then run over the pool of this moment.
-    async fn exec(&self, id: String, input: Map<String, Value>, options: CallOptions, started: Instant) -> ToolResult {
+    async fn exec(&self, id: String, input: Value, options: CallOptions, started: Instant) -> ToolResult {
         let refuse = |error: ToolError| render::failure_result(id.clone(), EXEC.to_string(), error, started.elapsed());
         let view = match self.view() {
             Ok(view) => view,
             Err(error) => return refuse(ToolError::authorization(format!("`Exec` was not run: {error}"))),
         };
-        if let Err(refusal) = self.exec_declared(&view).and_then(|()| self.inner.funnel.authorize(EXEC, &view.settings)) {
-            return refuse(refusal);
-        }
-        let params = match ExecParams::from_args(input) {
+        let authorized = self.inner.funnel.authorize(EXEC, &view.settings).and_then(|()| exec_declared(&view));
+        let params = authorized.and_then(|()| object_input(EXEC, input)).and_then(ExecParams::from_args);
+        let params = match params {
             Ok(params) => params,
             Err(error) => return refuse(error),
         };
@@ -471,44 +460,19 @@ impl Session {
         render::exec_result(id, outcome, &self.inner.limits, started.elapsed())
     }
 
-    /// `Ok` when `Exec` is declared under the settings in force; otherwise the refusal,
-    /// naming the setting or rule (and where it was written) that turned it off.
-    fn exec_declared(&self, view: &View) -> Result<(), ToolError> {
-        match view.pool.exec_status() {
-            ExecStatus::Declared => Ok(()),
-            ExecStatus::Disabled => {
-                let from = view.settings.enable_exec_source.as_ref().map(|source| format!(" in {source}")).unwrap_or_default();
-                Err(ToolError::authorization(format!(
-                    "`Exec` is turned off by `\"enableExec\": false`{from}; no script was run. Call the tools directly."
-                )))
-            }
-            ExecStatus::Denied => {
-                Err(self.inner.funnel.authorize(EXEC, &view.settings).err().unwrap_or_else(|| {
-                    ToolError::authorization("`Exec` is denied by the settings; no script was run.".to_string())
-                }))
-            }
-            _ => Err(ToolError::discovery(
-                "`Exec` is not declared now: no tool is in its catalogue, so every tool is declared directly; no script was run.",
-            )),
-        }
-    }
-
-    /// A call of any other tool: the tools of the registry, pooled ones included (a pooled
-    /// tool is not declared, but the session may call it).
-    async fn flat(
-        &self,
-        id: String,
-        name: String,
-        input: Map<String, Value>,
-        abort: CancellationToken,
-        started: Instant,
-    ) -> ToolResult {
+    /// A call of a tool declared flat. A pooled tool is not declared: the model reaches it
+    /// from an `Exec` script, and a direct call of it is refused with the way to call it.
+    async fn flat(&self, id: String, name: String, input: Value, abort: CancellationToken, started: Instant) -> ToolResult {
         let outcome = match self.view() {
             Err(error) => Err(ToolError::authorization(format!("`{name}` was not run: {error}"))),
+            Ok(view) if view.reachable.contains(&name) => Err(ToolError::discovery(format!(
+                "`{name}` is in the Exec catalogue, not declared as a tool of its own: call it from an Exec script, as {}(args)",
+                crate::signature::access(&name)
+            ))),
             Ok(view) if !view.tools.contains(&name) => Err(ToolError::discovery(unknown_tool(&name, &view))),
             Ok(_) => {
                 let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, abort);
-                self.inner.funnel.call(CallRequest { name: name.clone(), args: input, context }).await
+                self.inner.funnel.call(CallRequest { name: name.clone(), input, context }).await
             }
         };
         render::flat_result(id, name, outcome, &self.inner.limits, started.elapsed())
@@ -528,8 +492,9 @@ impl Session {
             }
         };
         let total_chars = result.model.text.chars().count();
+        let location = if kept { store.location(&result.call_id) } else { None };
         result.model.text = render::compact(&result.model.text, &result.call_id, kept);
-        result.compacted = Some(Compaction { total_chars, kept });
+        result.compacted = Some(Compaction { total_chars, kept, location });
         result
     }
 }
@@ -540,27 +505,44 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// Why a direct call names no tool: close names when there are some.
+/// `Ok` when `Exec` is declared under the settings in force; otherwise the refusal, naming
+/// the setting (and where it was written) that turned it off. A deny rule is the funnel's
+/// to refuse, before this is asked.
+fn exec_declared(view: &View) -> Result<(), ToolError> {
+    match view.pool.exec_status() {
+        ExecStatus::Disabled => {
+            let from = view.settings.enable_exec_source.as_ref().map(|source| format!(" in {source}")).unwrap_or_default();
+            Err(ToolError::authorization(format!(
+                "`Exec` is turned off by `\"enableExec\": false`{from}; no script was run. Call the tools directly."
+            )))
+        }
+        ExecStatus::EmptyPool => Err(ToolError::discovery(
+            "`Exec` is not declared now: no tool is in its catalogue, so every tool is declared directly; no script was run.",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Why a direct call names no tool, with the names close to it (declared, or pooled and
+/// called from a script). A name too long
+/// to be a tool's is not compared (the model chose it; comparing costs its length).
 fn unknown_tool(name: &str, view: &View) -> String {
     if name == TOOL_SEARCH {
         return "`ToolSearch` is not a tool of its own: call tools.ToolSearch({ query }) inside an Exec script".to_string();
     }
-    let mut candidates: Vec<(f64, &str)> = view
-        .declarations
-        .iter()
-        .map(|declaration| declaration.name.as_str())
-        .chain(view.pool.names())
-        .map(|candidate| (strsim::normalized_damerau_levenshtein(name, candidate), candidate))
-        .filter(|(similarity, _)| *similarity >= 0.6)
+    let mut message = crate::funnel::unknown_tool(name);
+    if name.len() > MAX_TOOL_NAME_LEN {
+        return message;
+    }
+    let declared = view.declarations.iter().map(|declaration| (declaration.name.as_str(), ""));
+    let pooled = view.pool.names().map(|pooled| (pooled, " (from an Exec script)"));
+    let mut candidates: Vec<(f64, &str, &str)> = declared
+        .chain(pooled)
+        .map(|(candidate, how)| (strsim::normalized_damerau_levenshtein(name, candidate), candidate, how))
+        .filter(|(similarity, _, _)| *similarity >= 0.6)
         .collect();
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    let close: Vec<String> = candidates.iter().take(3).map(|(_, candidate)| format!("`{candidate}`")).collect();
-    let mut message = match split_mcp_name(name) {
-        Some((server, tool)) => {
-            format!("there is no tool named `{name}`: MCP server `{server}` is not connected or does not offer `{tool}` now")
-        }
-        None => format!("there is no tool named `{name}`"),
-    };
+    let close: Vec<String> = candidates.iter().take(3).map(|(_, candidate, how)| format!("`{candidate}`{how}")).collect();
     if !close.is_empty() {
         message.push_str(&format!("; did you mean {}?", close.join(" or ")));
     }
@@ -586,7 +568,7 @@ impl ScriptTools for ExecScope {
         }
         let funnel = self.funnel.clone();
         let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone() }, cancel);
-        Box::pin(async move { funnel.call(CallRequest { name, args, context }).await })
+        Box::pin(async move { funnel.call(CallRequest { name, input: Value::Object(args), context }).await })
     }
 
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {

@@ -321,7 +321,7 @@ pub fn standard_files(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// The settings files of a session, highest layer first, reread when one changes.
-pub struct SettingsFiles {
+pub(crate) struct SettingsFiles {
     /// Values an embedding passes in code; they sit above every file.
     managed_values: Option<Layer>,
     files: Vec<PathBuf>,

@@ -143,9 +143,11 @@ async fn errors_reject_with_the_servers_text_and_their_stage() {
     assert_eq!(messages[1], "MCP server `fx` refused the arguments of `refuse`: `x` must be a number");
     assert_eq!(messages[2], "MCP server `fx` refused the arguments of `add`: `a` must be a number");
 
+    let flat = Harness::flat().await;
+    flat.session.add_server("fx", fixture()).await.unwrap();
     let direct = |name: &'static str| {
-        let harness = &harness;
-        async move { harness.call(name, json!({})).await.failure().unwrap().stage }
+        let flat = &flat;
+        async move { flat.call(name, json!({})).await.failure().unwrap().stage }
     };
     assert_eq!(direct("mcp__fx__fail").await, Stage::Execution);
     assert_eq!(direct("mcp__fx__refuse").await, Stage::Params);

@@ -158,13 +158,16 @@ async fn every_exec_reaches_the_pool_of_its_own_moment_and_exec_s_declaration_ne
 }
 
 #[tokio::test]
-async fn a_pooled_tool_is_still_registered_and_a_direct_call_reaches_it() {
+async fn a_pooled_tool_is_available_from_a_script_and_not_declared_for_direct_calls() {
     let session = session(&[("fx", fixture())], |b| b).await;
     let pool = pool(&session);
     assert!(!declared(&pool).contains(&"mcp__fx__greet".to_string()), "not declared flat");
     assert!(pool.is_available("mcp__fx__greet"), "but available to the session");
-    let result = session.call("mcp__fx__greet", json!({"name": "Ada"})).await;
-    assert_eq!(result.text(), "hello, Ada");
+    let direct = session.call("mcp__fx__greet", json!({"name": "Ada"})).await;
+    assert_eq!(direct.failure().unwrap().stage, Stage::Discovery);
+    assert!(direct.text().contains("call it from an Exec script, as tools.mcp__fx__greet(args)"), "{}", direct.text());
+    let nested = session.run("return await tools.mcp__fx__greet({ name: 'Ada' })").await;
+    assert_eq!(nested.text(), "hello, Ada");
 }
 
 #[tokio::test]

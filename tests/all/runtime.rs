@@ -151,7 +151,7 @@ async fn the_call_record_updates_while_the_script_runs() {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = seen.clone();
     let options =
-        CallOptions::default().on_nested_call(move |calls| sink.lock().unwrap().push(exec_host::render::summary(calls, true)));
+        CallOptions::default().on_nested_call(move |calls| sink.lock().unwrap().push(exec_host::render::summary(calls, 0, true)));
     let code = "await tools.echo({ value: 1 }); await tools.add({ a: 1, b: 2 }); await tools.text_only({}); return 1";
     let outcome = harness.run_options(code, options).await;
     assert!(outcome.ok());
@@ -205,7 +205,7 @@ async fn a_tool_kept_flat_is_out_of_the_sandbox() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_instance_pool_is_a_clear_failure_not_a_hang() {
-    let options = exec_host::SandboxOptions { cache_dir: exec_host::runtime::default_cache_dir(), max_concurrent_execs: 1 };
+    let options = exec_host::SandboxOptions::default().with_max_concurrent_execs(1);
     let small = exec_host::Sandbox::with_options(options).await.unwrap();
     let harness = Harness::with(|builder| builder.sandbox(small)).await;
     let abort = CancellationToken::new();

@@ -210,10 +210,16 @@ async fn exec_is_authorized_at_the_tool_layer_before_any_sandbox_starts() {
     assert!(refused.text().ends_with("in the settings passed in code"), "{}", refused.text());
 }
 
+/// A pooled tool called from a script and the same tool declared flat (`enableExec` off)
+/// and called by the model directly give the model the same text (spec 004: hooks story,
+/// scenario 7).
 #[tokio::test]
 async fn a_flat_and_a_nested_call_of_a_tool_read_the_same() {
     let harness = Harness::new().await;
-    std::fs::write(harness.dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let flat_harness = Harness::flat().await;
+    for dir in [harness.dir.path(), flat_harness.dir.path()] {
+        std::fs::write(dir.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    }
     for (tool, args) in [
         ("read_file", json!({"path": "notes.txt"})),
         ("text_only", json!({"text": "plain words"})),
@@ -222,20 +228,21 @@ async fn a_flat_and_a_nested_call_of_a_tool_read_the_same() {
         ("empty", json!({})),
         ("ls", json!({})),
     ] {
-        let flat = harness.call(tool, args.clone()).await;
+        let flat = flat_harness.call(tool, args.clone()).await;
         let nested = harness.run(&format!("return await tools.{tool}({args})")).await;
         assert!(flat.ok() && nested.ok(), "{tool}: {} / {}", flat.text(), nested.text());
         assert_eq!(flat.text(), nested.text(), "{tool}");
         assert_eq!(flat.value(), nested.value(), "{tool}");
     }
     // Images: attachments either way, the same text.
-    let flat = harness.call("image", json!({})).await;
+    let flat = flat_harness.call("image", json!({})).await;
     let nested = harness.run("return await tools.image({})").await;
     assert_eq!((flat.text(), flat.model.images.len()), (nested.text(), nested.model.images.len()));
     assert_eq!(flat.model.images.len(), 1);
     // And an MCP tool.
     harness.session.add_server("fx", fixture()).await.unwrap();
-    let flat = harness.call("mcp__fx__add", json!({"a": 1, "b": 2})).await;
+    flat_harness.session.add_server("fx", fixture()).await.unwrap();
+    let flat = flat_harness.call("mcp__fx__add", json!({"a": 1, "b": 2})).await;
     let nested = harness.run("return await tools.mcp__fx__add({a: 1, b: 2})").await;
     assert_eq!(flat.text(), nested.text());
     assert_eq!(flat.text(), r#"{"sum":3}"#);
@@ -243,8 +250,11 @@ async fn a_flat_and_a_nested_call_of_a_tool_read_the_same() {
 
 #[tokio::test]
 async fn a_flat_result_is_capped_like_an_exec_result() {
-    let harness = Harness::with_limits(exec_host::Limits::default().with_max_result_chars(50)).await;
-    let flat = harness.call("blob", json!({"bytes": 80})).await;
+    let limits = exec_host::Limits::default().with_max_result_chars(50);
+    let harness = Harness::with_limits(limits.clone()).await;
+    let off = Layer::from_value(json!({"enableExec": false})).unwrap();
+    let flat_harness = Harness::with(|builder| builder.limits(limits).managed_settings(off)).await;
+    let flat = flat_harness.call("blob", json!({"bytes": 80})).await;
     let nested = harness.run("return await tools.blob({ bytes: 80 })").await;
     assert_eq!(flat.text(), format!("{}\n[result cut: 80 characters in all, the first 50 shown]", "x".repeat(50)));
     assert_eq!(flat.text(), nested.text());
@@ -303,21 +313,35 @@ async fn every_failure_names_its_stage() {
 
     let unknown = harness.call("raed_file", json!({"path": "x"})).await;
     assert_eq!(stage(&unknown), Some(Stage::Discovery));
-    assert!(unknown.text().contains("did you mean `read_file`"), "{}", unknown.text());
+    assert!(unknown.text().contains("did you mean `read_file` (from an Exec script)"), "{}", unknown.text());
+    let pooled = harness.call("read_file", json!({"path": "x"})).await;
+    assert_eq!(stage(&pooled), Some(Stage::Discovery), "a pooled tool is not declared: {}", pooled.text());
+    assert!(pooled.text().contains("call it from an Exec script, as tools.read_file(args)"), "{}", pooled.text());
+    let long = harness.call(&"x".repeat(100_000), json!({})).await;
+    assert_eq!(stage(&long), Some(Stage::Discovery));
     let search = harness.call("ToolSearch", json!({"query": "x"})).await;
     assert!(search.text().contains("call tools.ToolSearch({ query }) inside an Exec script"), "{}", search.text());
 
-    let malformed = harness.call("read_file", json!({"path": 3})).await;
+    let flat = Harness::flat().await;
+    let malformed = flat.call("read_file", json!({"path": 3})).await;
     assert_eq!(stage(&malformed), Some(Stage::Params));
     assert!(malformed.text().starts_with("read_file: `path`: invalid type: integer `3`"), "{}", malformed.text());
-    let not_an_object = harness.session.call(ToolCall::new(call_id(), "read_file", json!("notes.txt")), Default::default()).await;
+    let not_an_object = flat.session.call(ToolCall::new(call_id(), "read_file", json!("notes.txt")), Default::default()).await;
+    assert_eq!(stage(&not_an_object), Some(Stage::Params));
     assert_eq!(not_an_object.text(), "the input of `read_file` must be a JSON object, not a string");
+    let unknown_bad_input = flat.session.call(ToolCall::new(call_id(), "raed_file", json!("x")), Default::default()).await;
+    assert_eq!(stage(&unknown_bad_input), Some(Stage::Discovery), "discovery comes before the input's shape");
+    assert!(unknown_bad_input.text().contains("did you mean `read_file`"), "{}", unknown_bad_input.text());
     let no_code = harness.session.call(ToolCall::new(call_id(), "Exec", json!({"script": "return 1"})), Default::default()).await;
     assert_eq!(stage(&no_code), Some(Stage::Params));
     assert!(no_code.text().contains("missing field `code`"), "{}", no_code.text());
+    let not_code = harness.session.call(ToolCall::new(call_id(), "Exec", json!(["return 1"])), Default::default()).await;
+    assert_eq!(not_code.text(), "the input of `Exec` must be a JSON object, not an array");
 
-    let failing = harness.call("fail", json!({"message": "broke"})).await;
+    let failing = flat.call("fail", json!({"message": "broke"})).await;
     assert_eq!((stage(&failing), failing.text()), (Some(Stage::Execution), "broke"));
+    let silent = flat.call("fail", json!({"message": ""})).await;
+    assert_eq!(silent.text(), "`fail` failed without saying why", "a model never gets an empty result");
     let thrown = harness.run("throw new Error('no')").await;
     assert_eq!(stage(&thrown), Some(Stage::Execution));
 
@@ -337,7 +361,8 @@ async fn nested_calls_know_the_exec_they_come_from() {
     let id = call.id.clone();
     let nested = harness.session.call(call, Default::default()).await;
     assert_eq!(nested.value(), Some(&json!({"from": "script", "exec": id})));
-    let direct = harness.session.call(ToolCall::new("toolu_9", "origin", json!({})), Default::default()).await;
+    let flat = Harness::flat().await;
+    let direct = flat.session.call(ToolCall::new("toolu_9", "origin", json!({})), Default::default()).await;
     assert_eq!(direct.value(), Some(&json!({"from": "model", "call": "toolu_9"})));
 }
 
@@ -401,4 +426,62 @@ async fn provider_renderings_match_their_golden_files() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn an_empty_string_is_never_an_empty_result() {
+    let harness = Harness::new().await;
+    let nested = harness.run("return ''").await;
+    assert_eq!(nested.text(), "\"\"");
+    let flat = Harness::flat().await.call("text_only", json!({"text": ""})).await;
+    assert_eq!(flat.text(), nested.text());
+}
+
+#[tokio::test]
+async fn calls_past_the_limit_are_counted_not_kept() {
+    let harness = Harness::with_limits(exec_host::Limits::default().with_max_calls(3)).await;
+    let code = "const big = 'x'.repeat(100000); let refused = 0;
+      for (let i = 0; i < 5000; i++) { try { await tools.echo({ value: big }); } catch { refused++; } }
+      try { await tools['mcp__' + 'y'.repeat(1000000)]({}); } catch (e) { refused += e.message.length < 2000 ? 1 : 0; }
+      return refused";
+    let outcome = harness.run(code).await;
+    assert_eq!(outcome.value(), Some(&json!(4998)), "{}", outcome.text());
+    let client = &outcome.client;
+    assert_eq!(client.calls.len(), 5, "the three within the limit and the last two refused");
+    assert_eq!(client.calls_omitted, 4996);
+    assert_eq!(outcome.summary(), format!("... 5001 tool calls\necho\nmcp__{}…", "y".repeat(251)));
+    assert!(client.calls.iter().all(|call| call.name.len() < 300 && call.args.chars().count() <= 2001));
+    assert!(client.calls[4].args.is_empty(), "a refused call's arguments are not kept");
+}
+
+#[tokio::test]
+async fn a_deny_rule_on_exec_withdraws_the_announcement() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    let harness = with_settings_file(&settings, &[]).await;
+    let mut history = vec![Message::user("hello")];
+    let first = step(&harness, &mut history).unwrap();
+    rewrite(&settings, r#"{"permissions": {"deny": ["Exec"]}}"#);
+    assert_eq!(step(&harness, &mut history).as_deref(), Some(WITHDRAWN_TEXT));
+    assert_eq!(harness.session.prepare(&history).unwrap().exec, ExecStatus::Denied);
+    rewrite(&settings, "{}");
+    assert_eq!(step(&harness, &mut history), Some(first));
+}
+
+/// Without a workspace, a session of MCP tools alone declares `Exec` only while a server
+/// offers a tool: the builtin tools are what keep the pool from ever being empty.
+#[tokio::test]
+async fn a_session_without_a_workspace_pools_only_what_it_has() {
+    let session = exec_host::Session::builder()
+        .sandbox(exec_host_tests::sandbox().await.clone())
+        .without_compaction()
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(session.prepare(&[]).unwrap().exec, ExecStatus::EmptyPool);
+    session.add_server("fx", fixture()).await.unwrap();
+    let prepared = session.prepare(&[]).unwrap();
+    assert_eq!(prepared.exec, ExecStatus::Declared);
+    let call = exec_call("return await tools.mcp__fx__greet({ name: 'Ada' })");
+    assert_eq!(session.call(call, Default::default()).await.value(), Some(&json!("hello, Ada")));
 }

@@ -183,9 +183,7 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
             Box::pin(async move { Ok(ToolOutput::empty()) })
         }),
         FixtureTool::shared("image", "Answers with one image and nothing else.", object(json!({}), &[]), |_, _| {
-            Box::pin(async move {
-                Ok(ToolOutput::empty().with_image(Image { mime_type: "image/png".into(), base64: PIXEL_PNG.into() }))
-            })
+            Box::pin(async move { Ok(ToolOutput::empty().with_image(Image::new("image/png", PIXEL_PNG))) })
         }),
         FixtureTool::shared(
             "fail",
@@ -250,6 +248,13 @@ impl Harness {
         Self::with(|builder| builder).await
     }
 
+    /// A harness whose session declares every tool flat (`enableExec` off), so the model
+    /// calls them directly.
+    pub async fn flat() -> Self {
+        let off = exec_host::Layer::from_value(json!({"enableExec": false})).expect("valid settings");
+        Self::with(|builder| builder.managed_settings(off)).await
+    }
+
     pub async fn with_limits(limits: Limits) -> Self {
         Self::with(|builder| builder.limits(limits)).await
     }
@@ -289,8 +294,8 @@ impl Harness {
     }
 
     /// Runs a script that waits in `rendezvous({n})` and then runs `then`; does `meanwhile`
-    /// once the script waits, then releases it with a direct rendezvous call, and returns
-    /// the Exec's result. The fixture counts every arrival of the harness, so each use
+    /// once the script waits, then releases it with a second Exec's rendezvous call, and
+    /// returns the first Exec's result. The fixture counts every arrival of the harness, so each use
     /// takes an `n` two higher than the last.
     pub async fn run_while<F: std::future::Future<Output = ()>>(
         &self,
@@ -309,7 +314,7 @@ impl Harness {
         let steer = async {
             within(30, waiting.wait_for(|arrived| *arrived)).await.expect("the script reached its rendezvous");
             meanwhile().await;
-            self.call("rendezvous", json!({ "n": n })).await;
+            self.run(&format!("return await tools.rendezvous({{ n: {n} }})")).await;
         };
         within(60, async { tokio::join!(exec, steer).0 }).await
     }

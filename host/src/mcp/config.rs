@@ -99,6 +99,7 @@ pub enum Transport {
 
 /// Why a configuration cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     #[error("{file}: cannot read it: {reason}")]
     Unreadable { file: PathBuf, reason: String },

@@ -33,6 +33,7 @@ const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// A server that could not be connected, and why. Shown once, as one sentence.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("MCP server `{server}` is not available: {reason}")]
+#[non_exhaustive]
 pub struct StartError {
     pub server: String,
     pub reason: String,
@@ -40,6 +41,7 @@ pub struct StartError {
 
 /// Where a server stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ServerState {
     /// Connected; `tools` of its tools are in the registry.
     Connected { tools: usize },
@@ -49,6 +51,7 @@ pub enum ServerState {
 
 /// What connecting a server gave.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Connected {
     pub tools: usize,
     /// Tools the server listed that are not offered (invalid schema or name), each logged

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::names::TOOL_SEARCH;
-use crate::tools::{Image, Stage, ToolError, ToolOutput};
+use crate::tools::{Image, MAX_TOOL_NAME_LEN, Stage, ToolError, ToolOutput};
 
 /// What a script's `tools` object reaches, as the layer above the runtime decides it.
 pub(crate) trait ScriptTools: Send + Sync + 'static {
@@ -117,23 +117,26 @@ impl NestedCalls {
 
     /// Every call that reached the host, in order; taken when the Exec is over. Calls still
     /// in flight are recorded as unfinished.
-    pub fn into_calls(mut self) -> Vec<NestedCall> {
+    pub fn into_record(mut self) -> (Vec<NestedCall>, usize) {
         self.record.close();
-        self.record.calls
+        (self.record.calls, self.record.omitted)
     }
 
     /// Records a call that reached the host and returns its id; refuses it when it is past
-    /// the limit.
+    /// the limit. Past the limit the record keeps only the last two refused calls (their
+    /// names, for the summary) and counts the others, so a script that loops on refused
+    /// calls cannot grow the host's memory.
     fn admit(&mut self, name: &str, args_json: &str) -> (u32, Result<(), ToolError>) {
-        let id = self.record.push(name, args_json);
-        if self.record.calls.len() > self.max_calls as usize {
-            let refusal = ToolError::execution(format!(
-                "`{name}` was refused: this script has reached its limit of {} tool calls",
-                self.max_calls
-            ));
-            return (id, Err(refusal));
+        let limit = self.max_calls as usize;
+        if self.record.attempted() < limit {
+            return (self.record.push(name, args_json), Ok(()));
         }
-        (id, Ok(()))
+        let refusal = ToolError::execution(format!(
+            "`{}` was refused: this script has reached its limit of {} tool calls",
+            cut(name, MAX_TOOL_NAME_LEN),
+            self.max_calls
+        ));
+        (self.record.push_refused(name, limit), Err(refusal))
     }
 
     /// Starts a call. `Done` when it finished (or was refused) at once, else `Pending`
@@ -258,24 +261,33 @@ impl NestedCall {
 pub type CallWatcher = Arc<dyn Fn(&[NestedCall]) + Send + Sync>;
 
 /// Every call a script attempted that reached the host, in order, without de-duplication:
-/// refused calls included. Shown to whoever watches the Exec live.
+/// refused calls included (past the call limit, the last two of them, the others counted).
+/// Shown to whoever watches the Exec live.
 pub(crate) struct CallRecord {
     calls: Vec<NestedCall>,
     /// When each unfinished call started; `None` once it finished.
     started: Vec<Option<Instant>>,
+    /// Calls refused past the limit that are counted but no longer listed.
+    omitted: usize,
     watcher: Option<CallWatcher>,
 }
 
 impl CallRecord {
     pub fn new(watcher: Option<CallWatcher>) -> Self {
-        CallRecord { calls: Vec::new(), started: Vec::new(), watcher }
+        CallRecord { calls: Vec::new(), started: Vec::new(), omitted: 0, watcher }
     }
 
-    /// Adds one call; returns its id.
+    /// How many calls reached the host, listed or not.
+    fn attempted(&self) -> usize {
+        self.calls.len() + self.omitted
+    }
+
+    /// Adds one call; returns its id (its place in the record, which never moves for a
+    /// call within the limit).
     fn push(&mut self, name: &str, args_json: &str) -> u32 {
         let id = self.calls.len() as u32;
         self.calls.push(NestedCall {
-            name: name.to_string(),
+            name: cut(name, MAX_TOOL_NAME_LEN),
             args: cut(args_json, RECORDED_ARGS_CHARS),
             outcome: CallOutcome::Unfinished,
             duration: Duration::ZERO,
@@ -285,6 +297,18 @@ impl CallRecord {
             watcher(&self.calls);
         }
         id
+    }
+
+    /// Adds a call refused past the limit of `limit` calls: only two such calls stay listed
+    /// (the latest), without their arguments; older ones are only counted. Returns its id,
+    /// good until the next refused call.
+    fn push_refused(&mut self, name: &str, limit: usize) -> u32 {
+        if self.calls.len() >= limit + 2 {
+            self.calls.remove(limit);
+            self.started.remove(limit);
+            self.omitted += 1;
+        }
+        self.push(name, "")
     }
 
     /// Notes how call `id` ended and hands its result on.

@@ -54,11 +54,26 @@ const KEEP_RESIDENT_TABLE_BYTES: usize = 1024 * 1024;
 
 /// How the sandbox is set up.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct SandboxOptions {
     /// Where compiled guests are cached; `None` compiles in memory every time.
     pub cache_dir: Option<PathBuf>,
     /// Execs that can run at once; each holds one slot of the instance pool.
     pub max_concurrent_execs: u32,
+}
+
+impl SandboxOptions {
+    /// Where compiled guests are cached; `None` compiles in memory every time.
+    pub fn with_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.cache_dir = dir;
+        self
+    }
+
+    /// How many Execs can run at once.
+    pub fn with_max_concurrent_execs(mut self, execs: u32) -> Self {
+        self.max_concurrent_execs = execs;
+        self
+    }
 }
 
 impl Default for SandboxOptions {
@@ -192,13 +207,15 @@ impl Sandbox {
             Some(Ok(Err(error))) => Err(script_failure(error)),
             Some(Err(trap)) => Err(trap_failure(trap, budget, &state)),
         };
+        let (calls, calls_omitted) = state.calls.into_record();
         ExecOutcome {
             result,
             logs: state.console.lines,
             logs_cut_chars: state.console.cut_chars,
             images: state.images.kept,
             images_dropped: state.images.dropped,
-            calls: state.calls.into_calls(),
+            calls,
+            calls_omitted,
             guest_time: clock.spent(),
         }
     }

@@ -103,8 +103,11 @@ pub(crate) struct ExecOutcome {
     /// Images from nested calls, capped; attachments of the result.
     pub images: Vec<Image>,
     pub images_dropped: usize,
-    /// Every call that reached the host, in order, refused ones included.
+    /// Every call that reached the host, in order, refused ones included (past the call
+    /// limit, only the last two refused ones).
     pub calls: Vec<NestedCall>,
+    /// Calls refused past the limit and not listed in `calls`.
+    pub calls_omitted: usize,
     /// Time the script itself ran.
     pub guest_time: Duration,
 }
@@ -118,6 +121,7 @@ impl ExecOutcome {
             images: Vec::new(),
             images_dropped: 0,
             calls: Vec::new(),
+            calls_omitted: 0,
             guest_time: Duration::ZERO,
         }
     }

@@ -221,6 +221,7 @@ impl CallContext {
 /// An image a tool returned. It reaches the model as an attachment of the result, never
 /// the script.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Image {
     #[serde(rename = "mimeType")]
     pub mime_type: String,
@@ -262,14 +263,23 @@ impl ToolOutput {
         self
     }
 
-    /// What a script's `await tools.x(...)` yields: the structured value when the tool gave
-    /// one, else its text, else `null`. No envelope. Structured values (and `null`) travel
-    /// as JSON text, text as it is.
-    pub(crate) fn into_script_value(self) -> ScriptValue {
+    /// The value of the output, as a script's `await tools.x(...)` yields it and as a flat
+    /// call's result renders it: the structured value when the tool gave one, else its
+    /// text, else `null`. No envelope. Images are set aside by the caller first.
+    pub fn into_value(self) -> Value {
         match (self.structured, self.text) {
-            (Some(value), _) => ScriptValue::Json(value.to_string()),
-            (None, Some(text)) => ScriptValue::Text(text),
-            (None, None) => ScriptValue::Json("null".to_string()),
+            (Some(value), _) => value,
+            (None, Some(text)) => Value::String(text),
+            (None, None) => Value::Null,
+        }
+    }
+
+    /// [`into_value`](Self::into_value) on its way into a script: a string travels as it
+    /// is (a string needs no JSON round trip), anything else as JSON text.
+    pub(crate) fn into_script_value(self) -> ScriptValue {
+        match self.into_value() {
+            Value::String(text) => ScriptValue::Text(text),
+            other => ScriptValue::Json(other.to_string()),
         }
     }
 }
@@ -313,9 +323,17 @@ impl fmt::Display for Stage {
 /// A failed call: the stage and a message meant for the caller (a script sees the message).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ToolError {
     pub stage: Stage,
     pub message: String,
+}
+
+impl Image {
+    /// An image of `mime_type`, given base64-encoded.
+    pub fn new(mime_type: impl Into<String>, base64: impl Into<String>) -> Self {
+        Image { mime_type: mime_type.into(), base64: base64.into() }
+    }
 }
 
 impl ToolError {
@@ -364,6 +382,7 @@ mod tests {
     fn script_value_prefers_structured_then_text_then_null() {
         let both = ToolOutput::structured(json!({"a": 1})).with_text("t");
         assert_eq!(both.into_script_value(), ScriptValue::Json(json!({"a": 1}).to_string()));
+        assert_eq!(ToolOutput::structured(json!("s")).into_script_value(), ScriptValue::Text("s".into()));
         assert_eq!(ToolOutput::text("t").into_script_value(), ScriptValue::Text("t".into()));
         assert_eq!(ToolOutput::empty().into_script_value(), ScriptValue::Json("null".into()));
     }

@@ -160,13 +160,20 @@ struct Sample {
 struct Sessions {
     big: Arc<Harness>,
     spin: Arc<Harness>,
+    /// `echo` declared flat, for the model's direct calls.
+    flat: Arc<Harness>,
 }
 
 impl Sessions {
     async fn new() -> Self {
         let big = Limits::default().with_budget(BIG_BUDGET).with_max_calls(100_000);
         let spin = Limits::default().with_budget(SPIN_BUDGET).with_max_calls(100_000);
-        Sessions { big: Arc::new(Harness::with_limits(big).await), spin: Arc::new(Harness::with_limits(spin).await) }
+        let flat = exec_host::Layer::from_value(json!({"nonDeferredTools": ["echo"]})).expect("valid settings");
+        Sessions {
+            big: Arc::new(Harness::with_limits(big).await),
+            spin: Arc::new(Harness::with_limits(spin).await),
+            flat: Arc::new(Harness::with(|builder| builder.managed_settings(flat)).await),
+        }
     }
 }
 
@@ -342,9 +349,10 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
             extra.insert("warm_us", warm_us);
             Sample { us: cold_us, script_us: None, extra }
         }
-        // A flat call through the session (the model calls `echo` directly) against the same
-        // tool called on its own: the session's overhead per call.
+        // A flat call through the session (the model calls `echo`, declared flat, directly)
+        // against the same tool called on its own: the session's overhead per call.
         "flat_call" => {
+            let harness = &sessions.flat;
             const CALLS: usize = 1000;
             let tool = exec_host_tests::fixture_tools(&Default::default())
                 .into_iter()

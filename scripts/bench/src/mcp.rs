@@ -16,13 +16,16 @@ use serde_json::{Value, json};
 /// from the host directly, so the two are measured under the same machine load).
 pub const CALLS: usize = 200;
 
-/// Connects the fixture server (built next to this binary) as `fx`.
+/// Connects the fixture server (built next to this binary) twice: as `fx`, pooled, for
+/// scripts, and as `fxd`, `alwaysLoad` and so declared flat, for the model's direct calls.
 pub async fn connect(harness: &Harness, target: &Path) -> Result<()> {
     let fixture = target.join("fixture-mcp-server");
     if !fixture.exists() {
         bail!("{} is missing: build it first (cargo build --release --workspace --bins)", fixture.display());
     }
-    harness.session.add_server("fx", ServerConfig::stdio(fixture.display().to_string(), [])).await?;
+    let server = ServerConfig::stdio(fixture.display().to_string(), []);
+    harness.session.add_server("fx", server.clone()).await?;
+    harness.session.add_server("fxd", server.always_load(true)).await?;
     Ok(())
 }
 
@@ -43,7 +46,7 @@ pub const PARALLEL_SCRIPT: &str =
 pub async fn funnel_calls(harness: &Harness) -> Result<f64> {
     let started = Instant::now();
     for i in 0..CALLS {
-        let result = harness.call("mcp__fx__echo", json!({ "i": i })).await;
+        let result = harness.call("mcp__fxd__echo", json!({ "i": i })).await;
         if result.value() != Some(&json!({ "i": i })) {
             bail!("mcp_seq: wrong answer from the direct path: {}", result.text());
         }

@@ -23,12 +23,13 @@ pub struct Workspace {
 
 /// Why a workspace cannot be opened.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WorkspaceError {
     #[error("the workspace {0} does not exist")]
     Missing(PathBuf),
     #[error("the workspace {0} is not a directory")]
     NotADirectory(PathBuf),
-    #[error("the workspace {path} cannot be opened: {source}")]
+    #[error("the workspace {path} cannot be opened")]
     Unreadable { path: PathBuf, source: io::Error },
 }
 
