@@ -22,6 +22,9 @@ pub(crate) struct CallRequest {
     /// The arguments as the caller gave them; a tool takes one JSON object.
     pub input: Value,
     pub context: CallContext,
+    /// The settings in force, when the caller has just read them for this call; `None`: the
+    /// funnel reads them (one look at each settings file either way).
+    pub settings: Option<Arc<Settings>>,
 }
 
 /// Every tool call of a session passes through here.
@@ -58,11 +61,15 @@ impl Funnel {
 
     /// Runs one call through every stage.
     pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
-        let CallRequest { name, input, context } = request;
+        let CallRequest { name, input, context, settings } = request;
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));
         };
-        self.authorize(&name, &*self.settings(&name)?)?;
+        let settings = match settings {
+            Some(settings) => settings,
+            None => self.settings(&name)?,
+        };
+        self.authorize(&name, &settings)?;
         let args = object_input(&name, input)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {

@@ -470,9 +470,10 @@ impl Session {
                 crate::signature::access(&name)
             ))),
             Ok(view) if !view.tools.contains(&name) => Err(ToolError::discovery(unknown_tool(&name, &view))),
-            Ok(_) => {
+            Ok(view) => {
                 let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, abort);
-                self.inner.funnel.call(CallRequest { name: name.clone(), input, context }).await
+                let settings = Some(view.settings.clone());
+                self.inner.funnel.call(CallRequest { name: name.clone(), input, context, settings }).await
             }
         };
         render::flat_result(id, name, outcome, &self.inner.limits, started.elapsed())
@@ -568,7 +569,8 @@ impl ScriptTools for ExecScope {
         }
         let funnel = self.funnel.clone();
         let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone() }, cancel);
-        Box::pin(async move { funnel.call(CallRequest { name, input: Value::Object(args), context }).await })
+        // Read at the moment of the call: a rule added while the script runs applies to it.
+        Box::pin(async move { funnel.call(CallRequest { name, input: Value::Object(args), context, settings: None }).await })
     }
 
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {

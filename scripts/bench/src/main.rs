@@ -160,7 +160,8 @@ struct Sample {
 struct Sessions {
     big: Arc<Harness>,
     spin: Arc<Harness>,
-    /// `echo` declared flat, for the model's direct calls.
+    /// `echo` declared flat, for the model's direct calls, with the four settings files the
+    /// command line reads (absent here, as they often are: each is still looked at).
     flat: Arc<Harness>,
 }
 
@@ -172,7 +173,14 @@ impl Sessions {
         Sessions {
             big: Arc::new(Harness::with_limits(big).await),
             spin: Arc::new(Harness::with_limits(spin).await),
-            flat: Arc::new(Harness::with(|builder| builder.managed_settings(flat)).await),
+            flat: Arc::new(
+                Harness::with(|builder| {
+                    let dir = std::env::temp_dir().join(format!("exec-host-bench-settings-{}", std::process::id()));
+                    let files = ["managed", "extra", "project", "user"].map(|name| dir.join(format!("{name}.json")));
+                    builder.managed_settings(flat).settings_files(files)
+                })
+                .await,
+            ),
         }
     }
 }
