@@ -2,7 +2,7 @@
 //! builder.
 //!
 //! [`DeferralTable::defers`] is the only place that decides whether a tool is deferred.
-//! [`Pool::build`] is the only place that turns the registry's tools and the settings into
+//! `Pool::build` is the only place that turns the registry's tools and the settings into
 //! what a model is given: `Exec` plus the flat tools, or every tool flat. The pool's names
 //! (for the announcement), the set an Exec script may reach, the set `ToolSearch` searches
 //! and the declarations all come from one `Pool`, so they cannot disagree.

@@ -10,7 +10,7 @@
 //!
 //! A scalar comes from the highest layer that sets it; rule lists and `nonDeferredTools` are
 //! the union of every layer (managed first). Keys this host does not use are ignored, so a
-//! Claude Code settings file loads unchanged. [`SettingsFiles`] reloads a file when it
+//! Claude Code settings file loads unchanged. A session rereads a file when it
 //! changes on disk, without a restart; [`standard_files`] says where `exec-host` looks.
 
 use std::fmt;
