@@ -16,7 +16,12 @@ use clap::{Args, Parser, Subcommand};
 use exec_host::mcp::McpConfig;
 use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
 use exec_host::session::default_results_dir;
-use exec_host::{CancellationToken, Limits, Pool, SandboxOptions, Session, SessionError, ToolCall, ToolResult, exec_tool};
+use exec_host::{
+    CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, SessionError, ToolCall, ToolResult,
+    exec_tool,
+};
+
+mod approve;
 use serde_json::{Value, json};
 
 #[derive(Parser, Debug)]
@@ -52,10 +57,28 @@ struct SessionFlags {
     /// Time each MCP server has to start and list its tools, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = exec_host::mcp::DEFAULT_CONNECT_TIMEOUT.as_millis() as u64)]
     mcp_connect_timeout_ms: u64,
-    /// A settings file (`permissions.deny`, `enableExec`, `nonDeferredTools`), above the
+    /// A settings file (`permissions`, `hooks`, `enableExec`, `nonDeferredTools`), above the
     /// project and user files and below the managed one; repeat it, the last one wins.
     #[arg(long, value_name = "FILE")]
     settings: Vec<PathBuf>,
+    /// A permission rule that lets calls run (`write_file`, `mcp__srv`, `read_file(docs/**)`);
+    /// repeatable. Rules given here sit above every settings file but the managed one.
+    #[arg(long, value_name = "RULE")]
+    allow: Vec<String>,
+    /// A permission rule that asks before calls run; repeatable.
+    #[arg(long, value_name = "RULE")]
+    ask: Vec<String>,
+    /// A permission rule that refuses calls; repeatable.
+    #[arg(long, value_name = "RULE")]
+    deny: Vec<String>,
+    /// The permission mode: default, acceptEdits, dontAsk or bypassPermissions (`run`
+    /// starts in bypassPermissions: its user wrote the script; ask and deny rules still apply).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    permission_mode: Option<PermissionMode>,
+}
+
+fn parse_mode(text: &str) -> Result<PermissionMode, String> {
+    PermissionMode::parse(text)
 }
 
 #[derive(Args, Debug)]
@@ -128,6 +151,9 @@ struct SessionConfig {
     mcp: McpConfig,
     mcp_connect_timeout: Duration,
     settings: Vec<PathBuf>,
+    /// The rules given as flags.
+    rules: Layer,
+    permission_mode: Option<PermissionMode>,
 }
 
 /// Everything `run` needs, resolved from the flags.
@@ -232,11 +258,14 @@ fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
             return Err(UsageError(format!("the settings file {} does not exist", file.display())));
         }
     }
+    let rules = Layer::from_rules(&flags.allow, &flags.ask, &flags.deny).map_err(|e| UsageError(e.reason))?;
     Ok(SessionConfig {
         workspace: flags.workspace,
         mcp,
         mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms),
         settings: flags.settings,
+        rules,
+        permission_mode: flags.permission_mode,
     })
 }
 
@@ -274,13 +303,20 @@ async fn start_session(
     limits: Limits,
     abort: &CancellationToken,
 ) -> Result<Option<Session>, UsageError> {
+    let explicit_mode = config.permission_mode;
     let mut builder = Session::builder()
         .workspace(&config.workspace)
-        .standard_settings(&config.settings)
+        .standard_settings(&config.settings, Some(config.rules))
         .mcp_servers(config.mcp)
         .mcp_connect_timeout(config.mcp_connect_timeout)
         .sandbox_options(sandbox)
-        .limits(limits);
+        .limits(limits)
+        // The script's author is the one running it.
+        .starting_permission_mode(PermissionMode::BypassPermissions)
+        .approver(approve::for_this_process());
+    if let Some(mode) = explicit_mode {
+        builder = builder.permission_mode(mode);
+    }
     if let Some(dir) = default_results_dir() {
         builder = builder.result_store(Arc::new(DirectoryResultStore::new(dir, DIRECTORY_STORE_FILES)));
     }
@@ -288,6 +324,12 @@ async fn start_session(
         session = builder.build() => session.map_err(usage)?,
         _ = abort.cancelled() => return Ok(None),
     };
+    if explicit_mode == Some(PermissionMode::BypassPermissions)
+        && session.permission_mode().map_err(usage)? != PermissionMode::BypassPermissions
+    {
+        session.shutdown().await;
+        return Err(UsageError("the permission mode bypassPermissions is disabled by the managed settings".into()));
+    }
     for failure in session.start_failures() {
         eprintln!("exec-host: warning: {failure}");
     }
@@ -518,6 +560,7 @@ fn print_result(result: &ToolResult, as_json: bool) {
             "images": client.images,
             "calls": result.call_names(),
             "call_details": details,
+            "messages": result.messages.iter().map(exec_host::Message::text).collect::<Vec<_>>(),
             "summary": result.summary(),
             "error": client.failure.as_ref().map(|failure| &failure.message),
         });
@@ -530,6 +573,9 @@ fn print_result(result: &ToolResult, as_json: bool) {
         }
         if let Some(summary) = &client.summary {
             eprintln!("{summary}");
+        }
+        for message in &result.messages {
+            eprintln!("[{}]", message.text());
         }
     }
     if let Some(location) = result.compacted.as_ref().and_then(|compacted| compacted.location.as_ref()) {

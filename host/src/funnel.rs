@@ -1,19 +1,21 @@
 //! The funnel: the one path every tool call takes, direct or nested, builtin or MCP.
 //!
-//! discovery (is the tool registered?) -> authorization ([`Funnel::authorize`], the one
-//! function that applies policy; permissions and hooks attach here) -> execution (the tool
-//! runs; it reads its own arguments, so a mismatch is a params failure) -> projection.
-//! Each failure carries its [`Stage`](crate::tools::Stage). `Exec` itself is authorized by
-//! the same function before its sandbox starts.
+//! discovery (is the tool registered?) -> authorization (the policy: `PreToolUse` hooks,
+//! permission rules, the mode, an approval) -> params (the input is one object; the tool
+//! reads its own arguments, so a mismatch there is a params failure too) -> execution ->
+//! `PostToolUse` hooks. Each failure carries its [`Stage`](crate::tools::Stage). `Exec`
+//! itself is authorized and followed by the same two functions before and after its
+//! sandbox runs.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tracing::debug;
 
+use crate::policy::{Notes, Policy};
 use crate::settings::{Settings, SettingsFiles};
 use crate::tools::names::split_mcp_name;
-use crate::tools::{CallContext, Registry, ToolError, ToolOutput};
+use crate::tools::{CallContext, Effect, Registry, ToolError, ToolOutput};
 
 /// A call as the funnel receives it.
 #[derive(Clone, Debug)]
@@ -25,17 +27,24 @@ pub(crate) struct CallRequest {
     /// The settings in force, when the caller has just read them for this call; `None`: the
     /// funnel reads them (one look at each settings file either way).
     pub settings: Option<Arc<Settings>>,
+    /// Where `PostToolUse` hooks put the messages they add to the conversation.
+    pub notes: Notes,
 }
 
 /// Every tool call of a session passes through here.
 pub(crate) struct Funnel {
     registry: Arc<Registry>,
     settings: Arc<SettingsFiles>,
+    policy: Policy,
 }
 
 impl Funnel {
-    pub fn new(registry: Arc<Registry>, settings: Arc<SettingsFiles>) -> Self {
-        Funnel { registry, settings }
+    pub fn new(registry: Arc<Registry>, settings: Arc<SettingsFiles>, policy: Policy) -> Self {
+        Funnel { registry, settings, policy }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// The settings in force now (the last valid ones while a file is broken). An
@@ -47,21 +56,21 @@ impl Funnel {
             .map_err(|error| ToolError::authorization(format!("`{name}` was not run: the settings cannot be read ({error})")))
     }
 
-    /// The policy decision for one call of `name` under `settings`: refused when a deny
-    /// rule covers the tool (the refusal names the rule and where it was written).
-    pub fn authorize(&self, name: &str, settings: &Settings) -> Result<(), ToolError> {
-        match settings.denying_rule(name) {
-            Some(rule) => Err(ToolError::authorization(format!(
-                "`{name}` is denied by the permissions.deny rule `{}` in {}",
-                rule.value, rule.source
-            ))),
-            None => Ok(()),
-        }
+    /// Authorizes one call (see [`Policy::authorize`]): the input to run with, or the refusal.
+    pub async fn authorize(
+        &self,
+        name: &str,
+        effect: Effect,
+        input: Value,
+        context: &CallContext,
+        settings: &Settings,
+    ) -> Result<Value, ToolError> {
+        self.policy.authorize(name, effect, input, &context.origin, settings).await
     }
 
     /// Runs one call through every stage.
     pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
-        let CallRequest { name, input, context, settings } = request;
+        let CallRequest { name, input, context, settings, notes } = request;
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));
         };
@@ -69,7 +78,9 @@ impl Funnel {
             Some(settings) => settings,
             None => self.settings(&name)?,
         };
-        self.authorize(&name, &settings)?;
+        let input = self.authorize(&name, tool.definition().effect, input, &context, &settings).await?;
+        let post_hooks = self.policy.has_post_hooks(&name, &settings);
+        let kept_input = post_hooks.then(|| input.clone());
         let args = object_input(&name, input)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
@@ -85,6 +96,10 @@ impl Funnel {
         match &result {
             Ok(_) => debug!(tool = %name, "tool call succeeded"),
             Err(error) => debug!(tool = %name, stage = %error.stage, "tool call failed: {}", error.message),
+        }
+        if let (Some(input), Ok(output)) = (kept_input, &result) {
+            let response = output.clone().into_value();
+            self.policy.after(&name, &input, &response, &settings, &notes).await;
         }
         result
     }

@@ -27,7 +27,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Modules, from the front door down: [`session`], [`announce`] (the names-only
+//! Modules, from the front door down: [`session`], [`policy`] (permission rules, modes,
+//! approvals, hooks), [`announce`] (the names-only
 //! announcement and its broadcast state), [`pool`] (the deferral table and the one builder
 //! of declarations and pool), [`render`] (a result's model, history and client
 //! projections), [`results`] (compacted results and `view_tool_call`), [`message`] and
@@ -41,6 +42,7 @@ mod funnel;
 mod guest;
 pub mod mcp;
 pub mod message;
+pub mod policy;
 pub mod pool;
 pub mod provider;
 pub mod render;
@@ -53,13 +55,14 @@ pub mod signature;
 pub mod tools;
 
 pub use message::{ContentBlock, Message, Role};
+pub use policy::{Approval, ApprovalRequest, Approver};
 pub use pool::{Declaration, DeferralTable, ExecStatus, Pool};
 pub use provider::Provider;
 pub use render::{CallFailure, ClientProjection, Compaction, ModelProjection, ToolResult};
 pub use runtime::{CallOutcome, Failure, Limits, NestedCall, Sandbox, SandboxOptions, SetupError};
 pub use session::{CallOptions, Prepared, Session, SessionBuilder, SessionError, ToolCall};
-pub use settings::{Layer, Settings};
-pub use tools::{CallContext, Image, Origin, Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
+pub use settings::{Layer, PermissionMode, Settings};
+pub use tools::{CallContext, Effect, Image, Origin, Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
 
 /// What an embedding needs to name, so it depends on `exec-host` alone: the abort signal,
 /// JSON values, and the future a [`Tool`] returns.

@@ -40,6 +40,9 @@ pub struct ToolResult {
     pub client: ClientProjection,
     /// Set when the model projection was compacted.
     pub compacted: Option<Compaction>,
+    /// Messages to append to the conversation after this turn's tool results: what the
+    /// `PostToolUse` hooks of the call (and of an Exec's nested calls) reported.
+    pub messages: Vec<crate::message::Message>,
 }
 
 /// What the model reads of a result.
@@ -178,7 +181,7 @@ pub(crate) fn exec_result(call_id: String, outcome: ExecOutcome, limits: &Limits
         script_time: Some(outcome.guest_time),
     };
     let model = ModelProjection { text, images: outcome.images, is_error: !ok };
-    ToolResult { call_id, name: crate::tools::names::EXEC.to_string(), model, client, compacted: None }
+    ToolResult { call_id, name: crate::tools::names::EXEC.to_string(), model, client, compacted: None, messages: Vec::new() }
 }
 
 /// The result of a flat call, rendered by the rules a nested call's value follows.
@@ -213,7 +216,14 @@ pub(crate) fn flat_result(
                 duration,
                 script_time: None,
             };
-            ToolResult { call_id, name, model: ModelProjection { text, images, is_error: false }, client, compacted: None }
+            ToolResult {
+                call_id,
+                name,
+                model: ModelProjection { text, images, is_error: false },
+                client,
+                compacted: None,
+                messages: Vec::new(),
+            }
         }
         Err(error) => failure_result(call_id, name, error, duration),
     }
@@ -238,7 +248,7 @@ pub(crate) fn failure_result(call_id: String, name: String, mut error: ToolError
         script_time: None,
     };
     let model = ModelProjection { text: error.message, images: Vec::new(), is_error: true };
-    ToolResult { call_id, name, model, client, compacted: None }
+    ToolResult { call_id, name, model, client, compacted: None, messages: Vec::new() }
 }
 
 /// The text the model reads of an Exec: the value (or the failure), console output, and

@@ -212,7 +212,8 @@ impl ViewToolCall {
             input,
         )
         .expect("the parameters are a Rust struct, whose schema is an object")
-        .always_load(true);
+        .always_load(true)
+        .with_effect(crate::tools::Effect::ReadOnly);
         ViewToolCall { definition, store }
     }
 }

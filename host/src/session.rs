@@ -29,15 +29,16 @@ use crate::funnel::{CallRequest, Funnel, object_input};
 use crate::mcp::servers::McpServers;
 use crate::mcp::{Connected, McpConfig, ServerConfig, ServerState, StartError};
 use crate::message::{ContentBlock, Message};
+use crate::policy::{Approver, ModeChoice, Notes, Policy};
 use crate::pool::{Declaration, DeferralTable, ExecStatus, Pool};
 use crate::render::{self, Compaction, ToolResult};
 use crate::results::{MemoryResultStore, ResultStore, VIEW_TOOL_CALL, ViewToolCall};
 use crate::runtime::{CallWatcher, ExecRequest, Limits, Sandbox, SandboxOptions, ScriptTools, SetupError, ToolFuture};
 use crate::search::{self, Reachable, SearchParams, SearchResult};
-use crate::settings::{self, Layer, Settings, SettingsError, SettingsFiles};
+use crate::settings::{self, Layer, PermissionMode, Settings, SettingsError, SettingsFiles, SettingsSource};
 use crate::tools::builtin::{self, Workspace, WorkspaceError};
 use crate::tools::names::{EXEC, TOOL_SEARCH, split_mcp_name};
-use crate::tools::{CallContext, MAX_TOOL_NAME_LEN, Origin, Registry, RegistryError, Tool, ToolError, ToolSet};
+use crate::tools::{CallContext, Effect, MAX_TOOL_NAME_LEN, Origin, Registry, RegistryError, Tool, ToolError, ToolSet};
 
 /// Why a session could not start, or cannot say what a request may use.
 #[derive(Debug, thiserror::Error)]
@@ -125,8 +126,11 @@ pub struct SessionBuilder {
     servers: McpConfig,
     connect_timeout: Duration,
     managed: Option<Layer>,
-    settings_files: Vec<PathBuf>,
+    settings_sources: Vec<SettingsSource>,
     deferral: DeferralTable,
+    mode: ModeChoice,
+    approver: Option<Arc<dyn Approver>>,
+    rules_file: Option<PathBuf>,
     sandbox: Option<Sandbox>,
     sandbox_options: SandboxOptions,
     limits: Limits,
@@ -142,8 +146,11 @@ impl Default for SessionBuilder {
             servers: McpConfig::default(),
             connect_timeout: crate::mcp::DEFAULT_CONNECT_TIMEOUT,
             managed: None,
-            settings_files: Vec::new(),
+            settings_sources: Vec::new(),
             deferral: DeferralTable::default(),
+            mode: ModeChoice { explicit: None, start: PermissionMode::Default },
+            approver: None,
+            rules_file: None,
             sandbox: None,
             sandbox_options: SandboxOptions::default(),
             limits: Limits::default(),
@@ -195,15 +202,49 @@ impl SessionBuilder {
     /// Settings files, highest layer first; a file that does not exist is an empty layer.
     /// Each is read again when it changes.
     pub fn settings_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
-        self.settings_files = files.into_iter().collect();
+        self.settings_sources = files.into_iter().map(SettingsSource::File).collect();
         self
     }
 
-    /// The files `exec-host` itself reads: the managed file, `extra` (the last one
-    /// highest), the workspace's project file and the user's file.
-    pub fn standard_settings(mut self, extra: &[PathBuf]) -> Self {
+    /// Every layer of settings below the managed values, highest first.
+    pub fn settings_sources(mut self, sources: Vec<SettingsSource>) -> Self {
+        self.settings_sources = sources;
+        self
+    }
+
+    /// The layers `exec-host` itself reads: the managed file, `command_line` (rules given
+    /// as flags), `extra` files (the last one highest), the workspace's project file and the
+    /// user's file.
+    pub fn standard_settings(mut self, extra: &[PathBuf], command_line: Option<Layer>) -> Self {
         let workspace = self.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
-        self.settings_files = settings::standard_files(&workspace, extra);
+        self.settings_sources = settings::standard_sources(&workspace, extra, command_line);
+        self
+    }
+
+    /// The permission mode, above the settings' `defaultMode` (as `--permission-mode`).
+    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.mode.explicit = Some(mode);
+        self
+    }
+
+    /// The mode the session starts in when neither [`permission_mode`](Self::permission_mode)
+    /// nor the settings say (`default` unless set here).
+    pub fn starting_permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.mode.start = mode;
+        self
+    }
+
+    /// Who answers the calls that must ask. Without one, such calls are refused with the
+    /// rule that would let them run.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// The settings file "allow always" adds its rules to (by default the workspace's
+    /// project file, `.exec-host/settings.json`).
+    pub fn rules_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.rules_file = Some(file.into());
         self
     }
 
@@ -252,13 +293,21 @@ impl SessionBuilder {
     /// Starts the session: the sandbox and the MCP servers start together. A server that
     /// cannot start does not stop the session; see [`Session::start_failures`].
     pub async fn build(self) -> Result<Session, SessionError> {
-        let settings = Arc::new(SettingsFiles::new(self.managed, self.settings_files));
+        let mut sources: Vec<SettingsSource> = self.managed.into_iter().map(SettingsSource::Values).collect();
+        sources.extend(self.settings_sources);
+        let settings = Arc::new(SettingsFiles::new(sources));
         // Read once now, so a broken file stops the session before anything starts.
         settings.current()?;
         let mut tools = self.tools;
-        if let Some(dir) = &self.workspace {
-            tools.extend(builtin::all(Arc::new(Workspace::open(dir)?)));
+        let workspace = match &self.workspace {
+            Some(dir) => Some(Arc::new(Workspace::open(dir)?)),
+            None => None,
+        };
+        if let Some(workspace) = &workspace {
+            tools.extend(builtin::all(workspace.clone()));
         }
+        let rules_file = self.rules_file.or_else(|| self.workspace.as_ref().map(|dir| dir.join(settings::PROJECT_FILE)));
+        let policy = Policy::new(workspace, self.workspace.clone(), self.mode, self.approver, rules_file, settings.clone());
         if let Some(store) = &self.store {
             tools.push(Arc::new(ViewToolCall::new(store.clone())));
         }
@@ -271,7 +320,7 @@ impl SessionBuilder {
             }
         };
         let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&self.servers));
-        let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone()));
+        let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone(), policy));
         let inner = Inner {
             registry,
             servers,
@@ -393,8 +442,13 @@ impl Session {
     }
 
     /// The settings files, highest layer first.
-    pub fn settings_files(&self) -> &[PathBuf] {
+    pub fn settings_files(&self) -> Vec<&Path> {
         self.inner.settings.files()
+    }
+
+    /// The permission mode in force now.
+    pub fn permission_mode(&self) -> Result<PermissionMode, SessionError> {
+        Ok(self.inner.funnel.policy().mode(&self.view()?.settings))
     }
 
     pub fn limits(&self) -> &Limits {
@@ -438,17 +492,28 @@ impl Session {
             Ok(view) => view,
             Err(error) => return refuse(ToolError::authorization(format!("`Exec` was not run: {error}"))),
         };
-        let authorized = self.inner.funnel.authorize(EXEC, &view.settings).and_then(|()| exec_declared(&view));
-        let params = authorized.and_then(|()| object_input(EXEC, input)).and_then(ExecParams::from_args);
-        let params = match params {
+        if let Err(refusal) = exec_declared(&view) {
+            return refuse(refusal);
+        }
+        let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, options.abort.clone());
+        let funnel = &self.inner.funnel;
+        let input = match funnel.authorize(EXEC, Effect::ReadOnly, input, &context, &view.settings).await {
+            Ok(input) => input,
+            Err(refusal) => return refuse(refusal),
+        };
+        let post_hooks = funnel.policy().has_post_hooks(EXEC, &view.settings);
+        let kept_input = post_hooks.then(|| input.clone());
+        let params = match object_input(EXEC, input).and_then(ExecParams::from_args) {
             Ok(params) => params,
             Err(error) => return refuse(error),
         };
+        let notes = Notes::default();
         let scope = Arc::new(ExecScope {
             reachable: view.reachable.clone(),
             funnel: self.inner.funnel.clone(),
             exec_call_id: id.as_str().into(),
             view: view.clone(),
+            notes: notes.clone(),
         });
         let request = ExecRequest {
             code: params.code,
@@ -457,12 +522,19 @@ impl Session {
             watcher: options.on_nested_call,
         };
         let outcome = self.inner.sandbox.exec(request, scope).await;
-        render::exec_result(id, outcome, &self.inner.limits, started.elapsed())
+        let mut result = render::exec_result(id, outcome, &self.inner.limits, started.elapsed());
+        if let (Some(input), true) = (kept_input, result.ok()) {
+            let value = result.value().cloned().unwrap_or(Value::Null);
+            funnel.policy().after(EXEC, &input, &value, &view.settings, &notes).await;
+        }
+        result.messages = take(&notes);
+        result
     }
 
     /// A call of a tool declared flat. A pooled tool is not declared: the model reaches it
     /// from an `Exec` script, and a direct call of it is refused with the way to call it.
     async fn flat(&self, id: String, name: String, input: Value, abort: CancellationToken, started: Instant) -> ToolResult {
+        let notes = Notes::default();
         let outcome = match self.view() {
             Err(error) => Err(ToolError::authorization(format!("`{name}` was not run: {error}"))),
             Ok(view) if view.reachable.contains(&name) => Err(ToolError::discovery(format!(
@@ -473,10 +545,13 @@ impl Session {
             Ok(view) => {
                 let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, abort);
                 let settings = Some(view.settings.clone());
-                self.inner.funnel.call(CallRequest { name: name.clone(), input, context, settings }).await
+                let request = CallRequest { name: name.clone(), input, context, settings, notes: notes.clone() };
+                self.inner.funnel.call(request).await
             }
         };
-        render::flat_result(id, name, outcome, &self.inner.limits, started.elapsed())
+        let mut result = render::flat_result(id, name, outcome, &self.inner.limits, started.elapsed());
+        result.messages = take(&notes);
+        result
     }
 
     /// Compacts a long result for the model, keeping the whole text under the call's id.
@@ -556,6 +631,8 @@ struct ExecScope {
     funnel: Arc<Funnel>,
     exec_call_id: Arc<str>,
     view: Arc<View>,
+    /// What the hooks of the script's calls add to the conversation.
+    notes: Notes,
 }
 
 impl ScriptTools for ExecScope {
@@ -569,8 +646,10 @@ impl ScriptTools for ExecScope {
         }
         let funnel = self.funnel.clone();
         let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone() }, cancel);
-        // Read at the moment of the call: a rule added while the script runs applies to it.
-        Box::pin(async move { funnel.call(CallRequest { name, input: Value::Object(args), context, settings: None }).await })
+        // The settings are read at the moment of the call: a rule added while the script
+        // runs applies to it.
+        let request = CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone() };
+        Box::pin(async move { funnel.call(request).await })
     }
 
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {
@@ -614,4 +693,16 @@ pub fn default_results_dir() -> Option<PathBuf> {
 /// Tool result blocks for one user message answering a turn's calls.
 pub fn tool_results_message(results: &[ToolResult]) -> Message {
     Message::new(crate::message::Role::User, results.iter().map(ToolResult::persisted).collect::<Vec<ContentBlock>>())
+}
+
+/// Appends a turn's results to `history`: the tool-result message, then the messages the
+/// calls' hooks added ([`ToolResult::messages`]).
+pub fn append_results(history: &mut Vec<Message>, results: &[ToolResult]) {
+    history.push(tool_results_message(results));
+    history.extend(results.iter().flat_map(|result| result.messages.iter().cloned()));
+}
+
+/// The messages collected in `notes`, taken out.
+fn take(notes: &Notes) -> Vec<Message> {
+    std::mem::take(&mut *notes.lock().unwrap_or_else(|e| e.into_inner()))
 }

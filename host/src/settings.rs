@@ -1,27 +1,36 @@
-//! Settings, in layers: a managed file (or values an embedding passes in code) over a
-//! project file over a user file over built-in defaults. Keys follow Claude Code where it
-//! has them:
+//! Settings, in layers: values an embedding passes in code and the managed file (an
+//! administrator's), then values given on the command line, then settings files (the
+//! `--settings` files, the project file, the user file), then built-in defaults. Keys follow
+//! Claude Code where it has them:
 //!
 //! ```json
-//! { "permissions": { "deny": ["write_file", "mcp__tickets", "Bash(rm:*)"], "allow": [], "ask": [] },
+//! { "permissions": { "deny": ["mcp__tickets", "read_file(secrets/**)"], "ask": ["write_file"],
+//!                    "allow": ["mcp__search"], "defaultMode": "acceptEdits" },
+//!   "hooks": { "PreToolUse": [{ "matcher": "write_file|mcp__.*", "hooks": [{ "type": "command", "command": "./check.sh" }] }] },
 //!   "enableExec": true,
 //!   "nonDeferredTools": ["mcp__search__query"] }
 //! ```
 //!
-//! A scalar comes from the highest layer that sets it; rule lists and `nonDeferredTools` are
-//! the union of every layer (managed first). Keys this host does not use are ignored, so a
-//! Claude Code settings file loads unchanged. A session rereads a file when it
-//! changes on disk, without a restart; [`standard_files`] says where `exec-host` looks.
+//! A scalar comes from the highest layer that sets it; rule lists, hooks and
+//! `nonDeferredTools` are the union of every layer (highest first). Keys this host does not
+//! use are ignored, so a Claude Code settings file loads unchanged; a rule whose specifier
+//! cannot apply to its tool is an error (an MCP tool or `Exec` takes none; the workspace
+//! tools take a path pattern), and one for a tool this host does not have is reported once
+//! as a warning. A session rereads a file when it changes on disk, without a restart;
+//! [`standard_sources`] says where `exec-host` looks.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-use serde::Deserialize;
+use globset::{GlobBuilder, GlobMatcher};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tools::names::{MCP_PREFIX, split_mcp_name};
+use crate::tools::builtin::PATH_TOOLS;
+use crate::tools::names::{EXEC, MCP_PREFIX, split_mcp_name};
 
 /// Where a setting comes from, so a refusal can say which rule of which file made it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +38,8 @@ use crate::tools::names::{MCP_PREFIX, split_mcp_name};
 pub enum Source {
     /// Values the embedding passed in code (the managed layer).
     Code,
+    /// Values given on the command line (`--allow`, `--deny`, `--ask`).
+    CommandLine,
     /// A settings file.
     File(PathBuf),
 }
@@ -37,6 +48,7 @@ impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Code => f.write_str("the settings passed in code"),
+            Source::CommandLine => f.write_str("the command line"),
             Source::File(path) => write!(f, "{}", path.display()),
         }
     }
@@ -47,6 +59,47 @@ impl fmt::Display for Source {
 pub struct Sourced<T> {
     pub value: T,
     pub source: Source,
+}
+
+/// How a call that no rule decides is treated (`permissions.defaultMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum PermissionMode {
+    /// The read-only tools run; workspace writes and MCP tools ask. Claude Code's `plan`
+    /// reads as this mode.
+    #[serde(alias = "plan")]
+    Default,
+    /// Workspace writes run too; MCP tools ask.
+    AcceptEdits,
+    /// What would ask is refused.
+    DontAsk,
+    /// Everything not denied runs (explicit `ask` rules still ask).
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// The mode's name as settings files write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+        }
+    }
+
+    /// Reads a mode as settings files and the command line write it.
+    pub fn parse(text: &str) -> Result<PermissionMode, String> {
+        serde_json::from_value(Value::String(text.to_string()))
+            .map_err(|_| format!("unknown permission mode {text:?}; use default, acceptEdits, dontAsk or bypassPermissions"))
+    }
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The settings in force.
@@ -63,6 +116,14 @@ pub struct Settings {
     pub deny: Vec<Sourced<Rule>>,
     pub allow: Vec<Sourced<Rule>>,
     pub ask: Vec<Sourced<Rule>>,
+    /// `permissions.defaultMode`, when a layer sets it.
+    pub default_mode: Option<Sourced<PermissionMode>>,
+    /// A managed layer set `permissions.disableBypassPermissionsMode`: `bypassPermissions`
+    /// may not be used.
+    pub bypass_disabled: bool,
+    /// `hooks.PreToolUse` and `hooks.PostToolUse` of every layer, highest layer first.
+    pub pre_tool_use: Vec<Sourced<HookMatcher>>,
+    pub post_tool_use: Vec<Sourced<HookMatcher>>,
 }
 
 impl Default for Settings {
@@ -74,30 +135,51 @@ impl Default for Settings {
             deny: Vec::new(),
             allow: Vec::new(),
             ask: Vec::new(),
+            default_mode: None,
+            bypass_disabled: false,
+            pre_tool_use: Vec::new(),
+            post_tool_use: Vec::new(),
         }
     }
 }
 
-/// Permission rules of one layer, by list.
+/// Permission rules and the mode of one layer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Permissions {
     pub deny: Vec<Rule>,
     pub allow: Vec<Rule>,
     pub ask: Vec<Rule>,
+    pub default_mode: Option<PermissionMode>,
+    /// `"disableBypassPermissionsMode": "disable"`; honoured from a managed layer only.
+    pub disable_bypass: bool,
 }
 
-/// One permission rule: `ToolName`, `ToolName(pattern)`, `mcp__server`,
-/// `mcp__server__*` or `mcp__server__tool`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One permission rule: `Tool`, `mcp__server`, `mcp__server__*`, `mcp__server__tool`, or
+/// a workspace tool with a path pattern: `read_file(secrets/**)`.
+#[derive(Clone, Debug)]
 pub struct Rule {
     /// The tool (or `mcp__server`) the rule names.
     pub tool: String,
-    /// What inside the call the rule is about; `None` covers the whole tool.
+    /// What inside the call the rule is about, as written; `None` covers the whole tool.
     pub pattern: Option<String>,
+    /// The pattern as a path pattern, for the workspace tools.
+    path: Option<PathPattern>,
 }
 
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        self.tool == other.tool && self.pattern == other.pattern
+    }
+}
+
+impl Eq for Rule {}
+
 impl Rule {
-    /// Reads a rule as written in a settings file.
+    /// Reads a rule as written in a settings file. A specifier must apply to its tool: a
+    /// workspace tool's is a path pattern (gitignore-style, relative to the workspace); an
+    /// MCP tool and `Exec` take none. A specifier for a tool this host does not have (a
+    /// Claude Code tool such as `Bash(rm:*)`) is kept and never matches.
     pub fn parse(text: &str) -> Result<Rule, String> {
         let text = text.trim();
         let (tool, pattern) = match text.find('(') {
@@ -115,21 +197,53 @@ impl Rule {
         if tool.chars().any(|c| c.is_whitespace() || c.is_control() || c == ')') {
             return Err(format!("rule {text:?}: the tool name may not contain whitespace or `)`"));
         }
-        Ok(Rule { tool: tool.to_string(), pattern })
+        let path = match &pattern {
+            None => None,
+            Some(_) if tool.starts_with(MCP_PREFIX) => {
+                return Err(format!("rule {text:?}: an MCP tool's rule takes no specifier; write `{tool}`"));
+            }
+            Some(_) if tool == EXEC => return Err(format!("rule {text:?}: `Exec` takes no specifier; write `Exec`")),
+            Some(pattern) if PATH_TOOLS.contains(&tool) => {
+                Some(PathPattern::new(pattern).map_err(|why| format!("rule {text:?}: {why}"))?)
+            }
+            Some(_) => None,
+        };
+        Ok(Rule { tool: tool.to_string(), pattern, path })
     }
 
-    /// Whether the rule covers every call of tool `name`: it has no pattern and names the
-    /// tool, its MCP server (`mcp__server`), or all of that server's tools (`mcp__server__*`).
-    pub fn covers_tool(&self, name: &str) -> bool {
-        if self.pattern.is_some() {
-            return false;
-        }
+    /// Whether the rule is about tool `name` at all: it names the tool, its MCP server
+    /// (`mcp__server`), or all of that server's tools (`mcp__server__*`).
+    fn names_tool(&self, name: &str) -> bool {
         if self.tool == name {
             return true;
         }
         let Some((server, _)) = split_mcp_name(name) else { return false };
         let whole_server = self.tool.strip_suffix("__*").unwrap_or(&self.tool);
         whole_server.strip_prefix(MCP_PREFIX) == Some(server)
+    }
+
+    /// Whether the rule covers every call of tool `name` (it has no specifier).
+    pub fn covers_tool(&self, name: &str) -> bool {
+        self.pattern.is_none() && self.names_tool(name)
+    }
+
+    /// Whether the rule applies to a call of tool `name` that touches the workspace paths
+    /// `paths` (normalised, relative to the workspace; see [`PathPattern`]).
+    pub fn applies(&self, name: &str, paths: &[String]) -> bool {
+        if !self.names_tool(name) {
+            return false;
+        }
+        match (&self.pattern, &self.path) {
+            (None, _) => true,
+            (Some(_), Some(pattern)) => paths.iter().any(|path| pattern.matches(path)),
+            // A specifier for a tool this host does not have matches nothing.
+            (Some(_), None) => false,
+        }
+    }
+
+    /// Whether the rule has a specifier this host cannot apply (a tool it does not have).
+    pub fn is_foreign(&self) -> bool {
+        self.pattern.is_some() && self.path.is_none()
     }
 }
 
@@ -140,6 +254,97 @@ impl fmt::Display for Rule {
             None => f.write_str(&self.tool),
         }
     }
+}
+
+/// A path pattern of a workspace tool's rule, as gitignore writes them: relative to the
+/// workspace; `*` stays within a folder and `**` crosses folders; a pattern without a `/`
+/// (but a trailing one) matches at any depth; a leading `/` or `./` anchors it at the
+/// workspace. A path matches when it, or a folder it is in, matches.
+#[derive(Clone, Debug)]
+pub struct PathPattern {
+    glob: GlobMatcher,
+}
+
+impl PathPattern {
+    fn new(pattern: &str) -> Result<PathPattern, String> {
+        let trimmed = pattern.trim();
+        if trimmed.is_empty() {
+            return Err("the path pattern is empty".into());
+        }
+        let anchored = trimmed.starts_with('/') || trimmed.starts_with("./");
+        let body = trimmed.trim_start_matches("./").trim_start_matches('/').trim_end_matches('/');
+        let body = if body.is_empty() { "**" } else { body };
+        let full = if anchored || body.contains('/') { body.to_string() } else { format!("**/{body}") };
+        let glob = GlobBuilder::new(&full)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("the path pattern {pattern:?} is not valid: {e}"))?;
+        Ok(PathPattern { glob: glob.compile_matcher() })
+    }
+
+    /// Whether `path` (relative to the workspace, `/`-separated, no `.` or `..`), or a
+    /// folder it is in, matches.
+    pub fn matches(&self, path: &str) -> bool {
+        let mut prefix = path;
+        loop {
+            if !prefix.is_empty() && self.glob.is_match(prefix) {
+                return true;
+            }
+            match prefix.rfind('/') {
+                Some(at) => prefix = &prefix[..at],
+                None => return false,
+            }
+        }
+    }
+}
+
+/// A `hooks.PreToolUse` or `hooks.PostToolUse` entry: which tools, and what runs.
+#[derive(Clone, Debug)]
+pub struct HookMatcher {
+    /// The matcher as written (`""` and `"*"` match every tool).
+    pub matcher: String,
+    regex: Option<Regex>,
+    pub hooks: Vec<HookCommand>,
+}
+
+impl PartialEq for HookMatcher {
+    fn eq(&self, other: &Self) -> bool {
+        self.matcher == other.matcher && self.hooks == other.hooks
+    }
+}
+
+impl Eq for HookMatcher {}
+
+impl HookMatcher {
+    /// Whether the matcher, a regular expression over the whole tool name, matches `tool`.
+    pub fn matches(&self, tool: &str) -> bool {
+        match &self.regex {
+            None => true,
+            Some(regex) => regex.is_match(tool),
+        }
+    }
+}
+
+/// One command of a hook.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookCommand {
+    /// Run with `sh -c`, in the workspace.
+    pub command: String,
+    /// Past it the command is killed and the call goes on (default 60 s).
+    pub timeout: Duration,
+}
+
+/// How long a hook command may run unless it says otherwise.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest timeout a hook may ask for.
+pub const MAX_HOOK_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// The hooks of one layer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hooks {
+    pub pre_tool_use: Vec<HookMatcher>,
+    pub post_tool_use: Vec<HookMatcher>,
 }
 
 /// Why a settings file cannot be used.
@@ -155,15 +360,26 @@ pub struct SettingsError {
 #[non_exhaustive]
 pub struct Layer {
     pub source: Source,
+    /// Whether this is a managed layer (values passed in code, the managed file): only a
+    /// managed layer can disable `bypassPermissions`.
+    pub managed: bool,
     pub enable_exec: Option<bool>,
     pub non_deferred_tools: Vec<String>,
     pub permissions: Permissions,
+    pub hooks: Hooks,
 }
 
 impl Default for Layer {
-    /// An empty layer of values passed in code.
+    /// An empty managed layer of values passed in code.
     fn default() -> Self {
-        Layer { source: Source::Code, enable_exec: None, non_deferred_tools: Vec::new(), permissions: Permissions::default() }
+        Layer {
+            source: Source::Code,
+            managed: true,
+            enable_exec: None,
+            non_deferred_tools: Vec::new(),
+            permissions: Permissions::default(),
+            hooks: Hooks::default(),
+        }
     }
 }
 
@@ -175,9 +391,12 @@ struct LayerFile {
     non_deferred_tools: Vec<String>,
     #[serde(default)]
     permissions: PermissionsFile,
+    #[serde(default)]
+    hooks: HooksFile,
 }
 
 #[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 struct PermissionsFile {
     #[serde(default)]
     deny: Vec<String>,
@@ -185,6 +404,34 @@ struct PermissionsFile {
     allow: Vec<String>,
     #[serde(default)]
     ask: Vec<String>,
+    default_mode: Option<PermissionMode>,
+    disable_bypass_permissions_mode: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct HooksFile {
+    #[serde(default, rename = "PreToolUse")]
+    pre_tool_use: Vec<MatcherFile>,
+    #[serde(default, rename = "PostToolUse")]
+    post_tool_use: Vec<MatcherFile>,
+}
+
+#[derive(Deserialize)]
+struct MatcherFile {
+    #[serde(default)]
+    matcher: String,
+    hooks: Vec<HookFile>,
+}
+
+#[derive(Deserialize)]
+struct HookFile {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    command: Option<String>,
+    /// Seconds.
+    #[serde(default)]
+    timeout: Option<f64>,
 }
 
 impl Layer {
@@ -192,11 +439,14 @@ impl Layer {
     pub fn parse(text: &str, file: &Path) -> Result<Layer, SettingsError> {
         let source = Source::File(file.to_path_buf());
         if text.trim().is_empty() {
-            return Ok(Layer { source, ..Layer::default() });
+            return Ok(Layer { source, managed: false, ..Layer::default() });
         }
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let parsed = serde_path_to_error::deserialize(&mut deserializer);
-        Self::from_parsed(parsed, source, file)
+        Self::from_parsed(parsed, source, false, file).map_err(|mut error| {
+            error.reason = with_line(&error.reason, text);
+            error
+        })
     }
 
     /// Settings an embedding passes in code, written as a settings file would be
@@ -204,12 +454,21 @@ impl Layer {
     /// layer, above every file.
     pub fn from_value(value: Value) -> Result<Layer, SettingsError> {
         let parsed = serde_path_to_error::deserialize(value);
-        Self::from_parsed(parsed, Source::Code, Path::new("<settings passed in code>"))
+        Self::from_parsed(parsed, Source::Code, true, Path::new("<settings passed in code>"))
+    }
+
+    /// Values of the command line: these rules, in a layer above the settings files and
+    /// below the managed ones.
+    pub fn from_rules(allow: &[String], ask: &[String], deny: &[String]) -> Result<Layer, SettingsError> {
+        let value = serde_json::json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
+        let parsed = serde_path_to_error::deserialize(value);
+        Self::from_parsed(parsed, Source::CommandLine, false, Path::new("the command line"))
     }
 
     fn from_parsed<E: fmt::Display>(
         parsed: Result<LayerFile, serde_path_to_error::Error<E>>,
         source: Source,
+        managed: bool,
         file: &Path,
     ) -> Result<Layer, SettingsError> {
         let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
@@ -219,19 +478,44 @@ impl Layer {
             if path == "." { fail(inner.to_string()) } else { fail(format!("{path}: {inner}")) }
         })?;
         let rules = |list: Vec<String>, key: &str| -> Result<Vec<Rule>, SettingsError> {
-            list.iter()
+            let rules: Vec<Rule> = list
+                .iter()
                 .enumerate()
                 .map(|(i, text)| Rule::parse(text).map_err(|why| fail(format!("permissions.{key}[{i}]: {why}"))))
-                .collect()
+                .collect::<Result<_, _>>()?;
+            for (i, rule) in rules.iter().enumerate().filter(|(_, rule)| rule.is_foreign()) {
+                tracing::warn!(
+                    "{}: permissions.{key}[{i}]: rule `{rule}` is for a tool this host does not have; it applies to no call",
+                    file.display()
+                );
+            }
+            Ok(rules)
+        };
+        let permissions = parsed.permissions;
+        let disable_bypass = match permissions.disable_bypass_permissions_mode.as_deref() {
+            None => false,
+            Some("disable") => true,
+            Some(other) => {
+                return Err(fail(format!(
+                    "permissions.disableBypassPermissionsMode: {other:?} is not a value; the one value is \"disable\""
+                )));
+            }
         };
         Ok(Layer {
             source,
+            managed,
             enable_exec: parsed.enable_exec,
             non_deferred_tools: parsed.non_deferred_tools,
             permissions: Permissions {
-                deny: rules(parsed.permissions.deny, "deny")?,
-                allow: rules(parsed.permissions.allow, "allow")?,
-                ask: rules(parsed.permissions.ask, "ask")?,
+                deny: rules(permissions.deny, "deny")?,
+                allow: rules(permissions.allow, "allow")?,
+                ask: rules(permissions.ask, "ask")?,
+                default_mode: permissions.default_mode,
+                disable_bypass,
+            },
+            hooks: Hooks {
+                pre_tool_use: matchers(parsed.hooks.pre_tool_use, "PreToolUse").map_err(fail)?,
+                post_tool_use: matchers(parsed.hooks.post_tool_use, "PostToolUse").map_err(fail)?,
             },
         })
     }
@@ -241,16 +525,67 @@ impl Layer {
         match std::fs::read_to_string(file) {
             Ok(text) => Self::parse(&text, file),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Ok(Layer { source: Source::File(file.to_path_buf()), ..Layer::default() })
+                Ok(Layer { source: Source::File(file.to_path_buf()), managed: false, ..Layer::default() })
             }
             Err(e) => Err(SettingsError { file: file.to_path_buf(), reason: format!("cannot read it: {e}") }),
         }
     }
 }
 
+/// An error about a value of the file (`permissions.deny[1]: rule "x(": ...`) with the line
+/// the value is written on, found by its text: serde reports lines for its own errors only.
+fn with_line(reason: &str, text: &str) -> String {
+    if reason.contains(" line ") {
+        return reason.to_string();
+    }
+    let quoted = reason.split('"').nth(1).filter(|value| !value.is_empty());
+    let found = quoted.and_then(|value| text.find(&serde_json::to_string(value).unwrap_or_default()));
+    match found {
+        Some(at) => format!("{reason} (line {})", text[..at].matches('\n').count() + 1),
+        None => reason.to_string(),
+    }
+}
+
+/// The hook entries of one event, checked: each matcher a regular expression, each hook a
+/// command with a sensible timeout. Hooks of another type are skipped with a warning.
+fn matchers(entries: Vec<MatcherFile>, event: &str) -> Result<Vec<HookMatcher>, String> {
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.into_iter().enumerate() {
+        let key = format!("hooks.{event}[{i}]");
+        let regex = match entry.matcher.trim() {
+            "" | "*" => None,
+            pattern => Some(
+                Regex::new(&format!("^(?:{pattern})$"))
+                    .map_err(|e| format!("{key}.matcher: {pattern:?} is not a regular expression: {e}"))?,
+            ),
+        };
+        let mut hooks = Vec::new();
+        for (j, hook) in entry.hooks.into_iter().enumerate() {
+            let key = format!("{key}.hooks[{j}]");
+            if hook.kind != "command" {
+                tracing::warn!("{key}: hooks of type {:?} are not run by this host; only \"command\" hooks are", hook.kind);
+                continue;
+            }
+            let command = hook
+                .command
+                .filter(|command| !command.trim().is_empty())
+                .ok_or_else(|| format!("{key}.command: missing or empty"))?;
+            let timeout = match hook.timeout {
+                None => DEFAULT_HOOK_TIMEOUT,
+                Some(seconds) if seconds > 0.0 && seconds <= MAX_HOOK_TIMEOUT.as_secs_f64() => Duration::from_secs_f64(seconds),
+                Some(seconds) => return Err(format!("{key}.timeout: {seconds} is not a number of seconds between 0 and 3600")),
+            };
+            hooks.push(HookCommand { command, timeout });
+        }
+        out.push(HookMatcher { matcher: entry.matcher, regex, hooks });
+    }
+    Ok(out)
+}
+
 impl Settings {
-    /// Combines layers, highest first (managed, project, user): a scalar from the first
-    /// layer that sets it, lists joined in that order without repeats.
+    /// Combines layers, highest first (managed, command line, `--settings`, project, user):
+    /// a scalar from the first layer that sets it, lists joined in that order without
+    /// repeats.
     pub fn from_layers<'a>(layers: impl IntoIterator<Item = &'a Layer>) -> Settings {
         let mut settings = Settings::default();
         let mut enable_exec = None;
@@ -261,14 +596,22 @@ impl Settings {
                 enable_exec = Some(value);
                 settings.enable_exec_source = Some(layer.source.clone());
             }
+            if settings.default_mode.is_none()
+                && let Some(mode) = layer.permissions.default_mode
+            {
+                settings.default_mode = Some(Sourced { value: mode, source: layer.source.clone() });
+            }
+            settings.bypass_disabled |= layer.managed && layer.permissions.disable_bypass;
             for name in &layer.non_deferred_tools {
                 if !settings.non_deferred_tools.contains(name) {
                     settings.non_deferred_tools.push(name.clone());
                 }
             }
-            join_rules(&mut settings.deny, &layer.permissions.deny, &layer.source);
-            join_rules(&mut settings.allow, &layer.permissions.allow, &layer.source);
-            join_rules(&mut settings.ask, &layer.permissions.ask, &layer.source);
+            join(&mut settings.deny, &layer.permissions.deny, &layer.source);
+            join(&mut settings.allow, &layer.permissions.allow, &layer.source);
+            join(&mut settings.ask, &layer.permissions.ask, &layer.source);
+            join(&mut settings.pre_tool_use, &layer.hooks.pre_tool_use, &layer.source);
+            join(&mut settings.post_tool_use, &layer.hooks.post_tool_use, &layer.source);
         }
         settings.enable_exec = enable_exec.unwrap_or(true);
         settings
@@ -285,12 +628,12 @@ impl Settings {
     }
 }
 
-/// Adds `rules` of a layer from `source`; a rule already there from a higher layer stays
-/// with the source it had.
-fn join_rules(into: &mut Vec<Sourced<Rule>>, rules: &[Rule], source: &Source) {
-    for rule in rules {
-        if !into.iter().any(|known| known.value == *rule) {
-            into.push(Sourced { value: rule.clone(), source: source.clone() });
+/// Adds `items` of a layer from `source`; one already there from a higher layer stays with
+/// the source it had.
+fn join<T: Clone + PartialEq>(into: &mut Vec<Sourced<T>>, items: &[T], source: &Source) {
+    for item in items {
+        if !into.iter().any(|known| known.value == *item) {
+            into.push(Sourced { value: item.clone(), source: source.clone() });
         }
     }
 }
@@ -310,21 +653,32 @@ pub fn user_file() -> Option<PathBuf> {
     Some(config.join("exec-host").join("settings.json"))
 }
 
-/// The files `exec-host` reads, highest layer first: the managed file, then `extra` (the
-/// last given highest), then the project file of `workspace`, then the user file.
-pub fn standard_files(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
-    let mut files = vec![PathBuf::from(MANAGED_FILE)];
-    files.extend(extra.iter().rev().cloned());
-    files.push(workspace.join(PROJECT_FILE));
-    files.extend(user_file());
-    files
+/// Where one layer of settings comes from.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum SettingsSource {
+    /// Values in code (a managed layer when the layer says so).
+    Values(Layer),
+    /// A file, read again when it changes; a missing file is an empty layer.
+    File(PathBuf),
+    /// The managed file: like a file, and able to disable `bypassPermissions`.
+    ManagedFile(PathBuf),
 }
 
-/// The settings files of a session, highest layer first, reread when one changes.
+/// The sources `exec-host` reads, highest layer first: the managed file, the command line's
+/// rules, `extra` (the last given highest), the project file of `workspace`, the user file.
+pub fn standard_sources(workspace: &Path, extra: &[PathBuf], command_line: Option<Layer>) -> Vec<SettingsSource> {
+    let mut sources = vec![SettingsSource::ManagedFile(PathBuf::from(MANAGED_FILE))];
+    sources.extend(command_line.map(SettingsSource::Values));
+    sources.extend(extra.iter().rev().cloned().map(SettingsSource::File));
+    sources.push(SettingsSource::File(workspace.join(PROJECT_FILE)));
+    sources.extend(user_file().map(SettingsSource::File));
+    sources
+}
+
+/// The settings of a session, highest layer first, reread when a file changes.
 pub(crate) struct SettingsFiles {
-    /// Values an embedding passes in code; they sit above every file.
-    managed_values: Option<Layer>,
-    files: Vec<PathBuf>,
+    sources: Vec<SettingsSource>,
     state: Mutex<State>,
 }
 
@@ -340,15 +694,20 @@ struct State {
 }
 
 impl SettingsFiles {
-    /// `files` from the highest layer to the lowest (managed, project, user); missing files
-    /// are empty layers.
-    pub fn new(managed_values: Option<Layer>, files: Vec<PathBuf>) -> Self {
-        SettingsFiles { managed_values, files, state: Mutex::new(State::default()) }
+    /// Layers from the highest to the lowest.
+    pub fn new(sources: Vec<SettingsSource>) -> Self {
+        SettingsFiles { sources, state: Mutex::new(State::default()) }
     }
 
     /// The files, highest layer first.
-    pub fn files(&self) -> &[PathBuf] {
-        &self.files
+    pub fn files(&self) -> Vec<&Path> {
+        self.sources
+            .iter()
+            .filter_map(|source| match source {
+                SettingsSource::File(path) | SettingsSource::ManagedFile(path) => Some(path.as_path()),
+                SettingsSource::Values(_) => None,
+            })
+            .collect()
     }
 
     /// The settings now: files are read again when their modification time or presence
@@ -377,10 +736,43 @@ impl SettingsFiles {
         }
     }
 
+    /// Adds `rule` to `permissions.allow` of settings file `file` (written atomically, its
+    /// other keys kept; created when missing), and makes the next read see it.
+    pub fn add_allow_rule(&self, file: &Path, rule: &str) -> Result<(), SettingsError> {
+        let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
+        let mut document = match std::fs::read_to_string(file) {
+            Ok(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text).map_err(|e| fail(e.to_string()))?,
+            Ok(_) => Value::Object(Default::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
+            Err(e) => return Err(fail(format!("cannot read it: {e}"))),
+        };
+        let Value::Object(root) = &mut document else { return Err(fail("its top level is not an object".into())) };
+        let permissions = root.entry("permissions").or_insert_with(|| Value::Object(Default::default()));
+        let Value::Object(permissions) = permissions else { return Err(fail("`permissions` is not an object".into())) };
+        let allow = permissions.entry("allow").or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(allow) = allow else { return Err(fail("`permissions.allow` is not a list".into())) };
+        if !allow.iter().any(|known| known.as_str() == Some(rule)) {
+            allow.push(Value::String(rule.to_string()));
+        }
+        let text = serde_json::to_string_pretty(&document).map_err(|e| fail(e.to_string()))? + "\n";
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create its folder: {e}")))?;
+        }
+        let temporary = file.with_extension(format!("json.{}.tmp", std::process::id()));
+        std::fs::write(&temporary, text).map_err(|e| fail(format!("cannot write it: {e}")))?;
+        std::fs::rename(&temporary, file).map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            fail(format!("cannot write it: {e}"))
+        })?;
+        // The same modification time to the second could hide the change: forget what was read.
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).read = None;
+        Ok(())
+    }
+
     /// The settings (or the error) for the files as they are now, and whether they were
     /// read just now.
     fn read(&self) -> (Result<Arc<Settings>, SettingsError>, bool) {
-        let stamps: Stamps = self.files.iter().map(|file| std::fs::metadata(file).and_then(|m| m.modified()).ok()).collect();
+        let stamps: Stamps = self.files().iter().map(|file| std::fs::metadata(file).and_then(|m| m.modified()).ok()).collect();
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((seen, outcome)) = &state.read
             && *seen == stamps
@@ -396,10 +788,13 @@ impl SettingsFiles {
     }
 
     fn load(&self) -> Result<Settings, SettingsError> {
-        let mut layers = Vec::with_capacity(self.files.len() + 1);
-        layers.extend(self.managed_values.clone());
-        for file in &self.files {
-            layers.push(Layer::load(file)?);
+        let mut layers = Vec::with_capacity(self.sources.len());
+        for source in &self.sources {
+            layers.push(match source {
+                SettingsSource::Values(layer) => layer.clone(),
+                SettingsSource::File(file) => Layer::load(file)?,
+                SettingsSource::ManagedFile(file) => Layer { managed: true, ..Layer::load(file)? },
+            });
         }
         Ok(Settings::from_layers(&layers))
     }
@@ -415,11 +810,14 @@ mod tests {
 
     #[test]
     fn rules_parse_as_claude_code_writes_them() {
-        assert_eq!(Rule::parse("write_file").unwrap(), Rule { tool: "write_file".into(), pattern: None });
-        assert_eq!(Rule::parse("Bash(rm:*)").unwrap(), Rule { tool: "Bash".into(), pattern: Some("rm:*".into()) });
+        let rule = Rule::parse("write_file").unwrap();
+        assert_eq!((rule.tool.as_str(), rule.pattern.as_deref()), ("write_file", None));
+        let foreign = Rule::parse("Bash(rm:*)").unwrap();
+        assert_eq!((foreign.tool.as_str(), foreign.pattern.as_deref()), ("Bash", Some("rm:*")));
+        assert!(foreign.is_foreign() && !foreign.applies("Bash", &[]), "a tool this host does not have: never applies");
         assert_eq!(Rule::parse("Read(./secrets/(x))").unwrap().pattern.as_deref(), Some("./secrets/(x)"));
         assert_eq!(Rule::parse("Bash(rm:*)").unwrap().to_string(), "Bash(rm:*)");
-        for bad in ["", "(x)", "Bash(rm", "two words"] {
+        for bad in ["", "(x)", "Bash(rm", "two words", "mcp__srv__tool(x)", "Exec(x)", "read_file()", "read_file([)"] {
             assert!(Rule::parse(bad).is_err(), "{bad:?} was accepted");
         }
     }
@@ -438,14 +836,31 @@ mod tests {
     }
 
     #[test]
+    fn path_patterns_read_as_gitignore_writes_them() {
+        let matches = |pattern: &str, path: &str| {
+            Rule::parse(&format!("read_file({pattern})")).unwrap().applies("read_file", &[path.to_string()])
+        };
+        assert!(matches("secrets/**", "secrets/a.txt") && matches("secrets/**", "secrets/deep/b"));
+        assert!(!matches("secrets/**", "public/secrets/a"), "a pattern with a slash is anchored");
+        assert!(matches("secrets", "public/secrets/a"), "a bare name matches at any depth, and what is inside");
+        assert!(matches("*.env", ".env") && matches("*.env", "app/prod.env") && !matches("*.env", "env.txt"));
+        assert!(matches("/out/*.md", "out/r.md") && !matches("/out/*.md", "out/deep/r.md"), "* stays within a folder");
+        assert!(matches("./out/**/*.md", "out/deep/r.md"));
+        assert!(matches("docs/", "docs/guide.md") && !matches("docs/", "notes/docs.md"));
+        assert!(!Rule::parse("read_file(secrets/**)").unwrap().applies("write_file", &["secrets/a".into()]));
+    }
+
+    #[test]
     fn layers_combine_highest_first() {
         let managed =
             Layer::parse(r#"{"enableExec": false, "permissions": {"deny": ["mcp__tickets"]}}"#, Path::new("managed.json"))
                 .unwrap();
         let project = layer(
-            r#"{"enableExec": true, "nonDeferredTools": ["grep"], "permissions": {"deny": ["write_file", "mcp__tickets"]}}"#,
+            r#"{"enableExec": true, "nonDeferredTools": ["grep"], "permissions": {"deny": ["write_file", "mcp__tickets"], "defaultMode": "acceptEdits", "disableBypassPermissionsMode": "disable"}}"#,
         );
-        let user = layer(r#"{"nonDeferredTools": ["grep", "ls"], "model": "ignored", "hooks": {}}"#);
+        let user = layer(
+            r#"{"nonDeferredTools": ["grep", "ls"], "model": "ignored", "hooks": {"Stop": []}, "permissions": {"defaultMode": "plan"}}"#,
+        );
         let settings = Settings::from_layers([&managed, &project, &user]);
         assert!(!settings.enable_exec, "the managed layer wins");
         assert_eq!(settings.non_deferred_tools, ["grep", "ls"]);
@@ -454,8 +869,44 @@ mod tests {
         assert_eq!(settings.denying_rule("mcp__tickets__x").unwrap().source, managed.source, "the highest layer's rule is kept");
         assert_eq!(settings.enable_exec_source, Some(managed.source.clone()));
         assert!(settings.denies("mcp__tickets__create") && settings.denies("write_file") && !settings.denies("read_file"));
+        assert_eq!(settings.default_mode.as_ref().map(|mode| mode.value), Some(PermissionMode::AcceptEdits));
+        assert!(!settings.bypass_disabled, "only a managed layer disables bypassPermissions");
+        assert_eq!(Settings::from_layers([&user]).default_mode.map(|mode| mode.value), Some(PermissionMode::Default));
         assert!(Settings::from_layers([&user]).enable_exec, "enableExec defaults to true");
         assert_eq!(Settings::from_layers([]), Settings::default());
+        let managed_disable =
+            Layer::from_value(serde_json::json!({"permissions": {"disableBypassPermissionsMode": "disable"}})).unwrap();
+        assert!(Settings::from_layers([&managed_disable]).bypass_disabled);
+    }
+
+    #[test]
+    fn hooks_are_read_and_checked() {
+        let layer = layer(
+            r#"{"hooks": {"PreToolUse": [{"matcher": "write_file|mcp__fx__.*", "hooks": [{"type": "command", "command": "exit 2", "timeout": 5}]},
+                                        {"matcher": "", "hooks": [{"type": "prompt", "prompt": "x"}, {"type": "command", "command": "true"}]}],
+                          "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "log"}]}]}}"#,
+        );
+        let [first, second] = &layer.hooks.pre_tool_use[..] else { panic!("two matchers") };
+        assert!(first.matches("write_file") && first.matches("mcp__fx__add") && !first.matches("read_file"));
+        assert!(!first.matches("xwrite_file"), "the matcher covers the whole name");
+        assert_eq!(first.hooks[0].timeout, Duration::from_secs(5));
+        assert_eq!(second.hooks.len(), 1, "a hook of another type is skipped");
+        assert!(second.matches("anything") && layer.hooks.post_tool_use[0].matches("anything"));
+        assert_eq!(second.hooks[0].timeout, DEFAULT_HOOK_TIMEOUT);
+        for (bad, needle) in [
+            (r#"{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": []}]}}"#, "hooks.PreToolUse[0].matcher"),
+            (r#"{"hooks": {"PostToolUse": [{"hooks": [{"type": "command"}]}]}}"#, "hooks.PostToolUse[0].hooks[0].command"),
+            (r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}}"#, "timeout"),
+            (r#"{"hooks": {"PreToolUse": {"matcher": "x"}}}"#, "hooks.PreToolUse: invalid type"),
+            (r#"{"permissions": {"defaultMode": "yolo"}}"#, "permissions.defaultMode: unknown variant"),
+            (
+                r#"{"permissions": {"deny": ["mcp__fx__add(x)"]}}"#,
+                "permissions.deny[0]: rule \"mcp__fx__add(x)\": an MCP tool's rule takes no specifier",
+            ),
+        ] {
+            let err = Layer::parse(bad, Path::new("h.json")).unwrap_err().to_string();
+            assert!(err.contains(needle), "{bad}: {err}");
+        }
     }
 
     #[test]
@@ -463,8 +914,9 @@ mod tests {
         let err = Layer::parse("{\n  \"enableExec\": \"yes\"\n}", Path::new("project.json")).unwrap_err();
         assert!(err.to_string().starts_with("project.json: enableExec: invalid type: string \"yes\""), "{err}");
         assert!(err.to_string().contains("line 2"), "{err}");
-        let err = Layer::parse(r#"{"permissions": {"deny": ["ok", "Bash(rm"]}}"#, Path::new("p.json")).unwrap_err();
+        let err = Layer::parse("{\"permissions\": {\"deny\": [\"ok\",\n \"Bash(rm\"]}}", Path::new("p.json")).unwrap_err();
         assert!(err.to_string().starts_with("p.json: permissions.deny[1]: rule \"Bash(rm\""), "{err}");
+        assert!(err.to_string().ends_with("(line 2)"), "{err}");
         let err = Layer::parse("{ not json", Path::new("p.json")).unwrap_err();
         assert!(err.to_string().starts_with("p.json: ") && err.to_string().contains("line 1"), "{err}");
         assert_eq!(Layer::parse("  ", Path::new("p.json")).unwrap().permissions, Permissions::default());
@@ -479,7 +931,9 @@ mod tests {
         let user = dir.path().join("user.json");
         std::fs::write(&user, r#"{"permissions": {"deny": ["grep"]}}"#).unwrap();
         let managed = layer(r#"{"nonDeferredTools": ["ls"]}"#);
-        let files = SettingsFiles::new(Some(managed), vec![project.clone(), user.clone()]);
+        let sources =
+            vec![SettingsSource::Values(managed), SettingsSource::File(project.clone()), SettingsSource::File(user.clone())];
+        let files = SettingsFiles::new(sources);
         let first = files.current().unwrap();
         assert!(first.denies("grep") && first.enable_exec);
         assert_eq!(first.non_deferred_tools, ["ls"]);
@@ -494,9 +948,29 @@ mod tests {
         let err = files.current().unwrap_err();
         assert_eq!(err.file, project);
         assert!(!files.current_or_last_good().unwrap().enable_exec, "a broken file leaves the last valid settings in force");
-        let never_valid = SettingsFiles::new(None, vec![project.clone()]);
+        let never_valid = SettingsFiles::new(vec![SettingsSource::File(project.clone())]);
         assert_eq!(never_valid.current_or_last_good().unwrap_err().file, project, "never valid: an error, not the defaults");
         std::fs::remove_file(&project).unwrap();
         assert!(files.current().unwrap().enable_exec, "a file that disappears no longer counts");
+    }
+
+    #[test]
+    fn an_allow_rule_is_added_to_a_file_keeping_its_other_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".exec-host/settings.json");
+        let files = SettingsFiles::new(vec![SettingsSource::File(file.clone())]);
+        files.add_allow_rule(&file, "write_file").unwrap();
+        assert!(files.current().unwrap().allow.iter().any(|rule| rule.value.covers_tool("write_file")));
+        std::fs::write(&file, r#"{"model": "kept", "permissions": {"allow": ["ls"], "deny": ["grep"]}}"#).unwrap();
+        files.add_allow_rule(&file, "mcp__fx__add").unwrap();
+        files.add_allow_rule(&file, "mcp__fx__add").unwrap();
+        let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"model": "kept", "permissions": {"allow": ["ls", "mcp__fx__add"], "deny": ["grep"]}})
+        );
+        assert!(files.current().unwrap().allow.iter().any(|rule| rule.value.covers_tool("mcp__fx__add")), "seen at once");
+        std::fs::write(&file, "[]").unwrap();
+        assert!(files.add_allow_rule(&file, "x").is_err());
     }
 }

@@ -6,6 +6,7 @@ mod builtin_tools;
 mod conformance;
 mod isolation;
 mod mcp;
+mod policy;
 mod pool;
 mod runtime;
 mod session;

@@ -474,6 +474,7 @@ async fn a_deny_rule_on_exec_withdraws_the_announcement() {
 async fn a_session_without_a_workspace_pools_only_what_it_has() {
     let session = exec_host::Session::builder()
         .sandbox(exec_host_tests::sandbox().await.clone())
+        .permission_mode(exec_host::PermissionMode::BypassPermissions)
         .without_compaction()
         .build()
         .await

@@ -272,9 +272,15 @@ impl Harness {
         Harness { dir: tempfile::tempdir().expect("a temporary folder"), session, counter: Counter::default() }
     }
 
-    /// The builder of a harness's session: the workspace, the fixtures, the shared sandbox.
+    /// The builder of a harness's session: the workspace, the fixtures, the shared sandbox,
+    /// starting in `bypassPermissions` as `exec-host run` does (rules still apply; the
+    /// permission tests choose their own mode).
     pub async fn builder(dir: &std::path::Path, counter: &Counter) -> SessionBuilder {
-        Session::builder().workspace(dir).tools(fixture_tools(counter)).sandbox(sandbox().await.clone())
+        Session::builder()
+            .workspace(dir)
+            .tools(fixture_tools(counter))
+            .sandbox(sandbox().await.clone())
+            .starting_permission_mode(exec_host::PermissionMode::BypassPermissions)
     }
 
     /// Runs `code` as an `Exec` call of the model's.
@@ -353,4 +359,44 @@ pub fn abort_after_call(abort: CancellationToken, tool: &'static str, ms: u64) -
             });
         }
     })
+}
+
+/// An approver for tests: records every request, waits `delay`, then answers with `answer`.
+pub struct TestApprover {
+    pub asked: std::sync::Mutex<Vec<exec_host::ApprovalRequest>>,
+    answer: Box<dyn Fn(&exec_host::ApprovalRequest) -> exec_host::Approval + Send + Sync>,
+    delay: Duration,
+}
+
+impl TestApprover {
+    pub fn new(answer: impl Fn(&exec_host::ApprovalRequest) -> exec_host::Approval + Send + Sync + 'static) -> Arc<Self> {
+        Self::slow(Duration::ZERO, answer)
+    }
+
+    pub fn slow(
+        delay: Duration,
+        answer: impl Fn(&exec_host::ApprovalRequest) -> exec_host::Approval + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        Arc::new(TestApprover { asked: Default::default(), answer: Box::new(answer), delay })
+    }
+
+    /// The tools asked about, in order.
+    pub fn tools(&self) -> Vec<String> {
+        self.asked.lock().unwrap().iter().map(|request| request.tool.clone()).collect()
+    }
+}
+
+/// A shared test approver, as a session takes it.
+pub struct SharedApprover(pub Arc<TestApprover>);
+
+impl exec_host::Approver for SharedApprover {
+    fn approve(&self, request: exec_host::ApprovalRequest) -> BoxFuture<'static, exec_host::Approval> {
+        let approver = self.0.clone();
+        Box::pin(async move {
+            tokio::time::sleep(approver.delay).await;
+            let answer = (approver.answer)(&request);
+            approver.asked.lock().unwrap().push(request);
+            answer
+        })
+    }
 }

@@ -68,7 +68,25 @@ pub struct ToolDefinition {
     /// tool is available (declared flat or pooled behind `Exec`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guidance: Option<String>,
+    /// What a call may change, which the permission mode's default goes by.
+    pub effect: Effect,
     pub source: ToolSource,
+}
+
+/// What a call of a tool may change. The permission mode decides by it when no rule does:
+/// `default` runs read-only tools and asks before the others, `acceptEdits` also runs
+/// workspace edits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Effect {
+    /// Reads only.
+    ReadOnly,
+    /// Changes files in the workspace.
+    WorkspaceEdit,
+    /// Anything else, or not known (every MCP tool, and an embedding's tools unless they say).
+    #[default]
+    Other,
 }
 
 /// Why a definition was refused.
@@ -98,6 +116,7 @@ impl ToolDefinition {
             always_load: false,
             search_hint: None,
             guidance: None,
+            effect: Effect::Other,
             source: ToolSource::Builtin,
         })
     }
@@ -129,6 +148,12 @@ impl ToolDefinition {
 
     pub fn with_search_hint(mut self, hint: impl Into<String>) -> Self {
         self.search_hint = Some(hint.into());
+        self
+    }
+
+    /// What a call may change (see [`Effect`]).
+    pub fn with_effect(mut self, effect: Effect) -> Self {
+        self.effect = effect;
         self
     }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FileTool;
 use super::workspace::{Workspace, display_path, looks_binary};
+use crate::tools::Effect;
 use crate::tools::ToolError;
 
 /// Largest file edit_file reads.
@@ -35,6 +36,7 @@ pub struct Output {
 
 impl FileTool for EditFile {
     const NAME: &'static str = "edit_file";
+    const EFFECT: Effect = Effect::WorkspaceEdit;
     const DESCRIPTION: &'static str =
         "Replace an exact string in a text file in the workspace. The string must occur exactly once unless replace_all is true.";
     const GUIDANCE: Option<&'static str> =

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FileTool;
 use super::workspace::{Workspace, display_path, walk};
+use crate::tools::Effect;
 use crate::tools::ToolError;
 
 /// Paths returned at most.
@@ -33,6 +34,7 @@ pub struct Output {
 
 impl FileTool for Glob {
     const NAME: &'static str = "glob";
+    const EFFECT: Effect = Effect::ReadOnly;
     const DESCRIPTION: &'static str =
         "Find files and folders in the workspace whose paths match a glob pattern such as \"**/*.md\".";
     type Params = Params;

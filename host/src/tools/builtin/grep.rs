@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::FileTool;
 use super::glob::{matcher, strip_base};
 use super::workspace::{Workspace, display_path, looks_binary, walk};
+use crate::tools::Effect;
 use crate::tools::ToolError;
 
 /// Matching lines returned at most.
@@ -55,6 +56,7 @@ pub struct Match {
 
 impl FileTool for Grep {
     const NAME: &'static str = "grep";
+    const EFFECT: Effect = Effect::ReadOnly;
     const DESCRIPTION: &'static str = "Search text files in the workspace for lines matching a regular expression; returns path, line number and line text of each match.";
     const GUIDANCE: Option<&'static str> =
         Some("Find files with glob and search their contents with grep instead of reading files one by one.");

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FileTool;
 use super::workspace::{Workspace, display_path};
+use crate::tools::Effect;
 use crate::tools::ToolError;
 
 /// Entries returned at most; the rest are counted in `total`.
@@ -51,6 +52,7 @@ pub enum Kind {
 
 impl FileTool for Ls {
     const NAME: &'static str = "ls";
+    const EFFECT: Effect = Effect::ReadOnly;
     const DESCRIPTION: &'static str = "List the entries of a directory in the workspace (name, kind, size), in name order.";
     type Params = Params;
     type Output = Output;

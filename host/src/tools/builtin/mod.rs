@@ -27,7 +27,11 @@ use serde_json::{Map, Value};
 
 pub use workspace::{Workspace, WorkspaceError};
 
-use super::{CallContext, Tool, ToolDefinition, ToolError, ToolOutput};
+use super::{CallContext, Effect, Tool, ToolDefinition, ToolError, ToolOutput};
+
+/// The builtin tools whose argument `path` names a place in the workspace; a permission rule
+/// for one of them may carry a path pattern (`read_file(secrets/**)`).
+pub const PATH_TOOLS: [&str; 6] = ["ls", "read_file", "write_file", "edit_file", "glob", "grep"];
 
 /// A builtin tool: typed parameters in, a typed structured value out.
 pub trait FileTool: Send + Sync + 'static {
@@ -35,6 +39,8 @@ pub trait FileTool: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// A line for the system prompt's section on using the tools, if the tool has one.
     const GUIDANCE: Option<&'static str> = None;
+    /// What a call may change.
+    const EFFECT: Effect;
     type Params: DeserializeOwned + JsonSchema + Send;
     type Output: Serialize + JsonSchema + Send;
 
@@ -55,7 +61,8 @@ impl<T: FileTool> Builtin<T> {
     pub fn new(workspace: Arc<Workspace>) -> Self {
         let mut definition = ToolDefinition::from_types::<T::Params, T::Output>(T::NAME, T::DESCRIPTION)
             .expect("builtin tool parameters are Rust structs, whose schemas are objects")
-            .deferred(true);
+            .deferred(true)
+            .with_effect(T::EFFECT);
         if let Some(line) = T::GUIDANCE {
             definition = definition.with_guidance(line);
         }

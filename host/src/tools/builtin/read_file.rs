@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FileTool;
 use super::workspace::{Workspace, display_path, looks_binary};
+use crate::tools::Effect;
 use crate::tools::ToolError;
 
 /// Lines returned when the caller does not say.
@@ -52,6 +53,7 @@ pub struct Output {
 
 impl FileTool for ReadFile {
     const NAME: &'static str = "read_file";
+    const EFFECT: Effect = Effect::ReadOnly;
     const DESCRIPTION: &'static str = "Read lines of a text file in the workspace. Returns the text of the requested lines, where they start and end, and whether the file goes on; binary files are refused.";
     type Params = Params;
     type Output = Output;

@@ -89,6 +89,48 @@ impl Workspace {
         Ok(clean)
     }
 
+    /// The places a call with this `path` argument touches, as permission rules see them
+    /// (relative, `/`-separated, `""` for the workspace itself): the path as written,
+    /// normalised, and, when a symbolic link inside the workspace makes it another place,
+    /// that place too. Empty when the path cannot be in the workspace (the tool refuses it).
+    pub fn rule_paths(&self, path: Option<&str>) -> Vec<String> {
+        let Ok(relative) = self.relative(path) else { return Vec::new() };
+        let lexical = slashed(&relative);
+        let mut paths = vec![lexical];
+        if let Some(resolved) = self.resolve(&relative)
+            && !paths.contains(&resolved)
+        {
+            paths.push(resolved);
+        }
+        paths
+    }
+
+    /// Where `relative` leads once symbolic links are followed, for the part of it that
+    /// exists (the rest appended as written); `None` when it cannot be resolved inside.
+    fn resolve(&self, relative: &Path) -> Option<String> {
+        let mut existing = relative.to_path_buf();
+        let mut rest = Vec::new();
+        loop {
+            match self.dir.canonicalize(&existing) {
+                Ok(resolved) => {
+                    let mut full = resolved;
+                    full.extend(rest.iter().rev());
+                    return Some(slashed(&full));
+                }
+                Err(_) => {
+                    let name = existing.file_name()?.to_os_string();
+                    rest.push(name);
+                    if !existing.pop() {
+                        return None;
+                    }
+                    if existing.as_os_str().is_empty() {
+                        existing.push(".");
+                    }
+                }
+            }
+        }
+    }
+
     /// An execution error for an I/O failure on `shown`, in words a script can act on.
     pub fn io_error(&self, shown: &str, error: io::Error) -> ToolError {
         let shown = if shown.is_empty() { "." } else { shown };
@@ -105,6 +147,18 @@ impl Workspace {
             _ => ToolError::execution(format!("`{shown}`: {error}")),
         }
     }
+}
+
+/// A relative path as permission rules read it: `/`-separated, `""` for the workspace.
+fn slashed(path: &Path) -> String {
+    let parts: Vec<String> = path
+        .components()
+        .filter_map(|component| match component {
+            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    parts.join("/")
 }
 
 fn outside(path: &str) -> ToolError {

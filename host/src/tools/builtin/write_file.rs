@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FileTool;
 use super::workspace::{Workspace, display_path};
+use crate::tools::Effect;
 use crate::tools::ToolError;
 
 pub struct WriteFile;
@@ -31,6 +32,7 @@ pub struct Output {
 
 impl FileTool for WriteFile {
     const NAME: &'static str = "write_file";
+    const EFFECT: Effect = Effect::WorkspaceEdit;
     const DESCRIPTION: &'static str =
         "Write a text file in the workspace, replacing it if it exists and creating missing parent folders.";
     type Params = Params;

@@ -1,0 +1,83 @@
+//! How `exec-host` answers a call that must ask: on the terminal when there is one (the
+//! tool, a short rendering of its input, why it asks; `y` once, `a` always, `n` no), and
+//! otherwise with a refusal that names the flag and the settings rule that would let the
+//! call run.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, Origin};
+
+/// Characters of a call's input shown in the prompt.
+const SHOWN_INPUT_CHARS: usize = 300;
+
+/// The approver for this process: the terminal's when stdin and stderr are terminals.
+pub fn for_this_process() -> Arc<dyn Approver> {
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Arc::new(Terminal { turn: Arc::new(tokio::sync::Mutex::new(())) })
+    } else {
+        Arc::new(NoTerminal)
+    }
+}
+
+/// Asks on the terminal, one call at a time.
+struct Terminal {
+    turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Approver for Terminal {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
+        let turn = self.turn.clone();
+        Box::pin(async move {
+            let _turn = turn.lock().await;
+            // A thread of its own: a read of stdin cannot be cancelled, and an abandoned
+            // prompt must not keep the process from exiting.
+            let (answer, answered) = tokio::sync::oneshot::channel();
+            std::thread::spawn(move || {
+                let _ = answer.send(prompt(&request));
+            });
+            answered.await.unwrap_or(Approval::Deny { reason: "the prompt on the terminal failed".into() })
+        })
+    }
+}
+
+/// Shows the call and reads the answer.
+fn prompt(request: &ApprovalRequest) -> Approval {
+    let origin = match &request.origin {
+        Origin::Direct { .. } => "called directly".to_string(),
+        Origin::Nested { exec_call_id } => format!("called by the script of Exec call {exec_call_id}"),
+        _ => "called".to_string(),
+    };
+    let mut input = request.input.to_string();
+    if let Some((at, _)) = input.char_indices().nth(SHOWN_INPUT_CHARS) {
+        input.truncate(at);
+        input.push('…');
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(
+        stderr,
+        "\n`{}` wants to run, {origin}:\n  {input}\n  It asks because of {}.\nAllow it? [y] once, [a] always (saves the rule `{}`), [n] no: ",
+        request.tool, request.why, request.rule
+    );
+    let _ = stderr.flush();
+    let mut line = String::new();
+    let read = std::io::stdin().lock().read_line(&mut line);
+    match (read, line.trim()) {
+        (Ok(_), "y" | "Y" | "yes") => Approval::AllowOnce,
+        (Ok(_), "a" | "A" | "always") => Approval::AllowAlways,
+        _ => Approval::Deny { reason: "the user said no at the terminal".into() },
+    }
+}
+
+/// No terminal: every call that must ask is refused, saying what would let it run.
+struct NoTerminal;
+
+impl Approver for NoTerminal {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
+        let reason = format!(
+            "it needs approval ({}) and there is no terminal to ask on; run with `--allow {}`, or add \"{}\" to permissions.allow in a settings file",
+            request.why, request.rule, request.rule
+        );
+        Box::pin(std::future::ready(Approval::Deny { reason }))
+    }
+}

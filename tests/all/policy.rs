@@ -1,0 +1,425 @@
+//! Permissions and hooks on every call, nested or flat, builtin or MCP (spec 004, stories
+//! 嵌套调用复用同一套权限 and 嵌套调用触发同一套 hook), through the real guest and host, with
+//! real hook commands (shell and Python scripts in the workspace).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use exec_host::{Approval, Failure, Layer, Origin, PermissionMode, Stage, json};
+use exec_host_tests::{Harness, SharedApprover, TestApprover, exec_call, within};
+use serde_json::Value;
+
+use crate::mcp::fixture;
+
+/// A harness with managed settings `settings`, mode `mode` (else the harness's own start,
+/// bypassPermissions) and `approver`.
+async fn harness(settings: Value, mode: Option<PermissionMode>, approver: &Arc<TestApprover>) -> Harness {
+    let layer = Layer::from_value(settings).unwrap();
+    let approver = Arc::new(SharedApprover(approver.clone()));
+    Harness::with(|builder| {
+        let builder = builder.managed_settings(layer).approver(approver);
+        match mode {
+            Some(mode) => builder.permission_mode(mode),
+            None => builder,
+        }
+    })
+    .await
+}
+
+fn allow_once() -> Arc<TestApprover> {
+    TestApprover::new(|_| Approval::AllowOnce)
+}
+
+/// What a script's call of `call` came to: "ran", or the rejection's message.
+async fn attempt(harness: &Harness, call: &str) -> String {
+    let code = format!("try {{ await {call}; return 'ran'; }} catch (e) {{ return e.message; }}");
+    let outcome = within(30, harness.run(&code)).await;
+    outcome.value().and_then(Value::as_str).unwrap_or_else(|| panic!("{}", outcome.text())).to_string()
+}
+
+#[tokio::test]
+async fn rules_take_precedence_deny_over_ask_over_allow_over_the_mode() {
+    use PermissionMode::*;
+    // (settings, mode, tool call, expected: "ran", "asked" (and ran), or a refusal's start)
+    let cases: Vec<(Value, PermissionMode, &str, &str)> = vec![
+        (
+            json!({"permissions": {"deny": ["read_file(a.txt)"], "ask": ["read_file"], "allow": ["read_file"]}}),
+            BypassPermissions,
+            "tools.read_file({ path: 'a.txt' })",
+            "`read_file` is denied by the permissions.deny rule `read_file(a.txt)` in the settings passed in code",
+        ),
+        (json!({"permissions": {"ask": ["echo"], "allow": ["echo"]}}), Default, "tools.echo({})", "asked"),
+        (json!({"permissions": {"allow": ["echo"]}}), Default, "tools.echo({})", "ran"),
+        (json!({}), Default, "tools.echo({})", "asked"),
+        (json!({}), Default, "tools.read_file({ path: 'a.txt' })", "ran"),
+        (json!({}), Default, "tools.write_file({ path: 'b.txt', content: '' })", "asked"),
+        (json!({}), AcceptEdits, "tools.write_file({ path: 'b.txt', content: '' })", "ran"),
+        (json!({}), AcceptEdits, "tools.echo({})", "asked"),
+        (json!({}), DontAsk, "tools.echo({})", "`echo` was not run: it needs approval (the permission mode dontAsk"),
+        (
+            json!({"permissions": {"ask": ["read_file"]}}),
+            DontAsk,
+            "tools.read_file({ path: 'a.txt' })",
+            "`read_file` was not run: it needs approval (the permissions.ask rule",
+        ),
+        (json!({"permissions": {"allow": ["echo"]}}), DontAsk, "tools.echo({})", "ran"),
+        (json!({}), BypassPermissions, "tools.echo({})", "ran"),
+        (json!({"permissions": {"ask": ["echo"]}}), BypassPermissions, "tools.echo({})", "asked"),
+        // A tool denied whole is not in the pool (spec 004): the script cannot even name it.
+        (json!({"permissions": {"deny": ["echo"]}}), BypassPermissions, "tools.echo({})", "not a function"),
+        // The mode of the settings, when none is given in code.
+        (json!({"permissions": {"defaultMode": "dontAsk"}}), BypassPermissions, "tools.echo({})", "ran"),
+    ];
+    for (settings, mode, call, expected) in cases {
+        let approver = allow_once();
+        let harness = harness(settings.clone(), Some(mode), &approver).await;
+        std::fs::write(harness.dir.path().join("a.txt"), "a").unwrap();
+        let got = attempt(&harness, call).await;
+        let asked = !approver.tools().is_empty();
+        match expected {
+            "asked" => assert!(asked && got == "ran", "{settings} {mode} {call}: {got}, asked {asked}"),
+            "ran" => assert!(!asked && got == "ran", "{settings} {mode} {call}: {got}, asked {asked}"),
+            refusal => assert!(!asked && got.starts_with(refusal), "{settings} {mode} {call}: {got}"),
+        }
+    }
+    // An explicit mode in code wins over the settings' defaultMode; without one, it applies.
+    let approver = allow_once();
+    let from_settings = Harness::with(|builder| {
+        builder
+            .managed_settings(Layer::from_value(json!({"permissions": {"defaultMode": "dontAsk"}})).unwrap())
+            .approver(Arc::new(SharedApprover(approver.clone())))
+    })
+    .await;
+    assert!(attempt(&from_settings, "tools.echo({})").await.contains("the permission mode is dontAsk"));
+}
+
+#[tokio::test]
+async fn a_session_starts_in_default_and_bypass_can_be_disabled_by_the_managed_layer() {
+    let session = exec_host::Session::builder().sandbox(exec_host_tests::sandbox().await.clone()).build().await.unwrap();
+    assert_eq!(session.permission_mode().unwrap(), PermissionMode::Default);
+    let approver = allow_once();
+    let managed = json!({"permissions": {"disableBypassPermissionsMode": "disable"}});
+    let harness = harness(managed, Some(PermissionMode::BypassPermissions), &approver).await;
+    assert_eq!(harness.session.permission_mode().unwrap(), PermissionMode::Default, "bypass refused: default applies");
+    assert_eq!(attempt(&harness, "tools.echo({})").await, "ran");
+    assert_eq!(approver.tools(), ["echo"], "it asked, as default does");
+}
+
+#[tokio::test]
+async fn path_specifiers_apply_to_the_workspace_tools_through_links_too() {
+    let approver = TestApprover::new(|_| Approval::Deny { reason: "no".into() });
+    let settings = json!({"permissions": {"deny": ["read_file(secrets/**)", "ls(/secrets)"], "allow": ["write_file(out/*.md)"]}});
+    let harness = harness(settings, Some(PermissionMode::Default), &approver).await;
+    let dir = harness.dir.path();
+    std::fs::create_dir_all(dir.join("secrets")).unwrap();
+    std::fs::create_dir_all(dir.join("public")).unwrap();
+    std::fs::write(dir.join("secrets/key"), "k").unwrap();
+    std::fs::write(dir.join("public/readme"), "r").unwrap();
+    std::os::unix::fs::symlink("secrets", dir.join("shortcut")).unwrap();
+    let denied = "`read_file` is denied by the permissions.deny rule `read_file(secrets/**)`";
+    assert!(attempt(&harness, "tools.read_file({ path: 'secrets/key' })").await.starts_with(denied));
+    assert!(attempt(&harness, "tools.read_file({ path: './public/../secrets/key' })").await.starts_with(denied));
+    assert!(attempt(&harness, "tools.read_file({ path: 'shortcut/key' })").await.starts_with(denied), "a link is followed");
+    assert_eq!(attempt(&harness, "tools.read_file({ path: 'public/readme' })").await, "ran");
+    assert!(attempt(&harness, "tools.ls({ path: 'secrets' })").await.starts_with("`ls` is denied"));
+    assert_eq!(attempt(&harness, "tools.ls({ path: 'public' })").await, "ran");
+    assert_eq!(attempt(&harness, "tools.write_file({ path: 'out/r.md', content: 'x' })").await, "ran");
+    assert!(approver.tools().is_empty());
+    let other = attempt(&harness, "tools.write_file({ path: 'out/r.txt', content: 'x' })").await;
+    assert_eq!(other, "`write_file` was denied: no", "outside the allowed pattern it asks (and is denied)");
+    assert_eq!(approver.tools(), ["write_file"]);
+}
+
+#[tokio::test]
+async fn a_nested_call_asks_with_its_leaf_name_and_its_exec_and_always_saves_a_rule() {
+    let approver = TestApprover::new(|_| Approval::AllowAlways);
+    let harness = harness(json!({}), Some(PermissionMode::Default), &approver).await;
+    let call = exec_call("await tools.echo({ value: 1 }); await tools.echo({ value: 2 }); return 'done'");
+    let id = call.id.clone();
+    let outcome = harness.session.call(call, Default::default()).await;
+    assert_eq!(outcome.value(), Some(&json!("done")), "{}", outcome.text());
+    let asked = approver.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "allowed always: the second call does not ask");
+    let request = &asked[0];
+    assert_eq!((request.tool.as_str(), request.rule.as_str()), ("echo", "echo"), "the leaf tool, never Exec");
+    assert_eq!(request.origin, Origin::Nested { exec_call_id: id.as_str().into() });
+    assert_eq!(request.input, json!({"value": 1}));
+    assert!(request.why.contains("the permission mode default asks"), "{}", request.why);
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(harness.dir.path().join(".exec-host/settings.json")).unwrap()).unwrap();
+    assert_eq!(saved["permissions"]["allow"], json!(["echo"]), "the rule is in the project settings");
+    assert_eq!(attempt(&harness, "tools.echo({})").await, "ran");
+    assert_eq!(approver.tools().len(), 1, "the saved rule holds for later Execs too");
+}
+
+#[tokio::test]
+async fn a_denied_approval_rejects_the_await_and_an_uncaught_one_fails_the_exec() {
+    let approver = TestApprover::new(|_| Approval::Deny { reason: "not today".into() });
+    let harness = harness(json!({}), Some(PermissionMode::Default), &approver).await;
+    assert_eq!(attempt(&harness, "tools.echo({})").await, "`echo` was denied: not today");
+    let outcome = harness.run("await tools.echo({}); return 'ran'").await;
+    let failure = outcome.exec_failure().expect("the Exec fails");
+    assert!(matches!(failure, Failure::Thrown(message) if message.contains("`echo` was denied: not today")), "{failure:?}");
+    assert_eq!(outcome.call_names(), ["echo"], "a refused call counts");
+    assert_eq!(outcome.summary(), "failed");
+    assert_eq!(outcome.client.calls[0].stage(), Some(Stage::Authorization));
+    // Exec itself never asks: only its calls do.
+    assert!(approver.tools().iter().all(|tool| tool == "echo"));
+}
+
+#[tokio::test]
+async fn an_approval_parks_one_call_while_the_script_goes_on_and_the_wait_is_not_charged() {
+    let approver = TestApprover::slow(Duration::from_millis(400), |_| Approval::AllowOnce);
+    let settings = json!({"permissions": {"ask": ["echo"]}});
+    let layer = Layer::from_value(settings).unwrap();
+    let shared = Arc::new(SharedApprover(approver.clone()));
+    let limits = exec_host::Limits::default().with_budget(Duration::from_millis(100));
+    let harness = Harness::with(|builder| builder.managed_settings(layer).approver(shared).limits(limits)).await;
+    let code = "const asked = tools.echo({ value: 'approved' });
+      let counted = 0; for (let i = 0; i < 3; i++) counted = await tools.count({});
+      return [counted, await asked]";
+    let outcome = within(30, harness.run(code)).await;
+    assert_eq!(outcome.value(), Some(&json!([3, "approved"])), "{}", outcome.text());
+    assert!(outcome.script_time() < Duration::from_millis(100), "{:?}", outcome.script_time());
+    assert_eq!(approver.tools(), ["echo"]);
+}
+
+#[tokio::test]
+async fn an_approval_that_never_comes_ends_with_the_abort() {
+    let approver = TestApprover::slow(Duration::from_secs(3600), |_| Approval::AllowOnce);
+    let harness = harness(json!({}), Some(PermissionMode::Default), &approver).await;
+    let abort = exec_host::CancellationToken::new();
+    let options = exec_host_tests::abort_after_call(abort, "echo", 100);
+    let outcome = within(30, harness.run_options("await tools.echo({})", options)).await;
+    assert_eq!(outcome.exec_failure(), Some(&Failure::Aborted));
+}
+
+/// Writes a hook script into the workspace and gives the command that runs it.
+fn script(harness: &Harness, name: &str, body: &str) -> String {
+    std::fs::write(harness.dir.path().join(name), body).unwrap();
+    if name.ends_with(".py") { format!("python3 {name}") } else { format!("sh {name}") }
+}
+
+fn hooks(event: &str, matcher: &str, command: &str) -> Value {
+    json!({"hooks": {event: [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]}})
+}
+
+/// A harness whose hooks are written after it exists (they live in its workspace).
+async fn with_hooks(write: impl FnOnce(&Harness) -> Value) -> Harness {
+    let probe = Harness::new().await;
+    let settings = write(&probe);
+    let dir = probe.dir;
+    let file = dir.path().join("hooks.json");
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let session = Harness::builder(dir.path(), &probe.counter).await.settings_files(vec![file]).build().await.unwrap();
+    Harness { dir, session, counter: probe.counter }
+}
+
+#[tokio::test]
+async fn a_pre_tool_use_hook_blocks_nested_calls_of_builtin_and_mcp_tools() {
+    let harness = with_hooks(|h| {
+        let command = script(h, "block.sh", "cat > /dev/null\necho \"writes are frozen\" >&2\nexit 2\n");
+        hooks("PreToolUse", "write_file|mcp__fx__add", &command)
+    })
+    .await;
+    harness.session.add_server("fx", fixture()).await.unwrap();
+    let blocked = "PreToolUse:write_file hook error: writes are frozen";
+    assert_eq!(attempt(&harness, "tools.write_file({ path: 'x', content: '' })").await, blocked);
+    assert!(!harness.dir.path().join("x").exists(), "the call did not run");
+    assert_eq!(
+        attempt(&harness, "tools.mcp__fx__add({ a: 1, b: 2 })").await,
+        "PreToolUse:mcp__fx__add hook error: writes are frozen"
+    );
+    assert_eq!(attempt(&harness, "tools.read_file({ path: 'block.sh' })").await, "ran", "the matcher names the leaf tool");
+    let outcome = harness.run("await tools.write_file({ path: 'x', content: '' }); return 'ran'").await;
+    assert!(outcome.text().contains(blocked), "uncaught, the Exec fails with it: {}", outcome.text());
+    assert_eq!(outcome.call_names(), ["write_file"], "a blocked call counts in the record");
+}
+
+#[tokio::test]
+async fn the_same_hook_gives_a_flat_call_the_same_text() {
+    let blocked = with_hooks(|h| {
+        let command = script(h, "block.sh", "cat > /dev/null\necho \"frozen\" >&2\nexit 2\n");
+        let mut settings = hooks("PreToolUse", "echo", &command);
+        settings["enableExec"] = json!(false);
+        settings
+    })
+    .await;
+    let flat = blocked.call("echo", json!({"value": 1})).await;
+    assert_eq!(flat.failure().unwrap().stage, Stage::Authorization);
+    assert_eq!(flat.text(), "PreToolUse:echo hook error: frozen");
+}
+
+#[tokio::test]
+async fn a_post_tool_use_hook_reports_into_the_conversation_and_the_script_goes_on() {
+    let harness = with_hooks(|h| {
+        let command = script(h, "review.sh", "cat > /dev/null\necho \"needs review\" >&2\nexit 2\n");
+        hooks("PostToolUse", "echo", &command)
+    })
+    .await;
+    let outcome =
+        harness.run("const a = await tools.echo({ value: 1 }); const b = await tools.add({ a: 1, b: 1 }); return [a, b]").await;
+    assert_eq!(outcome.value(), Some(&json!([1, 2])), "{}", outcome.text());
+    let messages: Vec<String> = outcome.messages.iter().map(exec_host::Message::text).collect();
+    assert_eq!(messages, ["PostToolUse:echo hook blocking error from command: \"sh review.sh\": needs review"]);
+    assert!(outcome.messages[0].is_meta());
+    // The history gets them after the turn's results.
+    let mut history = Vec::new();
+    exec_host::session::append_results(&mut history, &[outcome]);
+    assert_eq!(history.len(), 2);
+}
+
+#[tokio::test]
+async fn hooks_that_fail_or_hang_let_the_call_go_on() {
+    let harness = with_hooks(|h| {
+        let crash = script(h, "crash.sh", "cat > /dev/null\necho broken >&2\nexit 1\n");
+        let hang = script(h, "hang.sh", "sleep 30\n");
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "echo", "hooks": [{"type": "command", "command": crash}, {"type": "command", "command": hang, "timeout": 1}]},
+                           {"matcher": "add", "hooks": [{"type": "command", "command": "no-such-command-anywhere"}]}],
+            "PostToolUse": [{"matcher": "echo", "hooks": [{"type": "command", "command": "exit 7"}]}]}})
+    })
+    .await;
+    let outcome = within(30, harness.run("return [await tools.echo({ value: 'ok' }), await tools.add({ a: 2, b: 2 })]")).await;
+    assert_eq!(outcome.value(), Some(&json!(["ok", 4])), "{}", outcome.text());
+    assert!(outcome.messages.is_empty());
+}
+
+#[tokio::test]
+async fn a_hook_can_decide_and_change_the_input() {
+    let harness = with_hooks(|h| {
+        let decide = script(
+            h,
+            "decide.py",
+            r#"import json, sys
+event = json.load(sys.stdin)
+value = event["tool_input"].get("value")
+decision = {"deny": "deny", "ask": "ask", "allow": "allow"}.get(value)
+out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecisionReason": "said " + str(value)}}
+if decision:
+    out["hookSpecificOutput"]["permissionDecision"] = decision
+if value == "rewrite":
+    out["hookSpecificOutput"]["updatedInput"] = {"value": "rewritten"}
+print(json.dumps(out))
+"#,
+        );
+        hooks("PreToolUse", "echo", &decide)
+    })
+    .await;
+    // Start the same workspace's session in default mode, with an approver.
+    let approver = TestApprover::new(|_| Approval::AllowOnce);
+    let file = harness.dir.path().join("hooks.json");
+    let session = Harness::builder(harness.dir.path(), &harness.counter)
+        .await
+        .settings_files(vec![file])
+        .permission_mode(PermissionMode::Default)
+        .approver(Arc::new(SharedApprover(approver.clone())))
+        .build()
+        .await
+        .unwrap();
+    let harness = Harness { dir: harness.dir, session, counter: harness.counter };
+    assert_eq!(attempt(&harness, "tools.echo({ value: 'deny' })").await, "PreToolUse:echo hook error: said deny");
+    assert_eq!(attempt(&harness, "tools.echo({ value: 'allow' })").await, "ran", "allow: no question asked");
+    assert!(approver.tools().is_empty());
+    assert_eq!(attempt(&harness, "tools.echo({ value: 'ask' })").await, "ran");
+    assert_eq!(approver.tools(), ["echo"]);
+    assert!(approver.asked.lock().unwrap()[0].why.contains("said ask"));
+    let rewritten = harness.run("return await tools.echo({ value: 'rewrite' })").await;
+    assert_eq!(rewritten.value(), Some(&json!("rewritten")), "{}", rewritten.text());
+    assert_eq!(approver.tools().len(), 2, "a changed input alone decides nothing: the mode asks");
+    // An answer without a decision decides nothing: the mode asks.
+    assert_eq!(attempt(&harness, "tools.echo({ value: 'other' })").await, "ran");
+    assert_eq!(approver.tools().len(), 3);
+}
+
+#[tokio::test]
+async fn hooks_see_the_call_as_claude_code_describes_it_and_not_tool_search() {
+    let harness = with_hooks(|h| {
+        let log = script(
+            h,
+            "log.py",
+            "import json, sys\nwith open('events.jsonl', 'a') as f:\n    f.write(json.dumps(json.load(sys.stdin)) + '\\n')\n",
+        );
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": log}]}],
+                         "PostToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": log}]}]}})
+    })
+    .await;
+    let outcome = harness.run("await tools.ToolSearch({ query: 'echo' }); return await tools.echo({ value: { n: 1 } })").await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let events: Vec<Value> = std::fs::read_to_string(harness.dir.path().join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let seen: Vec<(String, String)> = events
+        .iter()
+        .map(|e| (e["hook_event_name"].as_str().unwrap().to_string(), e["tool_name"].as_str().unwrap().to_string()))
+        .collect();
+    let seen: Vec<(&str, &str)> = seen.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    assert_eq!(
+        seen,
+        [("PreToolUse", "Exec"), ("PreToolUse", "echo"), ("PostToolUse", "echo"), ("PostToolUse", "Exec")],
+        "no ToolSearch"
+    );
+    let post = &events[2];
+    assert_eq!(post["tool_input"], json!({"value": {"n": 1}}));
+    assert_eq!(post["tool_response"], json!({"n": 1}), "the value the script received");
+    assert_eq!(post["permission_mode"], "bypassPermissions");
+    assert_eq!(post["cwd"], json!(harness.dir.path().display().to_string()));
+    assert!(post["session_id"].as_str().is_some_and(|id| id.len() == 32));
+    assert_eq!(events[3]["tool_response"], json!({"n": 1}), "Exec's own response is its value");
+}
+
+#[tokio::test]
+async fn exec_s_own_hook_stops_it_before_any_script_runs() {
+    let harness = with_hooks(|h| {
+        let block = script(h, "block.sh", "cat > /dev/null\necho \"no scripts\" >&2\nexit 2\n");
+        let log = script(h, "log.sh", "cat >> log.txt\n");
+        json!({"hooks": {"PreToolUse": [{"matcher": "Exec", "hooks": [{"type": "command", "command": block}]},
+                                        {"matcher": "count", "hooks": [{"type": "command", "command": log}]}]}})
+    })
+    .await;
+    let outcome = harness.run("await tools.count({}); return 1").await;
+    assert_eq!(outcome.failure().unwrap().stage, Stage::Authorization);
+    assert_eq!(outcome.text(), "PreToolUse:Exec hook error: no scripts");
+    assert_eq!(harness.counter.get(), 0);
+    assert!(!harness.dir.path().join("log.txt").exists(), "no nested hook ran");
+}
+
+#[tokio::test]
+async fn the_hooks_of_concurrent_calls_run_concurrently() {
+    // Each hook waits until all five have started (or gives up after 10 s): they finish only
+    // if they run together.
+    let harness = with_hooks(|h| {
+        let gather = script(
+            h,
+            "gather.py",
+            r#"import os, sys, time, uuid
+sys.stdin.read()
+open(os.path.join("arrivals", uuid.uuid4().hex), "w").close()
+deadline = time.time() + 10
+while len(os.listdir("arrivals")) < 5 and time.time() < deadline:
+    time.sleep(0.01)
+if len(os.listdir("arrivals")) < 5:
+    print("alone", file=sys.stderr)
+    sys.exit(2)
+"#,
+        );
+        std::fs::create_dir(h.dir.path().join("arrivals")).unwrap();
+        hooks("PreToolUse", "echo", &gather)
+    })
+    .await;
+    let outcome =
+        within(60, harness.run("return await Promise.all([1, 2, 3, 4, 5].map((value) => tools.echo({ value })))")).await;
+    assert_eq!(outcome.value(), Some(&json!([1, 2, 3, 4, 5])), "{}", outcome.text());
+}
+
+#[tokio::test]
+async fn a_rule_with_a_specifier_that_cannot_apply_stops_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    std::fs::write(&file, "{\"permissions\": {\n  \"deny\": [\"mcp__fx__add(secret)\"]\n}}").unwrap();
+    let error = Harness::builder(dir.path(), &Default::default()).await.settings_files(vec![file]).build().await.unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("permissions.deny[0]: rule \"mcp__fx__add(secret)\": an MCP tool's rule takes no specifier"), "{text}");
+}
