@@ -702,3 +702,152 @@ fn a_long_result_is_compacted_and_kept_whole_in_a_file() {
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert!(kept["text"].as_str().unwrap().contains("line 1500\n"), "the whole result is kept");
 }
+
+/// A script that writes a file, then reads it back.
+const WRITES: &str = "await tools.write_file({ path: 'a.txt', content: 'x' }); return await tools.read_file({ path: 'a.txt' }).then((r) => r.content)";
+
+#[test]
+fn permission_flags_and_modes_apply_to_run() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", WRITES);
+    // run starts in bypassPermissions: the author wrote the script.
+    assert_eq!(setup.run(&["run", &script]).status.code(), Some(0));
+    // With no terminal, a call that must ask is refused, naming the flag and the rule.
+    let output = setup.run(&["run", "--json", "--ask", "write_file", &script]);
+    assert_eq!(output.status.code(), Some(1));
+    let error = json_of(&output)["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains("`write_file` was denied: it needs approval (the permissions.ask rule `write_file` in the command line)"),
+        "{error}"
+    );
+    assert!(
+        error.contains("run with `--allow write_file`, or add \"write_file\" to permissions.allow in a settings file"),
+        "{error}"
+    );
+    assert_eq!(json_of(&output)["calls"], json!(["write_file"]), "a refused call counts");
+    // The default mode asks before writes, not before reads; an allow rule lets writes run.
+    let reads = setup.script("r.js", "return (await tools.read_file({ path: 's.js' })).total_lines");
+    assert_eq!(setup.run(&["run", "--permission-mode", "default", &reads]).status.code(), Some(0));
+    let output = setup.run(&["run", "--permission-mode", "default", &script]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("the permission mode default asks before workspace edits"), "{}", stdout(&output));
+    let allowed = setup.run(&["run", "--permission-mode", "default", "--allow", "write_file(*.txt)", &script]);
+    assert_eq!(allowed.status.code(), Some(0), "{}", stdout(&allowed));
+    let output = setup.run(&["run", "--permission-mode", "acceptEdits", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    // A deny rule with a path applies in bypassPermissions too, and names where it came from.
+    let output = setup.run(&["run", "--deny", "write_file(a.*)", "--allow", "write_file", &script]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("`write_file` is denied by the permissions.deny rule `write_file(a.*)` in the command line")
+    );
+    // Bad rules and modes are usage errors.
+    assert_usage_error(&setup.run(&["run", "--allow", "mcp__srv__tool(x)", &script]), "an MCP tool's rule takes no specifier");
+    assert_usage_error(&setup.run(&["run", "--permission-mode", "yolo", &script]), "invalid value 'yolo'");
+}
+
+#[test]
+fn hooks_and_malformed_settings_in_run() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", WRITES);
+    std::fs::write(setup.workspace.path().join("frozen.sh"), "cat > /dev/null\necho 'writes are frozen' >&2\nexit 2\n").unwrap();
+    let hooks =
+        json!({"hooks": {"PreToolUse": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "sh frozen.sh"}]}]}});
+    std::fs::write(setup.workspace.path().join("hooks.json"), hooks.to_string()).unwrap();
+    let output = setup.run(&["run", "--settings", "hooks.json", &script]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("PreToolUse:write_file hook error: writes are frozen"), "{}", stdout(&output));
+    assert!(!setup.workspace.path().join("a.txt").exists());
+
+    let bad = "{\"hooks\": {\"PreToolUse\": [\n  {\"matcher\": \"(\", \"hooks\": []}\n]}}";
+    std::fs::write(setup.workspace.path().join("bad-hooks.json"), bad).unwrap();
+    let output = setup.run(&["run", "--settings", "bad-hooks.json", &script]);
+    assert_usage_error(&output, "bad-hooks.json: hooks.PreToolUse[0].matcher");
+    assert!(stderr(&output).contains("line 2"), "{}", stderr(&output));
+    let bad = "{\"permissions\": {\n  \"deny\": [\"read_file(\"]\n}}";
+    std::fs::write(setup.workspace.path().join("bad-rules.json"), bad).unwrap();
+    let output = setup.run(&["run", "--settings", "bad-rules.json", &script]);
+    assert_usage_error(&output, "bad-rules.json: permissions.deny[0]");
+    assert!(stderr(&output).contains("line 2"), "{}", stderr(&output));
+}
+
+/// A pseudo-terminal: the controlling side and the terminal a child is given.
+fn pseudo_terminal() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut controller, mut terminal) = (0, 0);
+    // SAFETY: openpty(3) writes two new descriptors, which the files below then own.
+    let status =
+        unsafe { libc::openpty(&mut controller, &mut terminal, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(status, 0, "openpty: {}", std::io::Error::last_os_error());
+    unsafe { (std::fs::File::from_raw_fd(controller), std::fs::File::from_raw_fd(terminal)) }
+}
+
+/// Runs `args` with stdin and stderr on a terminal, answering each prompt with the next of
+/// `answers`; gives the exit status, stdout and what the terminal showed.
+fn run_on_a_terminal(setup: &Setup, args: &[&str], answers: &[&str]) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    let (mut controller, terminal) = pseudo_terminal();
+    let mut child = exec_host(setup.workspace.path(), &setup.cache)
+        .args(args)
+        .stdin(terminal.try_clone().unwrap())
+        .stderr(terminal)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (shown, received) = std::sync::mpsc::channel();
+    let mut reader = controller.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        // Ends with an error (EIO) once the child has closed the terminal.
+        while let Ok(n @ 1..) = reader.read(&mut buffer) {
+            if shown.send(buffer[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut screen = String::new();
+    let mut answered = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "no end; the terminal shows: {screen}");
+        if let Ok(bytes) = received.recv_timeout(std::time::Duration::from_millis(50)) {
+            screen.push_str(&String::from_utf8_lossy(&bytes));
+        }
+        if screen.matches("Allow it?").count() > answered {
+            let answer = answers.get(answered).unwrap_or_else(|| panic!("an unexpected prompt: {screen}"));
+            controller.write_all(format!("{answer}\n").as_bytes()).unwrap();
+            answered += 1;
+        }
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(answered, answers.len(), "prompts answered; the terminal shows: {screen}");
+    (output.status.code(), stdout(&output), screen)
+}
+
+#[test]
+fn a_terminal_prompt_allows_once_always_or_not() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", WRITES);
+    let settings = setup.workspace.path().join(".exec-host/settings.json");
+    let ask = ["run", "--ask", "write_file", script.as_str()];
+
+    let (status, out, screen) = run_on_a_terminal(&setup, &ask, &["n"]);
+    assert_eq!(status, Some(1), "{out}");
+    assert!(out.contains("`write_file` was denied: the user said no at the terminal"), "{out}");
+    assert!(screen.contains("`write_file` wants to run, called by the script of Exec call"), "{screen}");
+    assert!(screen.contains(r#"{"path":"a.txt","content":"x"}"#), "the input is shown: {screen}");
+    assert!(screen.contains("It asks because of the permissions.ask rule `write_file` in the command line."), "{screen}");
+    assert!(!setup.workspace.path().join("a.txt").exists());
+
+    let (status, out, _) = run_on_a_terminal(&setup, &ask, &["y"]);
+    assert_eq!((status, out.trim_end().ends_with('x')), (Some(0), true), "{out}");
+    assert!(!settings.exists(), "once saves nothing");
+
+    // "Always" saves the rule to the project settings; the next run in default mode does not ask.
+    let (status, _, _) = run_on_a_terminal(&setup, &["run", "--permission-mode", "default", &script], &["a"]);
+    assert_eq!(status, Some(0));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(saved, json!({"permissions": {"allow": ["write_file"]}}));
+    let (status, _, _) = run_on_a_terminal(&setup, &["run", "--permission-mode", "default", &script], &[]);
+    assert_eq!(status, Some(0));
+}

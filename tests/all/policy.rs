@@ -192,6 +192,17 @@ async fn an_approval_that_never_comes_ends_with_the_abort() {
     let options = exec_host_tests::abort_after_call(abort, "echo", 100);
     let outcome = within(30, harness.run_options("await tools.echo({})", options)).await;
     assert_eq!(outcome.exec_failure(), Some(&Failure::Aborted));
+    // Or by the cap on nested waits, when one is set.
+    let capped = exec_host::Limits::default().with_max_nested_wait(Some(Duration::from_millis(200)));
+    let shared = Arc::new(SharedApprover(approver.clone()));
+    let harness = Harness::with(|builder| builder.permission_mode(PermissionMode::Default).approver(shared).limits(capped)).await;
+    let outcome = within(30, harness.run("await tools.echo({})")).await;
+    assert!(
+        matches!(outcome.exec_failure(), Some(Failure::NestedWaitExceeded { .. })),
+        "{:?} {}",
+        outcome.exec_failure(),
+        outcome.text()
+    );
 }
 
 /// Writes a hook script into the workspace and gives the command that runs it.
@@ -254,7 +265,11 @@ async fn the_same_hook_gives_a_flat_call_the_same_text() {
 async fn a_post_tool_use_hook_reports_into_the_conversation_and_the_script_goes_on() {
     let harness = with_hooks(|h| {
         let command = script(h, "review.sh", "cat > /dev/null\necho \"needs review\" >&2\nexit 2\n");
-        hooks("PostToolUse", "echo", &command)
+        let mut settings = hooks("PostToolUse", "echo", &command);
+        // A deferred builtin and an MCP tool, reported through `decision: block`.
+        let block = script(h, "block.py", "import json, sys\nname = json.load(sys.stdin)['tool_name']\nprint(json.dumps({'decision': 'block', 'reason': 'saw ' + name}))\n");
+        settings["hooks"]["PostToolUse"].as_array_mut().unwrap().push(json!({"matcher": "read_file|mcp__fx__.*", "hooks": [{"type": "command", "command": block}]}));
+        settings
     })
     .await;
     let outcome =
@@ -267,6 +282,20 @@ async fn a_post_tool_use_hook_reports_into_the_conversation_and_the_script_goes_
     let mut history = Vec::new();
     exec_host::session::append_results(&mut history, &[outcome]);
     assert_eq!(history.len(), 2);
+
+    harness.session.add_server("fx", fixture()).await.unwrap();
+    let outcome = harness
+        .run("const sum = await tools.mcp__fx__add({ a: 2, b: 3 }); const text = await tools.read_file({ path: 'block.py' }); return sum")
+        .await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let messages: Vec<String> = outcome.messages.iter().map(exec_host::Message::text).collect();
+    assert_eq!(
+        messages,
+        [
+            "PostToolUse:mcp__fx__add hook blocking error from command: \"python3 block.py\": saw mcp__fx__add",
+            "PostToolUse:read_file hook blocking error from command: \"python3 block.py\": saw read_file",
+        ]
+    );
 }
 
 #[tokio::test]
@@ -283,6 +312,46 @@ async fn hooks_that_fail_or_hang_let_the_call_go_on() {
     let outcome = within(30, harness.run("return [await tools.echo({ value: 'ok' }), await tools.add({ a: 2, b: 2 })]")).await;
     assert_eq!(outcome.value(), Some(&json!(["ok", 4])), "{}", outcome.text());
     assert!(outcome.messages.is_empty());
+}
+
+#[tokio::test]
+async fn a_hook_that_prints_without_end_is_cut_and_stopped() {
+    let harness = with_hooks(|_| {
+        json!({"hooks": {
+            // Endless output: kept up to its bound, stopped at its timeout, the call goes on.
+            "PreToolUse": [{"matcher": "echo", "hooks": [{"type": "command", "command": "yes 'no end'", "timeout": 1}]}],
+            // A large answer that ends, and blocks: the message keeps the bound, not the flood.
+            "PostToolUse": [{"matcher": "echo", "hooks": [{"type": "command", "command": "head -c 5000000 /dev/zero | tr '\\0' x >&2; exit 2"}]}]}})
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let outcome = within(30, harness.run("return await tools.echo({ value: 'ok' })")).await;
+    assert_eq!(outcome.value(), Some(&json!("ok")), "{}", outcome.text());
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let text = outcome.messages[0].text();
+    assert!(text.len() <= exec_host::policy::HOOK_OUTPUT_BYTES + 200, "{}", text.len());
+    assert!(text.ends_with("xxx"));
+}
+
+#[tokio::test]
+async fn a_flat_call_asks_and_is_refused_with_the_nested_text() {
+    let approver = TestApprover::new(|_| Approval::Deny { reason: "not today".into() });
+    let settings = json!({"enableExec": false});
+    let harness = harness(settings, Some(PermissionMode::Default), &approver).await;
+    let flat = harness.call("echo", json!({"value": 1})).await;
+    assert_eq!(flat.failure().unwrap().stage, Stage::Authorization);
+    assert_eq!(flat.text(), "`echo` was denied: not today", "the same text as nested");
+    let request = approver.asked.lock().unwrap()[0].clone();
+    assert!(matches!(request.origin, Origin::Direct { .. }), "{:?}", request.origin);
+    // With no approver, the refusal names the rule that would let it run.
+    let nobody = Harness::with(|builder| {
+        builder
+            .managed_settings(Layer::from_value(json!({"enableExec": false})).unwrap())
+            .permission_mode(PermissionMode::Default)
+    })
+    .await;
+    let refused = nobody.call("echo", json!({"value": 1})).await;
+    assert!(refused.text().contains("a permissions.allow rule `echo` lets it run"), "{}", refused.text());
 }
 
 #[tokio::test]

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+pub use hooks::HOOK_OUTPUT_BYTES;
 pub(crate) use hooks::Notes;
 use hooks::PreOutcome;
 

@@ -65,13 +65,22 @@ const BENCHES: &[Bench] = &[
     Bench { name: "search_1000_tools", samples: 10, quick_samples: 2, warmup: 2 },
     Bench { name: "prepare_1000_tools", samples: 20, quick_samples: 3, warmup: 2 },
     Bench { name: "flat_call", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "policy_50_rules", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "hooks", samples: 10, quick_samples: 2, warmup: 1 },
 ];
 
 /// Whether the peers' suites know a benchmark (the others measure exec-host alone).
 fn peers_have(name: &str) -> bool {
     !matches!(
         name,
-        "process_trivial" | "sleep_10" | "calls_seq_waiting" | "search_1000_tools" | "prepare_1000_tools" | "flat_call"
+        "process_trivial"
+            | "sleep_10"
+            | "calls_seq_waiting"
+            | "search_1000_tools"
+            | "prepare_1000_tools"
+            | "flat_call"
+            | "policy_50_rules"
+            | "hooks"
     ) && !name.starts_with("mcp_")
 }
 
@@ -163,6 +172,22 @@ struct Sessions {
     /// `echo` declared flat, for the model's direct calls, with the four settings files the
     /// command line reads (absent here, as they often are: each is still looked at).
     flat: Arc<Harness>,
+    /// 50 permission rules in the default mode; the last allow rule lets `add` run.
+    rules: Arc<Harness>,
+    /// A `PreToolUse` hook on `echo` that only reads its input, and one on `add` that
+    /// sleeps 100 ms.
+    hooks: Arc<Harness>,
+}
+
+/// 50 rules as a project might have them: none covers `add` but the last allow rule, so
+/// every list is read to its end.
+fn fifty_rules() -> Value {
+    let deny: Vec<String> =
+        (0..20).map(|i| if i % 2 == 0 { format!("mcp__srv{i}__delete") } else { format!("read_file(secret{i}/**)") }).collect();
+    let ask: Vec<String> = (0..15).map(|i| format!("mcp__tickets{i}")).collect();
+    let mut allow: Vec<String> = (0..14).map(|i| format!("write_file(out{i}/*.md)")).collect();
+    allow.push("add".into());
+    json!({"permissions": {"deny": deny, "ask": ask, "allow": allow}})
 }
 
 impl Sessions {
@@ -170,7 +195,19 @@ impl Sessions {
         let big = Limits::default().with_budget(BIG_BUDGET).with_max_calls(100_000);
         let spin = Limits::default().with_budget(SPIN_BUDGET).with_max_calls(100_000);
         let flat = exec_host::Layer::from_value(json!({"nonDeferredTools": ["echo"]})).expect("valid settings");
+        let rules = exec_host::Layer::from_value(fifty_rules()).expect("valid rules");
+        let hooks = exec_host::Layer::from_value(json!({"hooks": {"PreToolUse": [
+            {"matcher": "echo", "hooks": [{"type": "command", "command": "cat > /dev/null"}]},
+            {"matcher": "add", "hooks": [{"type": "command", "command": "cat > /dev/null; sleep 0.1"}]}]}}))
+        .expect("valid hooks");
         Sessions {
+            rules: Arc::new(
+                Harness::with(|builder| {
+                    builder.managed_settings(rules).permission_mode(exec_host::PermissionMode::Default).limits(big.clone())
+                })
+                .await,
+            ),
+            hooks: Arc::new(Harness::with(|builder| builder.managed_settings(hooks).limits(big.clone())).await),
             big: Arc::new(Harness::with_limits(big).await),
             spin: Arc::new(Harness::with_limits(spin).await),
             flat: Arc::new(
@@ -191,6 +228,13 @@ const SPIN_BUDGET: Duration = Duration::from_millis(100);
 /// the wall time in microseconds.
 async fn exec(sessions: &Sessions, code: &str, budget: Duration) -> (ToolResult, f64) {
     let harness = if budget == SPIN_BUDGET { &sessions.spin } else { &sessions.big };
+    let started = Instant::now();
+    let outcome = harness.run(code).await;
+    (outcome, started.elapsed().as_secs_f64() * 1e6)
+}
+
+/// Runs `code` as a model's Exec call in `harness`; the result and the wall time in µs.
+async fn timed(harness: &Harness, code: &str) -> (ToolResult, f64) {
     let started = Instant::now();
     let outcome = harness.run(code).await;
     (outcome, started.elapsed().as_secs_f64() * 1e6)
@@ -388,6 +432,40 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
             extra.insert("session_us", session_us);
             extra.insert("overhead_us", session_us - tool_us);
             Sample { us: session_us, script_us: None, extra }
+        }
+        // 1,000 nested calls of `add` in a session without rules and in one with 50 (the
+        // same sample, so under the same load): what the rules add to a nested call.
+        "policy_50_rules" => {
+            const CALLS: f64 = 1000.0;
+            let code = "let t = 0;\nfor (let i = 0; i < 1000; i++) t += await tools.add({ a: i, b: 1 });\nreturn t;";
+            let (plain, plain_us) = timed(harness, code).await;
+            let (ruled, rules_us) = timed(&sessions.rules, code).await;
+            let (plain_us, rules_us) = (plain_us / CALLS, rules_us / CALLS);
+            expect_value(&plain, json!(500500), name)?;
+            expect_value(&ruled, json!(500500), name)?;
+            extra.insert("no_rules_per_call_us", plain_us);
+            extra.insert("rules_per_call_us", rules_us);
+            extra.insert("added_per_call_us", rules_us - plain_us);
+            Sample { us: rules_us, script_us: None, extra }
+        }
+        // A hook is a process: 20 calls with a hook that only reads its input, against the
+        // same calls without; then 10 concurrent calls whose hook sleeps 100 ms.
+        "hooks" => {
+            const CALLS: f64 = 20.0;
+            let code = "for (let i = 0; i < 20; i++) await tools.echo({ value: i });\nreturn 1;";
+            let (plain, plain_us) = timed(harness, code).await;
+            let (hooked, hooked_us) = timed(&sessions.hooks, code).await;
+            let (plain_us, hooked_us) = (plain_us / CALLS, hooked_us / CALLS);
+            expect_value(&plain, json!(1), name)?;
+            expect_value(&hooked, json!(1), name)?;
+            let concurrent =
+                "return (await Promise.all(Array.from({ length: 10 }, (_, i) => tools.add({ a: i, b: 1 })))).length;";
+            let (ten, ten_us) = timed(&sessions.hooks, concurrent).await;
+            let ten_ms = ten_us / 1e3;
+            expect_value(&ten, json!(10), name)?;
+            extra.insert("hook_per_call_us", hooked_us - plain_us);
+            extra.insert("ten_concurrent_100ms_hooks_ms", ten_ms);
+            Sample { us: hooked_us, script_us: None, extra }
         }
         other => bail!("unknown benchmark {other}"),
     })
