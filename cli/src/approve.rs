@@ -45,10 +45,12 @@ impl Approver for Terminal {
 fn prompt(request: &ApprovalRequest) -> Approval {
     let origin = match &request.origin {
         Origin::Direct { .. } => "called directly".to_string(),
-        Origin::Nested { exec_call_id } => format!("called by the script of Exec call {exec_call_id}"),
+        Origin::Nested { exec_call_id } => {
+            format!("called by the script of Exec call {}", crate::terminal::neutralise(exec_call_id))
+        }
         _ => "called".to_string(),
     };
-    let mut input = request.input.to_string();
+    let mut input = crate::terminal::neutralise(&request.input.to_string()).into_owned();
     if let Some((at, _)) = input.char_indices().nth(SHOWN_INPUT_CHARS) {
         input.truncate(at);
         input.push('…');
@@ -57,7 +59,9 @@ fn prompt(request: &ApprovalRequest) -> Approval {
     let _ = write!(
         stderr,
         "\n`{}` wants to run, {origin}:\n  {input}\n  It asks because of {}.\nAllow it? [y] once, [a] always (saves the rule `{}`), [n] no: ",
-        request.tool, request.why, request.rule
+        crate::terminal::neutralise(&request.tool),
+        crate::terminal::neutralise(&request.why),
+        crate::terminal::neutralise(&request.rule)
     );
     let _ = stderr.flush();
     let mut line = String::new();

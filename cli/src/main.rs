@@ -6,7 +6,7 @@
 //! `search`: when nothing matched), 2 for a usage or set-up error (one sentence on stderr,
 //! never a backtrace).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,6 +22,7 @@ use exec_host::{
 };
 
 mod approve;
+mod terminal;
 use serde_json::{Value, json};
 
 #[derive(Parser, Debug)]
@@ -149,6 +150,8 @@ struct SearchFlags {
 struct SessionConfig {
     workspace: PathBuf,
     mcp: McpConfig,
+    /// The files `mcp` was read from (the workspace tools may not write them).
+    mcp_files: Vec<PathBuf>,
     mcp_connect_timeout: Duration,
     settings: Vec<PathBuf>,
     /// The rules given as flags.
@@ -196,7 +199,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(UsageError(message)) => {
-            eprintln!("exec-host: {message}");
+            eprintln!("exec-host: {}", terminal::err(&message));
             ExitCode::from(2)
         }
     }
@@ -262,6 +265,7 @@ fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
     Ok(SessionConfig {
         workspace: flags.workspace,
         mcp,
+        mcp_files: flags.mcp_config,
         mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms),
         settings: flags.settings,
         rules,
@@ -274,25 +278,13 @@ fn shown(path: &Path) -> String {
 }
 
 fn read_script(path: &Path) -> Result<String, UsageError> {
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| UsageError(format!("cannot read the script from standard input: {e}")))?;
+    use exec_host::text_file::{MAX_SCRIPT_FILE_BYTES, bounded_text, read_text};
+    let read = if path == Path::new("-") {
+        bounded_text(std::io::stdin().lock(), MAX_SCRIPT_FILE_BYTES)
     } else {
-        bytes = std::fs::read(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => UsageError(format!("the script {} does not exist", path.display())),
-            std::io::ErrorKind::IsADirectory => UsageError(format!("the script {} is a directory, not a file", path.display())),
-            _ => UsageError(format!("cannot read the script {}: {e}", path.display())),
-        })?;
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        UsageError(format!(
-            "the script {} is not valid UTF-8 (invalid byte at offset {})",
-            shown(path),
-            e.utf8_error().valid_up_to()
-        ))
-    })
+        read_text(path, MAX_SCRIPT_FILE_BYTES)
+    };
+    read.map_err(|e| UsageError(format!("the script {} {e}", shown(path))))
 }
 
 /// The session of one invocation: its tools, settings and servers; a server that cannot
@@ -308,6 +300,7 @@ async fn start_session(
         .workspace(&config.workspace)
         .standard_settings(&config.settings, Some(config.rules))
         .mcp_servers(config.mcp)
+        .read_only_files(config.mcp_files)
         .mcp_connect_timeout(config.mcp_connect_timeout)
         .sandbox_options(sandbox)
         .limits(limits)
@@ -331,7 +324,7 @@ async fn start_session(
         return Err(UsageError("the permission mode bypassPermissions is disabled by the managed settings".into()));
     }
     for failure in session.start_failures() {
-        eprintln!("exec-host: warning: {failure}");
+        eprintln!("exec-host: warning: {}", terminal::err(&failure.to_string()));
     }
     Ok(Some(session))
 }
@@ -355,15 +348,9 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let json = config.json;
     let result = runtime.block_on(async {
-        // Listen for Ctrl-C first, so an interrupt during set-up ends the run cleanly too.
+        // Listen first, so a signal during set-up ends the run cleanly too.
         let abort = CancellationToken::new();
-        let on_interrupt = abort.clone();
-        let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-        tokio::spawn(async move {
-            if interrupt.recv().await.is_some() {
-                on_interrupt.cancel();
-            }
-        });
+        cancel_on_stop_signals(abort.clone())?;
         let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir.clone()).with_max_concurrent_execs(4);
         let Some(session) = start_session(config.session, sandbox, config.limits, &abort).await? else {
             return Ok::<_, UsageError>(None);
@@ -382,6 +369,24 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
     Ok(if result.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// Cancels `abort` on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal went
+/// away): the script is aborted and the MCP servers are shut down, never left behind.
+fn cancel_on_stop_signals(abort: CancellationToken) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+            _ = hangup.recv() => {}
+        }
+        abort.cancel();
+    });
+    Ok(())
+}
+
 /// The id of a run's `Exec` call: unique enough to name its kept result.
 fn run_id() -> String {
     let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
@@ -393,9 +398,11 @@ fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session) -> Resul
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let sandbox = SandboxOptions::default().with_max_concurrent_execs(1);
-        let session = start_session(config, sandbox, Limits::default(), &CancellationToken::new())
-            .await?
-            .expect("nothing cancels this session's start");
+        let abort = CancellationToken::new();
+        cancel_on_stop_signals(abort.clone())?;
+        let Some(session) = start_session(config, sandbox, Limits::default(), &abort).await? else {
+            return Err(UsageError("stopped by a signal before the tools were listed".into()));
+        };
         let result = report(&session);
         session.shutdown().await;
         result
@@ -425,7 +432,7 @@ fn tools(config: SessionConfig, as_json: bool, dts: bool, stats: bool) -> Result
             describe_pool(session, &pool)?
         })
     })?;
-    print!("{text}");
+    print!("{}", terminal::out(&text));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -520,13 +527,13 @@ fn search(config: SessionConfig, query: String, max_results: Option<usize>, as_j
     } else {
         for found in &result.matches {
             if !found.description.trim().is_empty() {
-                println!("{}", exec_host::signature::doc_comment(&found.description, 0));
+                println!("{}", terminal::out(&exec_host::signature::doc_comment(&found.description, 0)));
             }
-            println!("{}\n", found.signature);
+            println!("{}\n", terminal::out(&found.signature));
         }
         let shown = result.matches.len();
         match result.total {
-            0 => eprintln!("no tool matches {query:?}"),
+            0 => eprintln!("no tool matches {}", terminal::err(&format!("{query:?}"))),
             total if total > shown => {
                 eprintln!("{shown} of {total} matching tools shown; narrow the query or raise --max-results")
             }
@@ -566,16 +573,16 @@ fn print_result(result: &ToolResult, as_json: bool) {
         });
         let _ = writeln!(stdout, "{object}");
     } else {
-        let _ = writeln!(stdout, "{}", result.text());
+        let _ = writeln!(stdout, "{}", terminal::out(result.text()));
         let _ = stdout.flush();
         if !client.images.is_empty() {
             eprintln!("[{} image(s) attached; --json prints them]", client.images.len());
         }
         if let Some(summary) = &client.summary {
-            eprintln!("{summary}");
+            eprintln!("{}", terminal::err(summary));
         }
         for message in &result.messages {
-            eprintln!("[{}]", message.text());
+            eprintln!("[{}]", terminal::err(&message.text()));
         }
     }
     if let Some(location) = result.compacted.as_ref().and_then(|compacted| compacted.location.as_ref()) {

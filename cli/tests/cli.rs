@@ -292,9 +292,13 @@ fn wait_until(seconds: u64, condition: impl Fn() -> bool) {
 
 /// Sends SIGINT, as Ctrl-C in a terminal does.
 fn interrupt(child: &std::process::Child) {
+    send(child, libc::SIGINT);
+}
+
+fn send(child: &std::process::Child, signal: libc::c_int) {
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: kill(2) with a pid this test spawned and has not reaped yet.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "{}", std::io::Error::last_os_error());
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "{}", std::io::Error::last_os_error());
 }
 
 /// Whether a live process has `marker` among its arguments (read from /proc).
@@ -374,29 +378,32 @@ fn mcp_configuration_errors_name_the_file_the_key_and_the_line() {
 }
 
 #[test]
-fn an_interrupted_script_leaves_no_mcp_server_behind() {
-    let setup = Setup::new();
-    // A marker in the server's command line finds its process.
-    let marker = format!("exec-host-test-marker-{}", std::process::id());
-    let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server(), "args": ["", marker]}}));
-    let script = setup.script("s.js", "await tools.mcp__fx__never({})");
-    let mut child = exec_host(setup.workspace.path(), &setup.cache)
-        .args(["run", "--mcp-config", &config, &script])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let server_running = || running_with(&marker);
-    wait_until(30, server_running);
-    assert!(server_running(), "the server never started");
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    interrupt(&child);
-    let started = std::time::Instant::now();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1));
-    assert!(started.elapsed() < std::time::Duration::from_secs(10), "exit took {:?}", started.elapsed());
-    wait_until(5, || !server_running());
-    assert!(!server_running(), "the MCP server outlived the host");
+fn a_stopped_script_leaves_no_mcp_server_behind() {
+    // Ctrl-C, a plain kill, the terminal going away; the server ignores the end of its input.
+    for (signal, name) in [(libc::SIGINT, "int"), (libc::SIGTERM, "term"), (libc::SIGHUP, "hup")] {
+        let setup = Setup::new();
+        // A marker in the server's command line finds its process.
+        let marker = format!("exec-host-test-marker-{name}-{}", std::process::id());
+        let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server(), "args": ["--linger", marker]}}));
+        let script = setup.script("s.js", "await tools.mcp__fx__never({})");
+        let mut child = exec_host(setup.workspace.path(), &setup.cache)
+            .args(["run", "--mcp-config", &config, &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let server_running = || running_with(&marker);
+        wait_until(30, server_running);
+        assert!(server_running(), "the server never started");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        send(&child, signal);
+        let started = std::time::Instant::now();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{name}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{name}: exit took {:?}", started.elapsed());
+        wait_until(5, || !server_running());
+        assert!(!server_running(), "{name}: the MCP server outlived the host");
+    }
 }
 
 #[test]
@@ -785,13 +792,19 @@ fn pseudo_terminal() -> (std::fs::File, std::fs::File) {
 /// Runs `args` with stdin and stderr on a terminal, answering each prompt with the next of
 /// `answers`; gives the exit status, stdout and what the terminal showed.
 fn run_on_a_terminal(setup: &Setup, args: &[&str], answers: &[&str]) -> (Option<i32>, String, String) {
+    on_a_terminal(setup, args, answers, false)
+}
+
+/// [`run_on_a_terminal`], with stdout on the terminal too when `all_output` is set.
+fn on_a_terminal(setup: &Setup, args: &[&str], answers: &[&str], all_output: bool) -> (Option<i32>, String, String) {
     use std::io::Read;
     let (mut controller, terminal) = pseudo_terminal();
+    let output_to = if all_output { Stdio::from(terminal.try_clone().unwrap()) } else { Stdio::piped() };
     let mut child = exec_host(setup.workspace.path(), &setup.cache)
         .args(args)
         .stdin(terminal.try_clone().unwrap())
         .stderr(terminal)
-        .stdout(Stdio::piped())
+        .stdout(output_to)
         .spawn()
         .unwrap();
     let (shown, received) = std::sync::mpsc::channel();
@@ -820,6 +833,10 @@ fn run_on_a_terminal(setup: &Setup, args: &[&str], answers: &[&str]) -> (Option<
         }
     }
     let output = child.wait_with_output().unwrap();
+    // What was still on its way through the terminal.
+    while let Ok(bytes) = received.recv_timeout(std::time::Duration::from_millis(200)) {
+        screen.push_str(&String::from_utf8_lossy(&bytes));
+    }
     assert_eq!(answered, answers.len(), "prompts answered; the terminal shows: {screen}");
     (output.status.code(), stdout(&output), screen)
 }
@@ -850,4 +867,17 @@ fn a_terminal_prompt_allows_once_always_or_not() {
     assert_eq!(saved, json!({"permissions": {"allow": ["write_file"]}}));
     let (status, _, _) = run_on_a_terminal(&setup, &["run", "--permission-mode", "default", &script], &[]);
     assert_eq!(status, Some(0));
+}
+
+#[test]
+fn a_terminal_is_shown_escape_sequences_not_given_them() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "console.log('\\u001b]0;owned\\u0007'); return '\\u001b[2Jcleared\\u202e'");
+    let (status, _, screen) = on_a_terminal(&setup, &["run", &script], &[], true);
+    assert_eq!(status, Some(0), "{screen}");
+    assert!(screen.contains("\\u{1b}]0;owned\\u{7}") && screen.contains("\\u{1b}[2Jcleared\\u{202e}"), "{screen}");
+    assert!(!screen.contains('\u{1b}'), "no escape reached the terminal: {screen:?}");
+    // Into a pipe, the text is the script's own.
+    let output = setup.run(&["run", &script]);
+    assert!(stdout(&output).contains("\u{1b}[2Jcleared"), "{}", stdout(&output));
 }

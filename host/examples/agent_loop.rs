@@ -6,6 +6,8 @@
 //! whose script searches the pool, calls a tool of the published MCP server
 //! `@modelcontextprotocol/server-everything` and the workspace tools; then a final text.
 //! The whole transcript is printed as the Anthropic Messages request the last turn sends.
+//! The session starts in the `default` permission mode, so the MCP call asks: an approver
+//! stands in for the user and allows it once.
 //!
 //! ```text
 //! scripts/install-test-servers      # once: the published MCP server, pinned
@@ -16,7 +18,10 @@ use std::path::{Path, PathBuf};
 
 use exec_host::mcp::{McpConfig, ServerConfig};
 use exec_host::session::tool_results_message;
-use exec_host::{CancellationToken, ContentBlock, Message, Prepared, Provider, Role, Session, ToolCall, json, serde_json};
+use exec_host::{
+    Approval, ApprovalRequest, Approver, BoxFuture, CancellationToken, ContentBlock, Message, Origin, Prepared, Provider, Role,
+    Session, ToolCall, json, serde_json,
+};
 
 /// The model's script for its first turn: find a tool it has only seen named, read its call
 /// form, call it, and use the workspace tools, in one Exec.
@@ -50,6 +55,26 @@ fn model(turn: usize, prepared: &Prepared, history: &[Message]) -> Message {
     }
 }
 
+/// The user, asked before a call that is not read-only: allows the `everything` server's
+/// tools once, and nothing else.
+struct User;
+
+impl Approver for User {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
+        let from = match &request.origin {
+            Origin::Nested { exec_call_id } => format!("the script of {exec_call_id}"),
+            _ => "the model".to_string(),
+        };
+        eprintln!("asked: may {from} call {} with {}? ({})", request.tool, request.input, request.why);
+        let answer = if request.tool.starts_with("mcp__everything__") {
+            Approval::AllowOnce
+        } else {
+            Approval::Deny { reason: "the user said no".into() }
+        };
+        Box::pin(std::future::ready(answer))
+    }
+}
+
 fn everything_server() -> Result<ServerConfig, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let entry = root.join("tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -63,7 +88,8 @@ fn everything_server() -> Result<ServerConfig, String> {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let workspace: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/workspace");
     let servers = McpConfig::new([("everything".to_string(), everything_server()?)].into());
-    let session = Session::builder().workspace(workspace).mcp_servers(servers).build().await?;
+    let session =
+        Session::builder().workspace(workspace).mcp_servers(servers).approver(std::sync::Arc::new(User)).build().await?;
     if let Some(failure) = session.start_failures().first() {
         return Err(failure.to_string().into());
     }

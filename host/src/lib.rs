@@ -52,6 +52,7 @@ pub mod search;
 pub mod session;
 pub mod settings;
 pub mod signature;
+pub mod text_file;
 pub mod tools;
 
 pub use message::{ContentBlock, Message, Role};

@@ -225,15 +225,23 @@ pub(crate) fn flat_result(
                 messages: Vec::new(),
             }
         }
-        Err(error) => failure_result(call_id, name, error, duration),
+        Err(error) => failure_result(call_id, name, error, limits.max_result_chars, duration),
     }
 }
 
-/// A call that failed before or while it ran, with no output.
-pub(crate) fn failure_result(call_id: String, name: String, mut error: ToolError, duration: Duration) -> ToolResult {
+/// A call that failed before or while it ran, with no output; its message cut at
+/// `max_chars` like a value (a tool's error text is as long as the tool likes).
+pub(crate) fn failure_result(
+    call_id: String,
+    name: String,
+    mut error: ToolError,
+    max_chars: usize,
+    duration: Duration,
+) -> ToolResult {
     if error.message.trim().is_empty() {
         error.message = format!("`{name}` failed without saying why");
     }
+    error.message = cut_text(std::mem::take(&mut error.message), max_chars);
     let client = ClientProjection {
         ok: false,
         text: error.message.clone(),
@@ -272,7 +280,8 @@ fn exec_text(outcome: &ExecOutcome, limits: &Limits) -> String {
             }
         },
         Err(failure) => {
-            sections.push(failure.message());
+            // A thrown value is the script's to size: cut like a returned one.
+            sections.push(cut_text(failure.message(), limits.max_result_chars));
             if let Some(logs) = logs {
                 sections.push(format!("Console output before the failure:\n{logs}"));
             }
@@ -311,12 +320,14 @@ fn render_value(value: &Value, max_chars: usize) -> String {
             text
         }
     };
+    cut_text(text, max_chars)
+}
+
+/// `text` cut at `max_chars` characters, saying the total: the one result cap.
+fn cut_text(text: String, max_chars: usize) -> String {
+    let Some((at, _)) = text.char_indices().nth(max_chars) else { return text };
     let total = text.chars().count();
-    if total <= max_chars {
-        return text;
-    }
-    let cut: String = text.chars().take(max_chars).collect();
-    format!("{cut}\n[result cut: {total} characters in all, the first {max_chars} shown]")
+    format!("{}\n[result cut: {total} characters in all, the first {max_chars} shown]", &text[..at])
 }
 
 /// `value` as compact JSON with numbers written as JavaScript writes them (`3`, not `3.0`;

@@ -131,6 +131,7 @@ pub struct SessionBuilder {
     mode: ModeChoice,
     approver: Option<Arc<dyn Approver>>,
     rules_file: Option<PathBuf>,
+    read_only_files: Vec<PathBuf>,
     sandbox: Option<Sandbox>,
     sandbox_options: SandboxOptions,
     limits: Limits,
@@ -151,6 +152,7 @@ impl Default for SessionBuilder {
             mode: ModeChoice { explicit: None, start: PermissionMode::Default },
             approver: None,
             rules_file: None,
+            read_only_files: Vec::new(),
             sandbox: None,
             sandbox_options: SandboxOptions::default(),
             limits: Limits::default(),
@@ -241,6 +243,14 @@ impl SessionBuilder {
         self
     }
 
+    /// Files the workspace tools must never write, besides the settings files (kept
+    /// read-only already): the MCP configuration files the embedding reads, say. Only those
+    /// inside the workspace matter.
+    pub fn read_only_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.read_only_files.extend(files);
+        self
+    }
+
     /// The settings file "allow always" adds its rules to (by default the workspace's
     /// project file, `.exec-host/settings.json`).
     pub fn rules_file(mut self, file: impl Into<PathBuf>) -> Self {
@@ -300,7 +310,13 @@ impl SessionBuilder {
         settings.current()?;
         let mut tools = self.tools;
         let workspace = match &self.workspace {
-            Some(dir) => Some(Arc::new(Workspace::open(dir)?)),
+            Some(dir) => {
+                // The files that steer this host are out of the tools' reach: a script must
+                // not widen its own rights, or the next run's.
+                let mut control = settings.files().into_iter().map(Path::to_path_buf).collect::<Vec<_>>();
+                control.extend(self.read_only_files.iter().cloned());
+                Some(Arc::new(Workspace::open(dir)?.with_read_only_files(&control)))
+            }
             None => None,
         };
         if let Some(workspace) = &workspace {
@@ -487,7 +503,8 @@ impl Session {
 
     /// An `Exec` call: authorized at the tool layer, then run over the pool of this moment.
     async fn exec(&self, id: String, input: Value, options: CallOptions, started: Instant) -> ToolResult {
-        let refuse = |error: ToolError| render::failure_result(id.clone(), EXEC.to_string(), error, started.elapsed());
+        let max_chars = self.inner.limits.max_result_chars;
+        let refuse = |error: ToolError| render::failure_result(id.clone(), EXEC.to_string(), error, max_chars, started.elapsed());
         let view = match self.view() {
             Ok(view) => view,
             Err(error) => return refuse(ToolError::authorization(format!("`Exec` was not run: {error}"))),

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::tools::builtin::PATH_TOOLS;
-use crate::tools::names::{EXEC, MCP_PREFIX, split_mcp_name};
+use crate::tools::names::{EXEC, MCP_PREFIX};
 
 /// Where a setting comes from, so a refusal can say which rule of which file made it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -217,9 +217,13 @@ impl Rule {
         if self.tool == name {
             return true;
         }
-        let Some((server, _)) = split_mcp_name(name) else { return false };
+        // By prefix, not by splitting the name: the rule covers every name that starts with
+        // its server's `mcp__<server>__`, however degenerate the rest.
         let whole_server = self.tool.strip_suffix("__*").unwrap_or(&self.tool);
-        whole_server.strip_prefix(MCP_PREFIX) == Some(server)
+        let Some(server) = whole_server.strip_prefix(MCP_PREFIX).filter(|s| !s.is_empty() && !s.contains("__")) else {
+            return false;
+        };
+        name.strip_prefix(MCP_PREFIX).and_then(|rest| rest.strip_prefix(server)).is_some_and(|rest| rest.starts_with("__"))
     }
 
     /// Whether the rule covers every call of tool `name` (it has no specifier).
@@ -522,12 +526,12 @@ impl Layer {
 
     /// Reads one settings file; a file that does not exist is an empty layer.
     pub fn load(file: &Path) -> Result<Layer, SettingsError> {
-        match std::fs::read_to_string(file) {
+        match crate::text_file::read_text(file, crate::text_file::MAX_CONFIG_FILE_BYTES) {
             Ok(text) => Self::parse(&text, file),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(crate::text_file::ReadError::Missing) => {
                 Ok(Layer { source: Source::File(file.to_path_buf()), managed: false, ..Layer::default() })
             }
-            Err(e) => Err(SettingsError { file: file.to_path_buf(), reason: format!("cannot read it: {e}") }),
+            Err(e) => Err(SettingsError { file: file.to_path_buf(), reason: format!("the file {e}") }),
         }
     }
 }
@@ -740,11 +744,10 @@ impl SettingsFiles {
     /// other keys kept; created when missing), and makes the next read see it.
     pub fn add_allow_rule(&self, file: &Path, rule: &str) -> Result<(), SettingsError> {
         let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
-        let mut document = match std::fs::read_to_string(file) {
+        let mut document = match crate::text_file::read_text(file, crate::text_file::MAX_CONFIG_FILE_BYTES) {
             Ok(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text).map_err(|e| fail(e.to_string()))?,
-            Ok(_) => Value::Object(Default::default()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
-            Err(e) => return Err(fail(format!("cannot read it: {e}"))),
+            Ok(_) | Err(crate::text_file::ReadError::Missing) => Value::Object(Default::default()),
+            Err(e) => return Err(fail(format!("the file {e}"))),
         };
         let Value::Object(root) = &mut document else { return Err(fail("its top level is not an object".into())) };
         let permissions = root.entry("permissions").or_insert_with(|| Value::Object(Default::default()));
@@ -832,6 +835,11 @@ mod tests {
         assert!(covers("mcp__tickets__create", "mcp__tickets__create"));
         assert!(!covers("mcp__tickets__create", "mcp__tickets__list"));
         assert!(!covers("mcp__tick", "mcp__tickets__create"), "a prefix of a server name is another server");
+        // Whatever the tool's own name, a server's rule covers it.
+        for name in ["mcp__tickets__", "mcp__tickets____", "mcp__tickets__a__b", "mcp__tickets__ "] {
+            assert!(covers("mcp__tickets", name) && covers("mcp__tickets__*", name), "{name}");
+        }
+        assert!(!covers("mcp__tickets", "mcp__ticketsx__a") && !covers("mcp__", "mcp____a"));
         assert!(!covers("write_file(/etc/*)", "write_file"), "a rule with a pattern is about some calls only");
     }
 

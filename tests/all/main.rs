@@ -4,6 +4,7 @@
 mod budget;
 mod builtin_tools;
 mod conformance;
+mod hardening;
 mod isolation;
 mod mcp;
 mod policy;

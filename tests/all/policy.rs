@@ -30,17 +30,10 @@ fn allow_once() -> Arc<TestApprover> {
     TestApprover::new(|_| Approval::AllowOnce)
 }
 
-/// What a script's call of `call` came to: "ran", or the rejection's message.
-async fn attempt(harness: &Harness, call: &str) -> String {
-    let code = format!("try {{ await {call}; return 'ran'; }} catch (e) {{ return e.message; }}");
-    let outcome = within(30, harness.run(&code)).await;
-    outcome.value().and_then(Value::as_str).unwrap_or_else(|| panic!("{}", outcome.text())).to_string()
-}
-
 #[tokio::test]
 async fn rules_take_precedence_deny_over_ask_over_allow_over_the_mode() {
     use PermissionMode::*;
-    // (settings, mode, tool call, expected: "ran", "asked" (and ran), or a refusal's start)
+    // (settings, mode, tool call, expected: "ok" (ran), "asked" (and ran), or a refusal's start)
     let cases: Vec<(Value, PermissionMode, &str, &str)> = vec![
         (
             json!({"permissions": {"deny": ["read_file(a.txt)"], "ask": ["read_file"], "allow": ["read_file"]}}),
@@ -49,11 +42,11 @@ async fn rules_take_precedence_deny_over_ask_over_allow_over_the_mode() {
             "`read_file` is denied by the permissions.deny rule `read_file(a.txt)` in the settings passed in code",
         ),
         (json!({"permissions": {"ask": ["echo"], "allow": ["echo"]}}), Default, "tools.echo({})", "asked"),
-        (json!({"permissions": {"allow": ["echo"]}}), Default, "tools.echo({})", "ran"),
+        (json!({"permissions": {"allow": ["echo"]}}), Default, "tools.echo({})", "ok"),
         (json!({}), Default, "tools.echo({})", "asked"),
-        (json!({}), Default, "tools.read_file({ path: 'a.txt' })", "ran"),
+        (json!({}), Default, "tools.read_file({ path: 'a.txt' })", "ok"),
         (json!({}), Default, "tools.write_file({ path: 'b.txt', content: '' })", "asked"),
-        (json!({}), AcceptEdits, "tools.write_file({ path: 'b.txt', content: '' })", "ran"),
+        (json!({}), AcceptEdits, "tools.write_file({ path: 'b.txt', content: '' })", "ok"),
         (json!({}), AcceptEdits, "tools.echo({})", "asked"),
         (json!({}), DontAsk, "tools.echo({})", "`echo` was not run: it needs approval (the permission mode dontAsk"),
         (
@@ -62,23 +55,23 @@ async fn rules_take_precedence_deny_over_ask_over_allow_over_the_mode() {
             "tools.read_file({ path: 'a.txt' })",
             "`read_file` was not run: it needs approval (the permissions.ask rule",
         ),
-        (json!({"permissions": {"allow": ["echo"]}}), DontAsk, "tools.echo({})", "ran"),
-        (json!({}), BypassPermissions, "tools.echo({})", "ran"),
+        (json!({"permissions": {"allow": ["echo"]}}), DontAsk, "tools.echo({})", "ok"),
+        (json!({}), BypassPermissions, "tools.echo({})", "ok"),
         (json!({"permissions": {"ask": ["echo"]}}), BypassPermissions, "tools.echo({})", "asked"),
         // A tool denied whole is not in the pool (spec 004): the script cannot even name it.
         (json!({"permissions": {"deny": ["echo"]}}), BypassPermissions, "tools.echo({})", "not a function"),
         // The mode of the settings, when none is given in code.
-        (json!({"permissions": {"defaultMode": "dontAsk"}}), BypassPermissions, "tools.echo({})", "ran"),
+        (json!({"permissions": {"defaultMode": "dontAsk"}}), BypassPermissions, "tools.echo({})", "ok"),
     ];
     for (settings, mode, call, expected) in cases {
         let approver = allow_once();
         let harness = harness(settings.clone(), Some(mode), &approver).await;
         std::fs::write(harness.dir.path().join("a.txt"), "a").unwrap();
-        let got = attempt(&harness, call).await;
+        let got = harness.attempt(call).await;
         let asked = !approver.tools().is_empty();
         match expected {
-            "asked" => assert!(asked && got == "ran", "{settings} {mode} {call}: {got}, asked {asked}"),
-            "ran" => assert!(!asked && got == "ran", "{settings} {mode} {call}: {got}, asked {asked}"),
+            "asked" => assert!(asked && got == "ok", "{settings} {mode} {call}: {got}, asked {asked}"),
+            "ok" => assert!(!asked && got == "ok", "{settings} {mode} {call}: {got}, asked {asked}"),
             refusal => assert!(!asked && got.starts_with(refusal), "{settings} {mode} {call}: {got}"),
         }
     }
@@ -90,7 +83,7 @@ async fn rules_take_precedence_deny_over_ask_over_allow_over_the_mode() {
             .approver(Arc::new(SharedApprover(approver.clone())))
     })
     .await;
-    assert!(attempt(&from_settings, "tools.echo({})").await.contains("the permission mode is dontAsk"));
+    assert!(from_settings.attempt("tools.echo({})").await.contains("the permission mode is dontAsk"));
 }
 
 #[tokio::test]
@@ -101,7 +94,7 @@ async fn a_session_starts_in_default_and_bypass_can_be_disabled_by_the_managed_l
     let managed = json!({"permissions": {"disableBypassPermissionsMode": "disable"}});
     let harness = harness(managed, Some(PermissionMode::BypassPermissions), &approver).await;
     assert_eq!(harness.session.permission_mode().unwrap(), PermissionMode::Default, "bypass refused: default applies");
-    assert_eq!(attempt(&harness, "tools.echo({})").await, "ran");
+    assert_eq!(harness.attempt("tools.echo({})").await, "ok");
     assert_eq!(approver.tools(), ["echo"], "it asked, as default does");
 }
 
@@ -117,15 +110,15 @@ async fn path_specifiers_apply_to_the_workspace_tools_through_links_too() {
     std::fs::write(dir.join("public/readme"), "r").unwrap();
     std::os::unix::fs::symlink("secrets", dir.join("shortcut")).unwrap();
     let denied = "`read_file` is denied by the permissions.deny rule `read_file(secrets/**)`";
-    assert!(attempt(&harness, "tools.read_file({ path: 'secrets/key' })").await.starts_with(denied));
-    assert!(attempt(&harness, "tools.read_file({ path: './public/../secrets/key' })").await.starts_with(denied));
-    assert!(attempt(&harness, "tools.read_file({ path: 'shortcut/key' })").await.starts_with(denied), "a link is followed");
-    assert_eq!(attempt(&harness, "tools.read_file({ path: 'public/readme' })").await, "ran");
-    assert!(attempt(&harness, "tools.ls({ path: 'secrets' })").await.starts_with("`ls` is denied"));
-    assert_eq!(attempt(&harness, "tools.ls({ path: 'public' })").await, "ran");
-    assert_eq!(attempt(&harness, "tools.write_file({ path: 'out/r.md', content: 'x' })").await, "ran");
+    assert!(harness.attempt("tools.read_file({ path: 'secrets/key' })").await.starts_with(denied));
+    assert!(harness.attempt("tools.read_file({ path: './public/../secrets/key' })").await.starts_with(denied));
+    assert!(harness.attempt("tools.read_file({ path: 'shortcut/key' })").await.starts_with(denied), "a link is followed");
+    assert_eq!(harness.attempt("tools.read_file({ path: 'public/readme' })").await, "ok");
+    assert!(harness.attempt("tools.ls({ path: 'secrets' })").await.starts_with("`ls` is denied"));
+    assert_eq!(harness.attempt("tools.ls({ path: 'public' })").await, "ok");
+    assert_eq!(harness.attempt("tools.write_file({ path: 'out/r.md', content: 'x' })").await, "ok");
     assert!(approver.tools().is_empty());
-    let other = attempt(&harness, "tools.write_file({ path: 'out/r.txt', content: 'x' })").await;
+    let other = harness.attempt("tools.write_file({ path: 'out/r.txt', content: 'x' })").await;
     assert_eq!(other, "`write_file` was denied: no", "outside the allowed pattern it asks (and is denied)");
     assert_eq!(approver.tools(), ["write_file"]);
 }
@@ -148,7 +141,7 @@ async fn a_nested_call_asks_with_its_leaf_name_and_its_exec_and_always_saves_a_r
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(harness.dir.path().join(".exec-host/settings.json")).unwrap()).unwrap();
     assert_eq!(saved["permissions"]["allow"], json!(["echo"]), "the rule is in the project settings");
-    assert_eq!(attempt(&harness, "tools.echo({})").await, "ran");
+    assert_eq!(harness.attempt("tools.echo({})").await, "ok");
     assert_eq!(approver.tools().len(), 1, "the saved rule holds for later Execs too");
 }
 
@@ -156,7 +149,7 @@ async fn a_nested_call_asks_with_its_leaf_name_and_its_exec_and_always_saves_a_r
 async fn a_denied_approval_rejects_the_await_and_an_uncaught_one_fails_the_exec() {
     let approver = TestApprover::new(|_| Approval::Deny { reason: "not today".into() });
     let harness = harness(json!({}), Some(PermissionMode::Default), &approver).await;
-    assert_eq!(attempt(&harness, "tools.echo({})").await, "`echo` was denied: not today");
+    assert_eq!(harness.attempt("tools.echo({})").await, "`echo` was denied: not today");
     let outcome = harness.run("await tools.echo({}); return 'ran'").await;
     let failure = outcome.exec_failure().expect("the Exec fails");
     assert!(matches!(failure, Failure::Thrown(message) if message.contains("`echo` was denied: not today")), "{failure:?}");
@@ -235,13 +228,13 @@ async fn a_pre_tool_use_hook_blocks_nested_calls_of_builtin_and_mcp_tools() {
     .await;
     harness.session.add_server("fx", fixture()).await.unwrap();
     let blocked = "PreToolUse:write_file hook error: writes are frozen";
-    assert_eq!(attempt(&harness, "tools.write_file({ path: 'x', content: '' })").await, blocked);
+    assert_eq!(harness.attempt("tools.write_file({ path: 'x', content: '' })").await, blocked);
     assert!(!harness.dir.path().join("x").exists(), "the call did not run");
     assert_eq!(
-        attempt(&harness, "tools.mcp__fx__add({ a: 1, b: 2 })").await,
+        harness.attempt("tools.mcp__fx__add({ a: 1, b: 2 })").await,
         "PreToolUse:mcp__fx__add hook error: writes are frozen"
     );
-    assert_eq!(attempt(&harness, "tools.read_file({ path: 'block.sh' })").await, "ran", "the matcher names the leaf tool");
+    assert_eq!(harness.attempt("tools.read_file({ path: 'block.sh' })").await, "ok", "the matcher names the leaf tool");
     let outcome = harness.run("await tools.write_file({ path: 'x', content: '' }); return 'ran'").await;
     assert!(outcome.text().contains(blocked), "uncaught, the Exec fails with it: {}", outcome.text());
     assert_eq!(outcome.call_names(), ["write_file"], "a blocked call counts in the record");
@@ -387,17 +380,17 @@ print(json.dumps(out))
         .await
         .unwrap();
     let harness = Harness { dir: harness.dir, session, counter: harness.counter };
-    assert_eq!(attempt(&harness, "tools.echo({ value: 'deny' })").await, "PreToolUse:echo hook error: said deny");
-    assert_eq!(attempt(&harness, "tools.echo({ value: 'allow' })").await, "ran", "allow: no question asked");
+    assert_eq!(harness.attempt("tools.echo({ value: 'deny' })").await, "PreToolUse:echo hook error: said deny");
+    assert_eq!(harness.attempt("tools.echo({ value: 'allow' })").await, "ok", "allow: no question asked");
     assert!(approver.tools().is_empty());
-    assert_eq!(attempt(&harness, "tools.echo({ value: 'ask' })").await, "ran");
+    assert_eq!(harness.attempt("tools.echo({ value: 'ask' })").await, "ok");
     assert_eq!(approver.tools(), ["echo"]);
     assert!(approver.asked.lock().unwrap()[0].why.contains("said ask"));
     let rewritten = harness.run("return await tools.echo({ value: 'rewrite' })").await;
     assert_eq!(rewritten.value(), Some(&json!("rewritten")), "{}", rewritten.text());
     assert_eq!(approver.tools().len(), 2, "a changed input alone decides nothing: the mode asks");
     // An answer without a decision decides nothing: the mode asks.
-    assert_eq!(attempt(&harness, "tools.echo({ value: 'other' })").await, "ran");
+    assert_eq!(harness.attempt("tools.echo({ value: 'other' })").await, "ok");
     assert_eq!(approver.tools().len(), 3);
 }
 
@@ -491,4 +484,27 @@ async fn a_rule_with_a_specifier_that_cannot_apply_stops_the_session() {
     let error = Harness::builder(dir.path(), &Default::default()).await.settings_files(vec![file]).build().await.unwrap_err();
     let text = error.to_string();
     assert!(text.contains("permissions.deny[0]: rule \"mcp__fx__add(secret)\": an MCP tool's rule takes no specifier"), "{text}");
+}
+
+#[tokio::test]
+async fn an_mcp_tool_asks_by_its_full_name_nested_and_flat_and_a_server_rule_allows_it() {
+    let approver = TestApprover::new(|_| Approval::AllowOnce);
+    let harness = harness(json!({"nonDeferredTools": ["mcp__fx__echo"]}), Some(PermissionMode::Default), &approver).await;
+    harness.session.add_server("fx", fixture()).await.unwrap();
+    assert_eq!(harness.attempt("tools.mcp__fx__add({ a: 1, b: 2 })").await, "ok");
+    let flat = harness.call("mcp__fx__echo", json!({"text": "hi"})).await;
+    assert!(flat.ok(), "{}", flat.text());
+    let asked = approver.asked.lock().unwrap().clone();
+    let seen: Vec<(&str, &str)> = asked.iter().map(|r| (r.tool.as_str(), r.rule.as_str())).collect();
+    assert_eq!(seen, [("mcp__fx__add", "mcp__fx__add"), ("mcp__fx__echo", "mcp__fx__echo")]);
+    assert!(matches!(asked[1].origin, Origin::Direct { .. }));
+
+    // A rule naming the server covers its tools, nested and flat.
+    let quiet = allow_once();
+    let settings = json!({"nonDeferredTools": ["mcp__fx__echo"], "permissions": {"allow": ["mcp__fx"]}});
+    let harness = self::harness(settings, Some(PermissionMode::Default), &quiet).await;
+    harness.session.add_server("fx", fixture()).await.unwrap();
+    assert_eq!(harness.attempt("tools.mcp__fx__add({ a: 1, b: 2 })").await, "ok");
+    assert!(harness.call("mcp__fx__echo", json!({"text": "hi"})).await.ok());
+    assert!(quiet.tools().is_empty());
 }

@@ -331,6 +331,14 @@ impl Harness {
     }
 
     /// A direct call of the model's of tool `name`.
+    /// What the script's `call` (an expression) came to: "ok" when it resolved, else the
+    /// rejection's message.
+    pub async fn attempt(&self, call: &str) -> String {
+        let code = format!("try {{ await {call}; return 'ok'; }} catch (e) {{ return e.message; }}");
+        let outcome = within(30, self.run(&code)).await;
+        outcome.value().and_then(Value::as_str).unwrap_or_else(|| panic!("{}", outcome.text())).to_string()
+    }
+
     pub async fn call(&self, name: &str, input: Value) -> ToolResult {
         self.session.call(ToolCall::new(call_id(), name, input), CancellationToken::new()).await
     }

@@ -137,8 +137,8 @@ struct Entry {
 impl McpConfig {
     /// Reads and checks one configuration file.
     pub fn load(file: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| ConfigError::Unreadable { file: file.to_path_buf(), reason: e.to_string() })?;
+        let text = crate::text_file::read_text(file, crate::text_file::MAX_CONFIG_FILE_BYTES)
+            .map_err(|e| ConfigError::Unreadable { file: file.to_path_buf(), reason: format!("the file {e}") })?;
         Self::parse(&text, file)
     }
 

@@ -225,6 +225,11 @@ mod tests {
         assert!(err.contains("top level is an object"), "{err}");
         let spaced = listed(json!({"name": "two words", "inputSchema": {"type": "object"}}));
         assert!(definition_of("s", &spaced, false).unwrap_err().contains("whitespace"));
+        // A name a server rule could not cover is refused at registration.
+        let empty = listed(json!({"name": "", "inputSchema": {"type": "object"}}));
+        assert!(definition_of("s", &empty, false).unwrap_err().contains("mcp__<server>__<tool>"));
+        let odd = listed(json!({"name": "__", "inputSchema": {"type": "object"}}));
+        assert_eq!(definition_of("s", &odd, false).unwrap().name, "mcp__s____", "odd, but its server's");
     }
 
     fn result(content: Vec<ContentBlock>, structured: Option<Value>, is_error: bool) -> CallToolResult {

@@ -190,6 +190,11 @@ fn check_name(name: &str) -> Result<(), DefinitionError> {
     if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return invalid("it contains whitespace or control characters");
     }
+    // Rules about a server (`mcp__srv`) find its tools by this form: a name that starts
+    // like an MCP tool's but does not split into a server and a tool could not be covered.
+    if name.starts_with(names::MCP_PREFIX) && names::split_mcp_name(name).is_none() {
+        return invalid("it starts with `mcp__` but is not `mcp__<server>__<tool>` with both parts non-empty");
+    }
     Ok(())
 }
 

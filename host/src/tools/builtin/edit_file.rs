@@ -1,10 +1,12 @@
 //! `edit_file {path, old_string, new_string, replace_all?}`: exact string replacement.
 
+use std::io::{Read, Seek, SeekFrom, Write};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::FileTool;
-use super::workspace::{Workspace, display_path, looks_binary};
+use super::workspace::{Access, Workspace, display_path, looks_binary};
 use crate::tools::Effect;
 use crate::tools::ToolError;
 
@@ -53,18 +55,20 @@ impl FileTool for EditFile {
         if params.old_string == params.new_string {
             return Err(ToolError::params("edit_file: old_string and new_string are the same; nothing would change"));
         }
-        let dir = workspace.dir();
-        let metadata = dir.metadata(&relative).map_err(|e| workspace.io_error(&shown, e))?;
-        if metadata.is_dir() {
-            return Err(ToolError::execution(format!("`{shown}` is a directory, not a file")));
-        }
+        let mut file = workspace.open_file(&relative, Access::Edit)?;
+        let metadata = file.metadata().map_err(|e| workspace.io_error(&shown, e))?;
         if metadata.len() > MAX_FILE_BYTES {
             return Err(ToolError::execution(format!(
                 "`{shown}` has {} bytes; edit_file edits files up to {MAX_FILE_BYTES} bytes",
                 metadata.len()
             )));
         }
-        let bytes = dir.read(&relative).map_err(|e| workspace.io_error(&shown, e))?;
+        // Bounded even if the file grows after the look above.
+        let mut bytes = Vec::new();
+        (&mut file).take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| workspace.io_error(&shown, e))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(ToolError::execution(format!("`{shown}` grew past {MAX_FILE_BYTES} bytes while it was read")));
+        }
         if looks_binary(&bytes) {
             return Err(ToolError::execution(format!("`{shown}` is a binary file; edit_file edits text only")));
         }
@@ -82,7 +86,9 @@ impl FileTool for EditFile {
             _ => {}
         }
         let edited = text.replace(&params.old_string, &params.new_string);
-        dir.write(&relative, edited).map_err(|e| workspace.io_error(&shown, e))?;
+        file.set_len(0).map_err(|e| workspace.io_error(&shown, e))?;
+        file.seek(SeekFrom::Start(0)).map_err(|e| workspace.io_error(&shown, e))?;
+        file.write_all(edited.as_bytes()).map_err(|e| workspace.io_error(&shown, e))?;
         Ok(Output { path: shown, replacements: count })
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FileTool;
 use super::glob::{matcher, strip_base};
-use super::workspace::{Workspace, display_path, looks_binary, walk};
+use super::workspace::{Access, Workspace, display_path, looks_binary, walk};
 use crate::tools::Effect;
 use crate::tools::ToolError;
 
@@ -104,7 +104,7 @@ struct Search<'a> {
 impl Search<'_> {
     /// Searches one file; returns false once the match limit is reached.
     fn file(&mut self, path: &str) -> bool {
-        let Ok(file) = self.workspace.dir().open(path) else { return true };
+        let Ok(file) = self.workspace.open_file(std::path::Path::new(path), Access::Read) else { return true };
         if file.metadata().map(|m| m.len() > MAX_FILE_BYTES).unwrap_or(true) {
             self.skipped += 1;
             return true;

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::FileTool;
-use super::workspace::{Workspace, display_path, looks_binary};
+use super::workspace::{Access, Workspace, display_path, looks_binary, read_line_bounded};
 use crate::tools::Effect;
 use crate::tools::ToolError;
 
@@ -66,11 +66,8 @@ impl FileTool for ReadFile {
             return Err(ToolError::params("read_file: offset counts lines from 1"));
         }
         let limit = params.limit.unwrap_or(DEFAULT_LINES).min(MAX_LINES);
-        let file = workspace.dir().open(&relative).map_err(|e| workspace.io_error(&shown, e))?;
+        let file = workspace.open_file(&relative, Access::Read)?;
         let metadata = file.metadata().map_err(|e| workspace.io_error(&shown, e))?;
-        if metadata.is_dir() {
-            return Err(ToolError::execution(format!("`{shown}` is a directory; use ls to list it")));
-        }
         let mut reader = BufReader::with_capacity(64 * 1024, file);
         let probe = reader.fill_buf().map_err(|e| workspace.io_error(&shown, e))?;
         if looks_binary(&probe[..probe.len().min(BINARY_PROBE_BYTES)]) {
@@ -85,12 +82,14 @@ impl FileTool for ReadFile {
         let mut number = 0usize;
         let mut end_line = offset - 1;
         let mut full = false;
+        // Enough bytes for MAX_LINE_CHARS characters of any width, and the line's end.
+        let keep = MAX_LINE_CHARS * 4 + 2;
         loop {
-            line.clear();
-            let read = reader.read_until(b'\n', &mut line).map_err(|e| workspace.io_error(&shown, e))?;
-            if read == 0 {
-                break;
-            }
+            let length = read_line_bounded(&mut reader, &mut line, keep, cancelled).map_err(|e| match e.kind() {
+                std::io::ErrorKind::Interrupted => ToolError::execution("read_file was cancelled"),
+                _ => workspace.io_error(&shown, e),
+            })?;
+            let Some(length) = length else { break };
             number += 1;
             if number.is_multiple_of(4096) && cancelled() {
                 return Err(ToolError::execution("read_file was cancelled"));
@@ -99,7 +98,7 @@ impl FileTool for ReadFile {
                 continue;
             }
             let text = String::from_utf8_lossy(trim_newline(&line));
-            let text = cut_line(&text);
+            let text = cut_line(&text, length.text_chars);
             if content.len() + text.len() > MAX_CONTENT_CHARS && number > offset {
                 full = true;
                 continue;
@@ -122,9 +121,11 @@ fn trim_newline(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-fn cut_line(text: &str) -> std::borrow::Cow<'_, str> {
+/// `text` cut to [`MAX_LINE_CHARS`] characters, saying how long the whole line was
+/// (`line_chars`, without its line end).
+fn cut_line(text: &str, line_chars: u64) -> std::borrow::Cow<'_, str> {
     match text.char_indices().nth(MAX_LINE_CHARS) {
         None => text.into(),
-        Some((at, _)) => format!("{}… [line cut: {} characters in all]", &text[..at], text.chars().count()).into(),
+        Some((at, _)) => format!("{}… [line cut: {line_chars} characters in all]", &text[..at]).into(),
     }
 }

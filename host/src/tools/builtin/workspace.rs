@@ -15,10 +15,36 @@ use crate::tools::ToolError;
 /// Entries a directory walk visits before it stops (glob, grep).
 pub const MAX_WALK_ENTRIES: usize = 100_000;
 
+/// Links to missing places followed, one after another, when a path is resolved.
+const MAX_DANGLING_LINKS: usize = 8;
+
+/// Folders the workspace tools never write into, at any depth: the host's own settings (a
+/// rule written there would widen the running session's rights) and git's (its hooks run
+/// on the user's next `git` command). Compared ignoring ASCII case, as case-insensitive
+/// file systems would.
+pub const READ_ONLY_FOLDERS: &[&str] = &[".git", ".exec-host"];
+
 /// The directory the builtin tools work in.
 #[derive(Debug)]
 pub struct Workspace {
     dir: Dir,
+    /// The workspace's real path, to place an open file (see `real_place`).
+    root: Option<PathBuf>,
+    /// Files of the workspace the tools never write (the settings and server
+    /// configurations the host reads), relative and `/`-separated as [`Workspace::rule_paths`]
+    /// gives them.
+    read_only_files: Vec<String>,
+}
+
+/// What a tool opens a file for. A file opened to change is never truncated before it
+/// has been checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    /// Read and write a file that exists.
+    Edit,
+    /// Write, creating the file when it is missing.
+    Create,
 }
 
 /// Why a workspace cannot be opened.
@@ -46,7 +72,102 @@ impl Workspace {
         }
         let dir = Dir::open_ambient_dir(root, ambient_authority())
             .map_err(|source| WorkspaceError::Unreadable { path: root.to_path_buf(), source })?;
-        Ok(Workspace { dir })
+        Ok(Workspace { dir, root: std::fs::canonicalize(root).ok(), read_only_files: Vec::new() })
+    }
+
+    /// Keeps `files` (anywhere; those inside the workspace `root` matter) out of the tools'
+    /// writes: the host's own control files.
+    pub fn with_read_only_files(mut self, files: &[PathBuf]) -> Self {
+        let Some(root) = self.root.clone() else { return self };
+        for file in files {
+            let absolute = if file.is_absolute() { file.clone() } else { std::env::current_dir().unwrap_or_default().join(file) };
+            // The file may not exist yet: resolve its folder.
+            let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else { continue };
+            let Ok(parent) = std::fs::canonicalize(parent) else { continue };
+            if let Ok(inside) = parent.join(name).strip_prefix(&root) {
+                self.read_only_files.push(slashed(inside));
+            }
+        }
+        self
+    }
+
+    /// Refuses a write to `relative` when it, as written or where links lead, is one of
+    /// the host's control files or lies in one of [`READ_ONLY_FOLDERS`].
+    pub fn check_writable(&self, relative: &Path) -> Result<(), ToolError> {
+        let shown = display_path(relative);
+        self.rule_paths(Some(&slashed(relative))).iter().try_for_each(|place| self.check_place(place, &shown))
+    }
+
+    /// The one rule of what the tools may not write: `place` is relative to the workspace
+    /// and `/`-separated.
+    fn check_place(&self, place: &str, shown: &str) -> Result<(), ToolError> {
+        if let Some(folder) = place.split('/').find(|part| READ_ONLY_FOLDERS.iter().any(|f| part.eq_ignore_ascii_case(f))) {
+            return Err(ToolError::execution(format!(
+                "`{shown}` is in a `{folder}` folder, which the workspace tools keep read-only"
+            )));
+        }
+        if self.read_only_files.iter().any(|file| file == place) {
+            return Err(ToolError::execution(format!(
+                "`{shown}` is a settings or configuration file of this host, which the workspace tools keep read-only"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Where an open file really is, relative to the workspace: what the kernel says of the
+    /// descriptor, so a link swapped in after the check above cannot hide it. `None` when
+    /// the system cannot say (no `/proc`).
+    fn real_place(&self, file: &cap_std::fs::File) -> Option<String> {
+        use std::os::fd::AsRawFd;
+        let root = self.root.as_ref()?;
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+        real.strip_prefix(root).ok().map(slashed)
+    }
+
+    /// Opens a regular file of the workspace. Opening never blocks (a FIFO or a device is
+    /// opened non-blocking, then refused: only regular files are read or written). A file
+    /// opened to write must be writable ([`Workspace::check_writable`]) and have no other
+    /// hard link (writing it would change what the other names show).
+    pub fn open_file(&self, relative: &Path, access: Access) -> Result<cap_std::fs::File, ToolError> {
+        use cap_std::fs::OpenOptionsExt;
+        let shown = display_path(relative);
+        if access != Access::Read {
+            self.check_writable(relative)?;
+        }
+        let mut options = cap_std::fs::OpenOptions::new();
+        match access {
+            Access::Read => options.read(true),
+            Access::Edit => options.read(true).write(true),
+            Access::Create => options.write(true).create(true),
+        };
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        let file = self.dir.open_with(relative, &options).map_err(|e| match e.raw_os_error() {
+            // A FIFO opened to write with nobody reading it.
+            Some(libc::ENXIO) => not_regular(&shown),
+            _ => self.io_error(&shown, e),
+        })?;
+        let metadata = file.metadata().map_err(|e| self.io_error(&shown, e))?;
+        if metadata.is_dir() {
+            return Err(ToolError::execution(format!("`{shown}` is a directory; use ls to list it")));
+        }
+        if !metadata.is_file() {
+            return Err(not_regular(&shown));
+        }
+        if access != Access::Read
+            && let Some(place) = self.real_place(&file)
+        {
+            self.check_place(&place, &shown)?;
+        }
+        if access != Access::Read {
+            use cap_std::fs::MetadataExt;
+            if metadata.nlink() > 1 {
+                return Err(ToolError::execution(format!(
+                    "`{shown}` has {} hard links; writing it would change the file under its other names too, so the workspace tools do not",
+                    metadata.nlink()
+                )));
+            }
+        }
+        Ok(file)
     }
 
     pub fn dir(&self) -> &Dir {
@@ -106,8 +227,13 @@ impl Workspace {
     }
 
     /// Where `relative` leads once symbolic links are followed, for the part of it that
-    /// exists (the rest appended as written); `None` when it cannot be resolved inside.
+    /// exists (the rest appended as written; a link to a place that does not exist yet is
+    /// followed to it); `None` when it cannot be resolved inside.
     fn resolve(&self, relative: &Path) -> Option<String> {
+        self.resolve_within(relative, MAX_DANGLING_LINKS)
+    }
+
+    fn resolve_within(&self, relative: &Path, links: usize) -> Option<String> {
         let mut existing = relative.to_path_buf();
         let mut rest = Vec::new();
         loop {
@@ -118,6 +244,16 @@ impl Workspace {
                     return Some(slashed(&full));
                 }
                 Err(_) => {
+                    // A link whose target is missing: where it would create things.
+                    if links > 0
+                        && self.dir.symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink())
+                        && let Ok(target) = self.dir.read_link(&existing)
+                    {
+                        let mut next = existing.parent().map(Path::to_path_buf).unwrap_or_default().join(target);
+                        next.extend(rest.iter().rev());
+                        let next = self.relative(Some(&next.to_string_lossy())).ok()?;
+                        return self.resolve_within(&next, links - 1);
+                    }
                     let name = existing.file_name()?.to_os_string();
                     rest.push(name);
                     if !existing.pop() {
@@ -159,6 +295,12 @@ fn slashed(path: &Path) -> String {
         })
         .collect();
     parts.join("/")
+}
+
+fn not_regular(shown: &str) -> ToolError {
+    ToolError::execution(format!(
+        "`{shown}` is not a regular file (a FIFO, device or socket); the workspace tools read and write regular files only"
+    ))
 }
 
 fn outside(path: &str) -> ToolError {
@@ -229,6 +371,59 @@ pub fn display_path(path: &Path) -> String {
     let text = path.to_string_lossy();
     let text = text.strip_prefix("./").unwrap_or(&text);
     if std::path::MAIN_SEPARATOR == '/' { text.to_string() } else { text.replace(std::path::MAIN_SEPARATOR, "/") }
+}
+
+/// One line read by [`read_line_bounded`]: its length in bytes (its line end included) and
+/// in characters without its line end (UTF-8 sequences; an invalid byte counts as one).
+pub struct LineLength {
+    pub bytes: u64,
+    pub text_chars: u64,
+}
+
+/// Reads one line of `reader` into `kept`, keeping at most `keep` bytes of it and reading
+/// the rest without keeping it: a file of one endless line costs `keep` bytes, not its size.
+/// `None` at the end of the file. Checks `cancelled` every MiB (an `Interrupted` error).
+pub fn read_line_bounded(
+    reader: &mut impl io::BufRead,
+    kept: &mut Vec<u8>,
+    keep: usize,
+    cancelled: &dyn Fn() -> bool,
+) -> io::Result<Option<LineLength>> {
+    kept.clear();
+    let mut length = LineLength { bytes: 0, text_chars: 0 };
+    let mut last = 0u8;
+    let mut since_check = 0usize;
+    loop {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok((length.bytes > 0).then_some(length));
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..=at], true),
+            None => (available, false),
+        };
+        let room = keep.saturating_sub(kept.len());
+        kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        length.bytes += chunk.len() as u64;
+        length.text_chars += chunk.iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u64;
+        if done {
+            let before = if chunk.len() >= 2 { chunk[chunk.len() - 2] } else { last };
+            length.text_chars -= if before == b'\r' { 2 } else { 1 };
+        }
+        last = chunk[chunk.len() - 1];
+        let used = chunk.len();
+        reader.consume(used);
+        if done {
+            return Ok(Some(length));
+        }
+        since_check += used;
+        if since_check >= 1 << 20 {
+            since_check = 0;
+            if cancelled() {
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "cancelled"));
+            }
+        }
+    }
 }
 
 /// Whether `bytes` (the start of a file) look binary: a NUL byte is the usual sign.

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::FileTool;
-use super::workspace::{Workspace, display_path};
+use super::workspace::{Access, Workspace, display_path};
 use crate::tools::Effect;
 use crate::tools::ToolError;
 
@@ -44,6 +44,8 @@ impl FileTool for WriteFile {
         if relative == std::path::Path::new(".") {
             return Err(ToolError::params("write_file: the path names the workspace itself, not a file"));
         }
+        // Before any folder is made for it.
+        workspace.check_writable(&relative)?;
         let dir = workspace.dir();
         if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
             // Look before creating: a parent that is a link out of the workspace must be
@@ -58,7 +60,8 @@ impl FileTool for WriteFile {
             }
         }
         let created = !dir.exists(&relative);
-        let mut file = dir.create(&relative).map_err(|e| workspace.io_error(&shown, e))?;
+        let mut file = workspace.open_file(&relative, Access::Create)?;
+        file.set_len(0).map_err(|e| workspace.io_error(&shown, e))?;
         file.write_all(params.content.as_bytes()).map_err(|e| workspace.io_error(&shown, e))?;
         file.flush().map_err(|e| workspace.io_error(&shown, e))?;
         Ok(Output { path: shown, bytes: params.content.len(), created })

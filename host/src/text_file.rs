@@ -1,0 +1,86 @@
+//! The text files that steer the host (settings, MCP configurations, a script named on the
+//! command line) are read here, and only here: regular files only, opened without ever
+//! blocking on a FIFO or a device, and never more than a named bound.
+
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Bytes read at most of a settings or MCP configuration file.
+pub const MAX_CONFIG_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Bytes read at most of a script file.
+pub const MAX_SCRIPT_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why a file could not be read, as the end of a sentence that names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    #[error("does not exist")]
+    Missing,
+    #[error("is a directory, not a file")]
+    Directory,
+    #[error("is not a regular file (a FIFO, device or socket)")]
+    NotRegular,
+    #[error("is larger than {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("is not valid UTF-8 (invalid byte at offset {offset})")]
+    NotUtf8 { offset: usize },
+    #[error("cannot be read: {0}")]
+    Io(io::Error),
+}
+
+/// Reads the regular file `path` as UTF-8 text of at most `limit` bytes.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        // A FIFO opens at once instead of waiting for a writer; it is refused just below.
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => ReadError::Missing,
+            _ => ReadError::Io(e),
+        })?;
+    let metadata = file.metadata().map_err(ReadError::Io)?;
+    if metadata.is_dir() {
+        return Err(ReadError::Directory);
+    }
+    if !metadata.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    bounded_text(file, limit)
+}
+
+/// Reads `reader` to its end as UTF-8 text of at most `limit` bytes (standard input, say).
+pub fn bounded_text(reader: impl Read, limit: u64) -> Result<String, ReadError> {
+    let mut bytes = Vec::new();
+    reader.take(limit + 1).read_to_end(&mut bytes).map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 { offset: e.utf8_error().valid_up_to() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_bounded_regular_utf8_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.json");
+        std::fs::write(&file, "{}").unwrap();
+        assert_eq!(read_text(&file, 10).unwrap(), "{}");
+        assert!(matches!(read_text(&file, 1), Err(ReadError::TooLarge { limit: 1 })));
+        assert!(matches!(read_text(&dir.path().join("none"), 10), Err(ReadError::Missing)));
+        assert!(matches!(read_text(dir.path(), 10), Err(ReadError::Directory)));
+        assert!(matches!(read_text(Path::new("/dev/zero"), 10), Err(ReadError::NotRegular)));
+        let fifo = dir.path().join("pipe");
+        let path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        assert!(matches!(read_text(&fifo, 10), Err(ReadError::NotRegular)), "no writer, and no wait");
+        std::fs::write(&file, b"ok\xff").unwrap();
+        assert!(matches!(read_text(&file, 10), Err(ReadError::NotUtf8 { offset: 2 })));
+    }
+}

@@ -1,0 +1,177 @@
+//! Attempts to widen a script's rights or hang the host through names, the workspace's
+//! control files and its special files, each through the real guest and host.
+
+use std::time::Duration;
+
+use exec_host::{Layer, json};
+use exec_host_tests::{Harness, within};
+
+use crate::mcp::fixture;
+
+#[tokio::test]
+async fn a_server_rule_covers_every_tool_of_the_server_and_degenerate_names_are_refused() {
+    let harness = Harness::new().await;
+    harness.session.add_server("fx", fixture()).await.unwrap();
+    // The server adds tools with degenerate names: refused at registration, never pooled.
+    for name in ["", " ", "a\u{7}b"] {
+        let added = harness.attempt(&format!("tools.mcp__fx__add_tool({{ name: {} }})", json!(name))).await;
+        assert_eq!(added, "ok");
+    }
+    assert_eq!(harness.attempt("tools.mcp__fx__add_tool({ name: 'late__x' })").await, "ok");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !harness.available().iter().any(|t| t.name == "mcp__fx__late__x") {
+        assert!(std::time::Instant::now() < deadline, "the list was not refreshed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let fx: Vec<String> = harness.available().into_iter().map(|t| t.name).filter(|n| n.starts_with("mcp__fx__")).collect();
+    assert!(fx.iter().all(|n| n.len() > "mcp__fx__".len() && !n.contains([' ', '\u{7}'])), "{fx:?}");
+
+    // Every tool of the server, odd names included, is covered by a rule naming the server.
+    let denied =
+        Harness::with(|b| b.managed_settings(Layer::from_value(json!({"permissions": {"deny": ["mcp__fx"]}})).unwrap())).await;
+    denied.session.add_server("fx", fixture()).await.unwrap();
+    assert!(denied.available().iter().all(|t| !t.name.starts_with("mcp__fx")));
+    let search = denied.run("return (await tools.ToolSearch({ query: 'echo' })).matches.map((m) => m.name)").await;
+    assert!(!search.text().contains("mcp__fx"), "{}", search.text());
+}
+
+#[tokio::test]
+async fn control_files_are_read_only_to_the_workspace_tools() {
+    let harness = Harness::new().await;
+    let root = harness.dir.path();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink(".git", root.join("innocent")).unwrap();
+    std::os::unix::fs::symlink(".exec-host", root.join("dotdir")).unwrap();
+    for call in [
+        "tools.write_file({ path: '.exec-host/settings.json', content: '{\"permissions\":{\"allow\":[\"write_file\"]}}' })",
+        "tools.write_file({ path: '.git/hooks/pre-commit', content: '#!/bin/sh\\nexit 0' })",
+        "tools.write_file({ path: '.GIT/hooks/post-checkout', content: 'x' })",
+        "tools.write_file({ path: 'sub/.git/config', content: 'x' })",
+        "tools.write_file({ path: 'innocent/hooks/pre-push', content: 'x' })",
+        "tools.write_file({ path: 'dotdir/settings.json', content: '{}' })",
+        "tools.write_file({ path: 'a/../.exec-host/x', content: '{}' })",
+        "tools.edit_file({ path: '.git/config', old_string: 'core', new_string: 'x' })",
+        "tools.edit_file({ path: 'innocent/config', old_string: 'core', new_string: 'x' })",
+    ] {
+        let message = harness.attempt(call).await;
+        assert!(message.contains("which the workspace tools keep read-only"), "{call}: {message}");
+    }
+    assert!(!root.join(".exec-host").exists(), "no folder was made for the refused write");
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+    assert_eq!(std::fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+    // Reading them is fine; so is a file whose name only looks like one.
+    assert_eq!(harness.attempt("tools.read_file({ path: '.git/config' })").await, "ok");
+    assert_eq!(harness.attempt("tools.write_file({ path: 'notes.git/x', content: 'x' })").await, "ok");
+    assert_eq!(harness.attempt("tools.write_file({ path: '.github/x', content: 'x' })").await, "ok");
+}
+
+#[tokio::test]
+async fn the_session_s_settings_files_in_the_workspace_are_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("my-settings.json");
+    std::fs::write(&file, "{}").unwrap();
+    let session =
+        Harness::builder(dir.path(), &Default::default()).await.settings_files(vec![file.clone()]).build().await.unwrap();
+    let harness = Harness { dir, session, counter: Default::default() };
+    let message = harness.attempt("tools.write_file({ path: 'my-settings.json', content: '{\"enableExec\": true}' })").await;
+    assert!(message.contains("settings or configuration file of this host"), "{message}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{}");
+}
+
+#[tokio::test]
+async fn hard_links_fifos_and_devices_are_refused_at_once() {
+    let harness = Harness::new().await;
+    let root = harness.dir.path();
+    std::fs::write(root.join("original"), "keep me").unwrap();
+    std::fs::hard_link(root.join("original"), root.join("alias")).unwrap();
+    let fifo = root.join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero")).unwrap();
+
+    let message = harness.attempt("tools.write_file({ path: 'alias', content: 'changed' })").await;
+    assert!(message.contains("has 2 hard links"), "{message}");
+    let message = harness.attempt("tools.edit_file({ path: 'alias', old_string: 'keep', new_string: 'lose' })").await;
+    assert!(message.contains("has 2 hard links"), "{message}");
+    assert_eq!(std::fs::read_to_string(root.join("original")).unwrap(), "keep me");
+
+    // A FIFO with nobody at the other end: nothing may block.
+    let started = std::time::Instant::now();
+    for call in [
+        "tools.read_file({ path: 'pipe' })",
+        "tools.write_file({ path: 'pipe', content: 'x' })",
+        "tools.edit_file({ path: 'pipe', old_string: 'a', new_string: 'b' })",
+    ] {
+        let message = harness.attempt(call).await;
+        assert!(message.contains("is not a regular file"), "{call}: {message}");
+    }
+    let grep = harness.run("return (await tools.grep({ pattern: 'x' })).matches.length").await;
+    assert!(grep.ok(), "{}", grep.text());
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // /dev/zero through a link leads outside the workspace; a device inside is refused.
+    let message = harness.attempt("tools.read_file({ path: 'zero' })").await;
+    assert!(message.contains("leads outside the workspace"), "{message}");
+}
+
+#[tokio::test]
+async fn one_endless_line_is_read_in_bounded_memory() {
+    let harness = Harness::new().await;
+    // 64 MiB of one line, sparse on disk: read_file keeps 2,000 characters of it.
+    let file = std::fs::File::create(harness.dir.path().join("line.txt")).unwrap();
+    std::io::Write::write_all(&mut &file, b"a").unwrap();
+    file.set_len(64 << 20).unwrap();
+    // The zeros after the first byte make it binary: check a text line instead.
+    std::fs::write(harness.dir.path().join("wide.txt"), "b".repeat(20 << 20) + "\nend\n").unwrap();
+    let outcome = harness.run("const r = await tools.read_file({ path: 'wide.txt' }); return [r.content.length, r.total_lines, r.content.slice(-45)]").await;
+    let value = outcome.value().unwrap_or_else(|| panic!("{}", outcome.text()));
+    assert_eq!(value[1], json!(2));
+    assert!(value[2].as_str().unwrap().contains("[line cut: 20971520 characters in all]\nend"), "{value}");
+    let binary = harness.attempt("tools.read_file({ path: 'line.txt' })").await;
+    assert!(binary.contains("binary file"), "{binary}");
+}
+
+#[tokio::test]
+async fn a_huge_thrown_error_is_cut_like_a_returned_value() {
+    let harness = Harness::new().await;
+    let outcome = within(60, harness.run("throw new Error('x'.repeat(5e6))")).await;
+    assert!(!outcome.ok());
+    let text = &outcome.model.text;
+    assert!(text.len() < 31_000, "{} characters reached the model", text.len());
+    assert!(text.contains("[result cut: ") && text.contains("the first 30000 shown]"), "{}", &text[text.len() - 200..]);
+}
+
+#[tokio::test]
+async fn a_folder_swapped_for_a_link_while_writes_run_never_gets_a_byte_into_git() {
+    let harness = Harness::new().await;
+    let root = harness.dir.path().to_path_buf();
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join(".exec-host")).unwrap();
+    // A link to a file that does not exist yet, inside a read-only folder.
+    std::os::unix::fs::symlink(".exec-host/settings.json", root.join("planted")).unwrap();
+    let message = harness.attempt("tools.write_file({ path: 'planted', content: '{}' })").await;
+    assert!(message.contains("keep read-only"), "{message}");
+    assert!(!root.join(".exec-host/settings.json").exists());
+
+    // `swap` flips between a real folder and a link to `.git` while the script writes into it.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (root, stop) = (root.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::create_dir_all(root.join("real/hooks"));
+                let _ = std::fs::remove_file(root.join("swap"));
+                let _ = std::os::unix::fs::symlink("real", root.join("swap"));
+                let _ = std::fs::remove_file(root.join("swap"));
+                let _ = std::os::unix::fs::symlink(".git", root.join("swap"));
+            }
+        })
+    };
+    let code = "let refused = 0; for (let i = 0; i < 300; i++) { try { await tools.write_file({ path: 'swap/hooks/pre-commit', content: 'evil' }); } catch (e) { refused++; } } return refused";
+    let outcome = within(60, harness.run(code)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(outcome.ok(), "{}", outcome.text());
+    let planted = std::fs::read(root.join(".git/hooks/pre-commit")).unwrap_or_default();
+    assert!(planted.is_empty(), "a write reached .git: {:?}", String::from_utf8_lossy(&planted));
+}
