@@ -30,6 +30,9 @@ impl Setup {
     fn new() -> Self {
         let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exec-host-cli-cache");
         std::fs::create_dir_all(&shared).unwrap();
+        // Private, as the host wants a cache folder to be (whatever the umask).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
         Setup { workspace: tempfile::tempdir().unwrap(), cache: shared, _own_cache: None }
     }
 
@@ -216,6 +219,25 @@ fn a_second_run_reuses_the_compiled_guest() {
     let output = setup.run(&["run", &script]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "1\n");
+
+    // Native code others could have written is not mapped.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cached[0], std::fs::Permissions::from_mode(0o666)).unwrap();
+    let output = setup.run(&["run", &script]);
+    assert_eq!((output.status.code(), stdout(&output).as_str()), (Some(0), "1\n"));
+    assert!(stderr(&output).contains("is writable by other users (mode 666)"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_cache_inside_the_workspace_is_never_used() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "return 1");
+    let cache = setup.workspace.path().join(".cache/exec-host");
+    let run = || exec_host(setup.workspace.path(), &cache).args(["run", "--workspace", ".", &script]).output().unwrap();
+    let output = run();
+    assert_eq!((output.status.code(), stdout(&output).as_str()), (Some(0), "1\n"));
+    assert!(stderr(&output).contains("is inside the workspace"), "{}", stderr(&output));
+    assert!(!cache.exists() || std::fs::read_dir(&cache).unwrap().next().is_none(), "nothing was cached there");
 }
 
 #[test]

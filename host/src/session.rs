@@ -332,7 +332,7 @@ impl SessionBuilder {
         let sandbox = async {
             match self.sandbox {
                 Some(sandbox) => Ok(sandbox),
-                None => Sandbox::with_options(self.sandbox_options).await,
+                None => Sandbox::with_options(cache_outside(self.sandbox_options, self.workspace.as_deref())).await,
             }
         };
         let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&self.servers));
@@ -722,4 +722,42 @@ pub fn append_results(history: &mut Vec<Message>, results: &[ToolResult]) {
 /// The messages collected in `notes`, taken out.
 fn take(notes: &Notes) -> Vec<Message> {
     std::mem::take(&mut *notes.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The compiled-guest cache holds native code the next run maps and executes: it is never
+/// used from inside the workspace, where a script's writes could reach it (a workspace of
+/// `~` and a cache in `~/.cache`, say). Without a cache the guest is compiled in memory.
+fn cache_outside(options: SandboxOptions, workspace: Option<&Path>) -> SandboxOptions {
+    let (Some(cache), Some(workspace)) = (&options.cache_dir, workspace) else { return options };
+    let (cache_real, workspace_real) = (real_path(cache), real_path(workspace));
+    if cache_real.starts_with(&workspace_real) {
+        tracing::warn!(
+            "the compiled-guest cache {} is inside the workspace {}, where scripts write: it is not used (set EXEC_HOST_CACHE_DIR elsewhere)",
+            cache.display(),
+            workspace.display()
+        );
+        return options.with_cache_dir(None);
+    }
+    options
+}
+
+/// `path` with its longest existing part resolved (links followed), the rest as written.
+fn real_path(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut real = real;
+            real.extend(rest.iter().rev());
+            return real;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
 }

@@ -175,3 +175,15 @@ async fn a_folder_swapped_for_a_link_while_writes_run_never_gets_a_byte_into_git
     let planted = std::fs::read(root.join(".git/hooks/pre-commit")).unwrap_or_default();
     assert!(planted.is_empty(), "a write reached .git: {:?}", String::from_utf8_lossy(&planted));
 }
+
+#[tokio::test]
+async fn a_tool_list_without_end_or_too_wide_is_refused_not_grown() {
+    let harness = Harness::new().await;
+    let endless = fixture().with_env("FIXTURE_PAGES", "endless");
+    let error = within(60, harness.session.add_server("endless", endless)).await.unwrap_err();
+    assert!(error.to_string().contains("goes on past 1000 pages"), "{error}");
+    let wide = fixture().with_env("FIXTURE_PAGES", "wide");
+    let error = within(60, harness.session.add_server("wide", wide)).await.unwrap_err();
+    assert!(error.to_string().contains("more than 10000 tools"), "{error}");
+    assert!(harness.available().iter().all(|t| !t.name.starts_with("mcp__endless") && !t.name.starts_with("mcp__wide")));
+}

@@ -11,6 +11,7 @@
 //! fixture-mcp-server --linger     serve stdio, then keep running after stdin closes
 //! ```
 //!
+//! With `FIXTURE_PAGES=endless` or `wide`, `tools/list` pages without end or very wide.
 //! With `FIXTURE_CANCEL_LOG=<file>` set, the `slow` and `never` tools append `started <tool>`
 //! to that file when they start, and `cancelled <tool>` when the client cancels them.
 
@@ -246,10 +247,21 @@ impl ServerHandler for Fixture {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        // FIXTURE_PAGES=endless: pages of 5 tools whose cursor never ends; =wide: pages of
+        // 2,000 tools, ending after 20 pages.
+        let (per_page, pages) = match std::env::var("FIXTURE_PAGES").as_deref() {
+            Ok("endless") => (5, usize::MAX),
+            Ok("wide") => (2_000, 20),
+            _ => return Ok(ListToolsResult::with_all_items(self.tools())),
+        };
+        let page: usize = request.and_then(|r| r.cursor).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let tools = (0..per_page).map(|i| tool(&format!("p{page}_{i}"), "A paged tool", json!({"type": "object"}))).collect();
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = (page + 1 < pages).then(|| (page + 1).to_string());
+        Ok(result)
     }
 
     async fn call_tool(

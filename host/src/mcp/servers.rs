@@ -19,6 +19,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::config::{self, McpConfig, ServerConfig};
+
+/// Tools one server may list, over all the pages of its `tools/list`; past it, the list is
+/// refused whole (the tools a model would be given cannot be a random part of it).
+pub const MAX_TOOLS_PER_SERVER: usize = 10_000;
+
+/// Pages of one `tools/list` read at most: a cursor that never ends is a server's fault.
+pub const MAX_LIST_PAGES: usize = 1_000;
 use super::connection::{self, Connection};
 use super::tool::{ServerLink, SkippedTool, tools_of};
 use crate::tools::{Registry, Tool};
@@ -99,10 +106,10 @@ impl McpServers {
         }
         let connection = connection::connect(name, &server.transport, self.connect_timeout).await.map_err(fail)?;
         let link = ServerLink { server: name.into(), peer: connection.service.peer().clone(), suspect: Arc::new(Notify::new()) };
-        let listed = tokio::time::timeout(self.connect_timeout, link.peer.list_all_tools())
+        let listed = tokio::time::timeout(self.connect_timeout, list_tools(&link.peer))
             .await
             .map_err(|_| fail(format!("no answer to `tools/list` within {:?}", self.connect_timeout)))?
-            .map_err(|e| fail(format!("`tools/list` failed: {e}")))?;
+            .map_err(fail)?;
         let (tools, skipped) = offered(&link, listed, server.always_load);
         let connected = Connected { tools: tools.len(), skipped };
 
@@ -236,7 +243,7 @@ impl Watch {
 
     /// Lists the server's tools again and replaces them in the registry.
     async fn refresh(&self, link: &ServerLink) {
-        match tokio::time::timeout(self.refresh_timeout, link.peer.list_all_tools()).await {
+        match tokio::time::timeout(self.refresh_timeout, list_tools(&link.peer)).await {
             Ok(Ok(listed)) => {
                 let (tools, _) = offered(link, listed, self.always_load);
                 info!(server = %self.server, tools = tools.len(), "MCP server tools refreshed");
@@ -247,4 +254,26 @@ impl Watch {
             Err(_) => warn!("MCP server `{}`: no answer to `tools/list` after a change; the previous list stays", self.server),
         }
     }
+}
+
+/// Every page of the server's `tools/list`, within [`MAX_TOOLS_PER_SERVER`] tools and
+/// [`MAX_LIST_PAGES`] pages; why not, as a sentence.
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<rmcp::model::Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let page = peer
+            .list_tools(Some(rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .map_err(|e| format!("`tools/list` failed: {e}"))?;
+        tools.extend(page.tools);
+        if tools.len() > MAX_TOOLS_PER_SERVER {
+            return Err(format!("it lists more than {MAX_TOOLS_PER_SERVER} tools, more than one server may offer"));
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+    Err(format!("its `tools/list` goes on past {MAX_LIST_PAGES} pages"))
 }

@@ -75,14 +75,19 @@ pub async fn load(
 ) -> Result<Component, SetupError> {
     let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine))));
     if let Some(path) = &path
-        && path.is_file()
+        && path.exists()
     {
-        // SAFETY: the file was written by `write_cache` below, in the user's own cache
-        // directory, and is keyed by the guest's hash and the engine's compatibility hash;
-        // wasmtime checks the header and refuses incompatible files.
-        match unsafe { Component::deserialize_file(engine, path) } {
-            Ok(component) => return Ok(component),
-            Err(error) => debug!("ignoring the cached guest {}: {error:#}", path.display()),
+        match trusted(path) {
+            // SAFETY: the file is native code wasmtime maps and runs. `trusted` checked that
+            // it is a regular file in a folder, both owned by this user and writable by no
+            // one else, so only this user's own processes (`write_cache` below) wrote it;
+            // it is keyed by the guest's hash and the engine's compatibility hash, and
+            // wasmtime checks its header and refuses incompatible files.
+            Ok(()) => match unsafe { Component::deserialize_file(engine, path) } {
+                Ok(component) => return Ok(component),
+                Err(error) => debug!("ignoring the cached guest {}: {error:#}", path.display()),
+            },
+            Err(why) => warn!("not using the cached guest {}: {why}", path.display()),
         }
     }
     let snapshot = preinitialise(engine, linker, scratch()).await?;
@@ -116,12 +121,38 @@ impl Hasher for Sha256Hasher {
     }
 }
 
-/// Writes the cache file atomically: a reader sees the old file, the new one, or none.
-fn write_cache(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Whether the cached file at `path` can only have been written by this user: a regular
+/// file (not a link), in a folder (not a link either), both owned by this user and not
+/// writable by the group or others. Why not, when it cannot.
+fn trusted(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    for (what, place) in [("the file", path), ("its folder", dir)] {
+        let metadata = std::fs::symlink_metadata(place).map_err(|e| format!("{what} cannot be inspected: {e}"))?;
+        let kind_ok = if place == path { metadata.is_file() } else { metadata.is_dir() };
+        if !kind_ok {
+            return Err(format!("{what} is not a plain {}", if place == path { "file" } else { "folder" }));
+        }
+        if metadata.uid() != me {
+            return Err(format!("{what} belongs to another user (uid {})", metadata.uid()));
+        }
+        if metadata.mode() & 0o022 != 0 {
+            return Err(format!("{what} is writable by other users (mode {:o})", metadata.mode() & 0o7777));
+        }
+    }
+    Ok(())
+}
+
+/// Writes the cache file atomically: a reader sees the old file, the new one, or none. The
+/// folder is made private to this user when it is created, the file is this user's alone.
+fn write_cache(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let temporary = dir.join(format!(".{}.{}.tmp", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
-    let mut file = std::fs::File::create(&temporary)?;
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&temporary)?;
     file.write_all(bytes)?;
     file.sync_all()?;
     std::fs::rename(&temporary, path).inspect_err(|_| {
