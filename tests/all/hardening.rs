@@ -187,3 +187,22 @@ async fn a_tool_list_without_end_or_too_wide_is_refused_not_grown() {
     assert!(error.to_string().contains("more than 10000 tools"), "{error}");
     assert!(harness.available().iter().all(|t| !t.name.starts_with("mcp__endless") && !t.name.starts_with("mcp__wide")));
 }
+
+#[tokio::test]
+async fn arguments_are_bounded_per_call_and_in_flight_before_the_host_parses_them() {
+    let limits = exec_host::Limits::default().with_max_argument_bytes(1024 * 1024);
+    let harness = Harness::with_limits(limits).await;
+    // A sparse array: small in the guest, 5 MB of `null`s as JSON.
+    let code = "try { await tools.echo({ value: new Array(1e6) }); return 'ran'; } catch (e) { return e.message; }";
+    let outcome = within(60, harness.run(code)).await;
+    let message = outcome.value().and_then(|v| v.as_str()).unwrap_or_default().to_string();
+    assert!(message.contains("bytes as JSON, more than the 1048576 a call may pass"), "{}", outcome.text());
+    // Many parked calls of 300 KB each: past 4 MiB in flight, the next is refused; awaited, it goes on.
+    let code = "const big = 'x'.repeat(300000); const parked = []; let refused = '';
+      for (let i = 0; i < 20; i++) { const p = tools.sleep({ ms: 300, pad: big }).catch((e) => { refused = refused || e.message; }); parked.push(p); }
+      await Promise.all(parked); const after = await tools.echo({ value: big.length }); return [refused, after];";
+    let outcome = within(60, harness.run(code)).await;
+    let value = outcome.value().unwrap_or_else(|| panic!("{}", outcome.text()));
+    assert!(value[0].as_str().unwrap().contains("the calls in flight already hold"), "{value}");
+    assert_eq!(value[1], json!(300000));
+}

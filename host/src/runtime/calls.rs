@@ -21,6 +21,7 @@ use futures::stream::FuturesUnordered;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
 use crate::tools::names::TOOL_SEARCH;
 use crate::tools::{Image, MAX_TOOL_NAME_LEN, Stage, ToolError, ToolOutput};
 
@@ -65,18 +66,20 @@ pub(crate) enum Started {
     Done(Result<ToolOutput, ToolError>),
 }
 
-/// A call in flight, tagged with its id (one allocation per call: the tool's own future).
+/// A call in flight, tagged with its id and the size of its arguments (one allocation per
+/// call: the tool's own future).
 struct InFlight {
     id: u32,
+    argument_bytes: usize,
     future: ToolFuture,
 }
 
 impl Future for InFlight {
-    type Output = Finished;
+    type Output = (Finished, usize);
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Finished> {
-        let id = self.id;
-        self.future.as_mut().poll(cx).map(|result| (id, result))
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (id, bytes) = (self.id, self.argument_bytes);
+        self.future.as_mut().poll(cx).map(|result| ((id, result), bytes))
     }
 }
 
@@ -89,26 +92,47 @@ pub(crate) struct NestedCalls {
     cancel: CancellationToken,
     max_nested_wait: Option<Duration>,
     waited: Duration,
+    max_argument_bytes: usize,
+    /// Bytes of arguments the calls in flight hold.
+    argument_bytes_in_flight: usize,
     record: CallRecord,
 }
 
 impl NestedCalls {
-    pub fn new(
-        tools: Arc<dyn ScriptTools>,
-        max_calls: u32,
-        max_nested_wait: Option<Duration>,
-        cancel: CancellationToken,
-        record: CallRecord,
-    ) -> Self {
+    pub fn new(tools: Arc<dyn ScriptTools>, limits: &Limits, cancel: CancellationToken, record: CallRecord) -> Self {
         NestedCalls {
             tools,
             in_flight: FuturesUnordered::new(),
-            max_calls,
+            max_calls: limits.max_calls,
             cancel,
-            max_nested_wait,
+            max_nested_wait: limits.max_nested_wait,
             waited: Duration::ZERO,
+            max_argument_bytes: limits.max_argument_bytes,
+            argument_bytes_in_flight: 0,
             record,
         }
+    }
+
+    /// Refuses arguments past the limit of one call, or past what the calls in flight may
+    /// hold together, before the host parses them.
+    fn check_argument_size(&self, name: &str, args_json: &str) -> Result<(), ToolError> {
+        let bytes = args_json.len();
+        if bytes > self.max_argument_bytes {
+            return Err(ToolError::params(format!(
+                "`{}` was refused: its arguments take {bytes} bytes as JSON, more than the {} a call may pass",
+                cut(name, MAX_TOOL_NAME_LEN),
+                self.max_argument_bytes
+            )));
+        }
+        let total = self.max_argument_bytes.saturating_mul(IN_FLIGHT_ARGUMENTS);
+        if self.argument_bytes_in_flight + bytes > total {
+            return Err(ToolError::params(format!(
+                "`{}` was refused: the calls in flight already hold {} bytes of arguments, and together they may hold {total}; await some first",
+                cut(name, MAX_TOOL_NAME_LEN),
+                self.argument_bytes_in_flight
+            )));
+        }
+        Ok(())
     }
 
     pub fn tools(&self) -> &Arc<dyn ScriptTools> {
@@ -143,15 +167,19 @@ impl NestedCalls {
     /// with the id `finished` will hand it back under.
     pub fn start(&mut self, name: String, args_json: String) -> Started {
         let (id, admitted) = self.admit(&name, &args_json);
-        let args = match admitted.and_then(|()| parse_arguments(&name, &args_json)) {
+        let argument_bytes = args_json.len();
+        let checked = admitted.and_then(|()| self.check_argument_size(&name, &args_json));
+        let args = match checked.and_then(|()| parse_arguments(&name, &args_json)) {
             Ok(args) => args,
             Err(error) => return Started::Done(self.record.finish(id, Err(error))),
         };
-        let mut call = InFlight { id, future: self.tools.call(name, args, self.cancel.clone()) };
+        drop(args_json);
+        let mut call = InFlight { id, argument_bytes, future: self.tools.call(name, args, self.cancel.clone()) };
         // Start it now. A pending future is polled again, with a real waker, by `next`.
         match Pin::new(&mut call).poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready((id, result)) => Started::Done(self.record.finish(id, result)),
+            Poll::Ready(((id, result), _)) => Started::Done(self.record.finish(id, result)),
             Poll::Pending => {
+                self.argument_bytes_in_flight += argument_bytes;
                 self.in_flight.push(call);
                 Started::Pending(id)
             }
@@ -169,11 +197,18 @@ impl NestedCalls {
                 _ => break,
             }
         }
-        Ok(batch.into_iter().map(|(id, result)| (id, self.record.finish(id, result))).collect())
+        let finished = batch
+            .into_iter()
+            .map(|((id, result), bytes)| {
+                self.argument_bytes_in_flight -= bytes;
+                (id, self.record.finish(id, result))
+            })
+            .collect();
+        Ok(finished)
     }
 
     /// Waits for the next call to finish. `Ok(None)` when none is in flight.
-    async fn next(&mut self) -> Result<Option<Finished>, NestedWaitExceeded> {
+    async fn next(&mut self) -> Result<Option<(Finished, usize)>, NestedWaitExceeded> {
         if self.in_flight.is_empty() {
             return Ok(None);
         }
@@ -195,7 +230,10 @@ impl NestedCalls {
     /// Answers `tools.ToolSearch(...)`: counted and recorded like any call, answered at once.
     pub fn search(&mut self, args_json: &str) -> Result<String, String> {
         let (id, admitted) = self.admit(TOOL_SEARCH, args_json);
-        let answer = admitted.and_then(|()| parse_arguments(TOOL_SEARCH, args_json)).and_then(|args| self.tools.search(args));
+        let answer = admitted
+            .and_then(|()| self.check_argument_size(TOOL_SEARCH, args_json))
+            .and_then(|()| parse_arguments(TOOL_SEARCH, args_json))
+            .and_then(|args| self.tools.search(args));
         let outcome = match &answer {
             Ok(_) => Ok(ToolOutput::empty()),
             Err(error) => Err(error.clone()),

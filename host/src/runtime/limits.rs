@@ -22,6 +22,13 @@ pub const ENGINE_RESERVED_BYTES: u64 = 16 * 1024 * 1024;
 pub const ENGINE_STACK_BYTES: u32 = 512 * 1024;
 /// Smallest memory limit that leaves the engine room to start.
 pub const MIN_MEMORY_BYTES: u64 = 32 * 1024 * 1024;
+/// Default bound on one call's arguments, as JSON text.
+pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 8 * 1024 * 1024;
+
+/// The arguments of all the calls one script has in flight take at most this many times
+/// `max_argument_bytes` together.
+pub const IN_FLIGHT_ARGUMENTS: usize = 4;
+
 /// Largest memory limit: a 32-bit WebAssembly memory cannot grow past 4 GiB.
 pub const MAX_MEMORY_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
@@ -45,6 +52,11 @@ pub struct Limits {
     /// Optional cap on the total time the script waits for nested calls. `None` (the
     /// default) waits as long as the calls take; an abort still ends the Exec.
     pub max_nested_wait: Option<Duration>,
+    /// Bytes of one call's arguments (as JSON text); a larger call alone is refused, and
+    /// the calls in flight hold [`IN_FLIGHT_ARGUMENTS`] times this at most together. The
+    /// host parses arguments into its own memory: this is what keeps a script from
+    /// sizing it.
+    pub max_argument_bytes: usize,
 }
 
 impl Default for Limits {
@@ -57,6 +69,7 @@ impl Default for Limits {
             max_images: DEFAULT_MAX_IMAGES,
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
             max_nested_wait: None,
+            max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
         }
     }
 }
@@ -92,6 +105,11 @@ impl Limits {
         self
     }
 
+    pub fn with_max_argument_bytes(mut self, max_argument_bytes: usize) -> Self {
+        self.max_argument_bytes = max_argument_bytes;
+        self
+    }
+
     pub fn with_max_nested_wait(mut self, max_nested_wait: Option<Duration>) -> Self {
         self.max_nested_wait = max_nested_wait;
         self
@@ -101,6 +119,9 @@ impl Limits {
     pub fn check(&self) -> Result<(), String> {
         if self.budget.is_zero() {
             return Err("the budget must be more than 0 ms".into());
+        }
+        if self.max_argument_bytes < 2 {
+            return Err("the argument limit must allow at least `{}`".into());
         }
         if self.max_memory_bytes < MIN_MEMORY_BYTES || self.max_memory_bytes > MAX_MEMORY_BYTES {
             return Err(format!(

@@ -115,7 +115,12 @@ impl Sandbox {
         let mut linker = Linker::new(&engine);
         guest::add_to_linker(&mut linker).map_err(SetupError::engine)?;
         let scratch = || {
-            let calls = NestedCalls::new(Arc::new(NoTools), 0, None, CancellationToken::new(), CallRecord::new(None));
+            let calls = NestedCalls::new(
+                Arc::new(NoTools),
+                &Limits::default().with_max_calls(0),
+                CancellationToken::new(),
+                CallRecord::new(None),
+            );
             ExecState::new(
                 calls,
                 ConsoleLog::new(0),
@@ -151,7 +156,7 @@ impl Sandbox {
         let calls_cancel = abort.child_token();
         let _cancel_calls_on_exit = calls_cancel.clone().drop_guard();
         let clock = Arc::new(GuestClock::new());
-        let calls = NestedCalls::new(tools, limits.max_calls, limits.max_nested_wait, calls_cancel, CallRecord::new(watcher));
+        let calls = NestedCalls::new(tools, &limits, calls_cancel, CallRecord::new(watcher));
         let memory = usize::try_from(limits.max_memory_bytes).unwrap_or(usize::MAX);
         let store_limits = StoreLimitsBuilder::new().memory_size(memory).build();
         let state = ExecState::new(
