@@ -298,12 +298,16 @@ async fn hooks_that_fail_or_hang_let_the_call_go_on() {
         let hang = script(h, "hang.sh", "sleep 30\n");
         json!({"hooks": {
             "PreToolUse": [{"matcher": "echo", "hooks": [{"type": "command", "command": crash}, {"type": "command", "command": hang, "timeout": 1}]},
-                           {"matcher": "add", "hooks": [{"type": "command", "command": "no-such-command-anywhere"}]}],
-            "PostToolUse": [{"matcher": "echo", "hooks": [{"type": "command", "command": "exit 7"}]}]}})
+                           {"matcher": "add", "hooks": [{"type": "command", "command": "no-such-command-anywhere"}]},
+                           // Invalid JSON that would deny if it were read: plain output, no decision.
+                           {"matcher": "count", "hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\": {\"permissionDecision\": \"deny\"'"}]}],
+            "PostToolUse": [{"matcher": "echo", "hooks": [{"type": "command", "command": "exit 7"}]},
+                            {"matcher": "count", "hooks": [{"type": "command", "command": "echo '{\"decision\": \"block\", '"}]}]}})
     })
     .await;
-    let outcome = within(30, harness.run("return [await tools.echo({ value: 'ok' }), await tools.add({ a: 2, b: 2 })]")).await;
-    assert_eq!(outcome.value(), Some(&json!(["ok", 4])), "{}", outcome.text());
+    let code = "return [await tools.echo({ value: 'ok' }), await tools.add({ a: 2, b: 2 }), await tools.count({})]";
+    let outcome = within(30, harness.run(code)).await;
+    assert_eq!(outcome.value(), Some(&json!(["ok", 4, 1])), "{}", outcome.text());
     assert!(outcome.messages.is_empty());
 }
 
