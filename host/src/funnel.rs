@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tracing::debug;
 
-use crate::policy::{Notes, Policy};
+use crate::policy::{Authorized, Notes, Policy};
 use crate::settings::{Settings, SettingsFiles};
 use crate::tools::names::split_mcp_name;
 use crate::tools::{CallContext, Effect, Registry, ToolError, ToolOutput};
@@ -64,8 +64,20 @@ impl Funnel {
         input: Value,
         context: &CallContext,
         settings: &Settings,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Authorized, ToolError> {
         self.policy.authorize(name, effect, input, &context.origin, settings).await
+    }
+
+    /// What follows a call that succeeded (see [`Policy::after`]): its `PostToolUse` hooks.
+    pub async fn after(
+        &self,
+        name: &str,
+        post_hook_input: Option<Value>,
+        response: impl FnOnce() -> Value,
+        settings: &Settings,
+        notes: &Notes,
+    ) {
+        self.policy.after(name, post_hook_input, response, settings, notes).await;
     }
 
     /// Runs one call through every stage.
@@ -78,9 +90,8 @@ impl Funnel {
             Some(settings) => settings,
             None => self.settings(&name)?,
         };
-        let input = self.authorize(&name, tool.definition().effect, input, &context, &settings).await?;
-        let post_hooks = self.policy.has_post_hooks(&name, &settings);
-        let kept_input = post_hooks.then(|| input.clone());
+        let Authorized { input, post_hook_input } =
+            self.authorize(&name, tool.definition().effect, input, &context, &settings).await?;
         let args = object_input(&name, input)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
@@ -97,9 +108,8 @@ impl Funnel {
             Ok(_) => debug!(tool = %name, "tool call succeeded"),
             Err(error) => debug!(tool = %name, stage = %error.stage, "tool call failed: {}", error.message),
         }
-        if let (Some(input), Ok(output)) = (kept_input, &result) {
-            let response = output.clone().into_value();
-            self.policy.after(&name, &input, &response, &settings, &notes).await;
+        if let Ok(output) = &result {
+            self.after(&name, post_hook_input, || output.clone().into_value(), &settings, &notes).await;
         }
         result
     }

@@ -29,7 +29,7 @@ use crate::funnel::{CallRequest, Funnel, object_input};
 use crate::mcp::servers::McpServers;
 use crate::mcp::{Connected, McpConfig, ServerConfig, ServerState, StartError};
 use crate::message::{ContentBlock, Message};
-use crate::policy::{Approver, ModeChoice, Notes, Policy};
+use crate::policy::{Approver, Authorized, ModeChoice, Notes, Policy};
 use crate::pool::{Declaration, DeferralTable, ExecStatus, Pool};
 use crate::render::{self, Compaction, ToolResult};
 use crate::results::{MemoryResultStore, ResultStore, VIEW_TOOL_CALL, ViewToolCall};
@@ -514,12 +514,11 @@ impl Session {
         }
         let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, options.abort.clone());
         let funnel = &self.inner.funnel;
-        let input = match funnel.authorize(EXEC, Effect::ReadOnly, input, &context, &view.settings).await {
-            Ok(input) => input,
-            Err(refusal) => return refuse(refusal),
-        };
-        let post_hooks = funnel.policy().has_post_hooks(EXEC, &view.settings);
-        let kept_input = post_hooks.then(|| input.clone());
+        let Authorized { input, post_hook_input } =
+            match funnel.authorize(EXEC, Effect::ReadOnly, input, &context, &view.settings).await {
+                Ok(authorized) => authorized,
+                Err(refusal) => return refuse(refusal),
+            };
         let params = match object_input(EXEC, input).and_then(ExecParams::from_args) {
             Ok(params) => params,
             Err(error) => return refuse(error),
@@ -540,9 +539,9 @@ impl Session {
         };
         let outcome = self.inner.sandbox.exec(request, scope).await;
         let mut result = render::exec_result(id, outcome, &self.inner.limits, started.elapsed());
-        if let (Some(input), true) = (kept_input, result.ok()) {
-            let value = result.value().cloned().unwrap_or(Value::Null);
-            funnel.policy().after(EXEC, &input, &value, &view.settings, &notes).await;
+        if result.ok() {
+            let value = || result.value().cloned().unwrap_or(Value::Null);
+            funnel.after(EXEC, post_hook_input, value, &view.settings, &notes).await;
         }
         result.messages = take(&notes);
         result
@@ -729,7 +728,7 @@ fn take(notes: &Notes) -> Vec<Message> {
 /// `~` and a cache in `~/.cache`, say). Without a cache the guest is compiled in memory.
 fn cache_outside(options: SandboxOptions, workspace: Option<&Path>) -> SandboxOptions {
     let (Some(cache), Some(workspace)) = (&options.cache_dir, workspace) else { return options };
-    let (cache_real, workspace_real) = (real_path(cache), real_path(workspace));
+    let (cache_real, workspace_real) = (builtin::real_path(cache), builtin::real_path(workspace));
     if cache_real.starts_with(&workspace_real) {
         tracing::warn!(
             "the compiled-guest cache {} is inside the workspace {}, where scripts write: it is not used (set EXEC_HOST_CACHE_DIR elsewhere)",
@@ -739,25 +738,4 @@ fn cache_outside(options: SandboxOptions, workspace: Option<&Path>) -> SandboxOp
         return options.with_cache_dir(None);
     }
     options
-}
-
-/// `path` with its longest existing part resolved (links followed), the rest as written.
-fn real_path(path: &Path) -> PathBuf {
-    let absolute = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
-    let mut existing = absolute.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            let mut real = real;
-            real.extend(rest.iter().rev());
-            return real;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return absolute,
-        }
-    }
 }

@@ -93,6 +93,14 @@ pub(crate) struct Policy {
     session_id: String,
 }
 
+/// A call the policy let through.
+pub(crate) struct Authorized {
+    /// The input to run with (a `PreToolUse` hook may have changed it).
+    pub input: Value,
+    /// The same input, kept for [`Policy::after`] when a `PostToolUse` hook will run.
+    pub post_hook_input: Option<Value>,
+}
+
 /// What rules and mode say of one call.
 enum Verdict {
     Allow,
@@ -141,6 +149,20 @@ impl Policy {
         input: Value,
         origin: &Origin,
         settings: &Settings,
+    ) -> Result<Authorized, ToolError> {
+        let input = self.decide(tool, effect, input, origin, settings).await?;
+        let post_hook_input = self.has_post_hooks(tool, settings).then(|| input.clone());
+        Ok(Authorized { input, post_hook_input })
+    }
+
+    /// The decision of [`Policy::authorize`].
+    async fn decide(
+        &self,
+        tool: &str,
+        effect: Effect,
+        input: Value,
+        origin: &Origin,
+        settings: &Settings,
     ) -> Result<Value, ToolError> {
         let mode = self.mode(settings);
         let (input, hook) = match hooks::pre_tool_use(self.hook_context(settings), tool, input, mode).await {
@@ -170,16 +192,25 @@ impl Policy {
         }
     }
 
-    /// Runs the `PostToolUse` hooks of a call that succeeded; what they report goes to
-    /// `notes`, to be appended to the conversation.
-    pub async fn after(&self, tool: &str, input: &Value, response: &Value, settings: &Settings, notes: &Notes) {
+    /// Runs the `PostToolUse` hooks of a call that succeeded with `response` (made only when
+    /// a hook will read it); what they report goes to `notes`, to be appended to the
+    /// conversation.
+    pub async fn after(
+        &self,
+        tool: &str,
+        authorized: Option<Value>,
+        response: impl FnOnce() -> Value,
+        settings: &Settings,
+        notes: &Notes,
+    ) {
+        let Some(input) = authorized else { return };
         let mode = self.mode(settings);
-        hooks::post_tool_use(self.hook_context(settings), tool, input, response, mode, notes).await;
+        hooks::post_tool_use(self.hook_context(settings), tool, &input, &response(), mode, notes).await;
     }
 
-    /// Whether any `PostToolUse` hook would run for `tool` (so the caller keeps the input
-    /// and the response only then).
-    pub fn has_post_hooks(&self, tool: &str, settings: &Settings) -> bool {
+    /// Whether any `PostToolUse` hook would run for `tool` (so the input and the response
+    /// are kept only then).
+    fn has_post_hooks(&self, tool: &str, settings: &Settings) -> bool {
         settings.post_tool_use.iter().any(|entry| entry.value.matches(tool) && !entry.value.hooks.is_empty())
     }
 

@@ -25,7 +25,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-pub use workspace::{Workspace, WorkspaceError};
+pub use workspace::{Workspace, WorkspaceError, real_path};
 
 use super::{CallContext, Effect, Tool, ToolDefinition, ToolError, ToolOutput};
 

@@ -80,11 +80,7 @@ impl Workspace {
     pub fn with_read_only_files(mut self, files: &[PathBuf]) -> Self {
         let Some(root) = self.root.clone() else { return self };
         for file in files {
-            let absolute = if file.is_absolute() { file.clone() } else { std::env::current_dir().unwrap_or_default().join(file) };
-            // The file may not exist yet: resolve its folder.
-            let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else { continue };
-            let Ok(parent) = std::fs::canonicalize(parent) else { continue };
-            if let Ok(inside) = parent.join(name).strip_prefix(&root) {
+            if let Ok(inside) = real_path(file).strip_prefix(&root) {
                 self.read_only_files.push(slashed(inside));
             }
         }
@@ -281,6 +277,27 @@ impl Workspace {
             io::ErrorKind::IsADirectory => ToolError::execution(format!("`{shown}` is a directory, not a file")),
             io::ErrorKind::StorageFull => ToolError::execution(format!("`{shown}`: no space left on the device")),
             _ => ToolError::execution(format!("`{shown}`: {error}")),
+        }
+    }
+}
+
+/// `path` made absolute, with its longest existing part resolved (links followed) and the
+/// rest as written: where a file is, or would be once created.
+pub fn real_path(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut real) = std::fs::canonicalize(existing) {
+            real.extend(rest.iter().rev());
+            return real;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return absolute,
         }
     }
 }
