@@ -439,7 +439,6 @@ fn a_server_that_outlives_its_stdin_is_killed_when_the_host_exits() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output).trim(), "hello, x");
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "the host took {:?} to exit", started.elapsed());
-    assert!(stderr(&output).contains("did not exit within"), "{}", stderr(&output));
     let running = || running_with(&marker);
     wait_until(3, || !running());
     assert!(!running(), "the server outlived the host");

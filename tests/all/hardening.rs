@@ -6,7 +6,7 @@ use std::time::Duration;
 use exec_host::{Layer, json};
 use exec_host_tests::{Harness, within};
 
-use crate::mcp::fixture;
+use crate::mcp::{FIXTURE, fixture, stdio};
 
 #[tokio::test]
 async fn a_server_rule_covers_every_tool_of_the_server_and_degenerate_names_are_refused() {
@@ -205,4 +205,36 @@ async fn arguments_are_bounded_per_call_and_in_flight_before_the_host_parses_the
     let value = outcome.value().unwrap_or_else(|| panic!("{}", outcome.text()));
     assert!(value[0].as_str().unwrap().contains("the calls in flight already hold"), "{value}");
     assert_eq!(value[1], json!(300000));
+}
+
+#[tokio::test]
+async fn a_hostile_server_fails_each_unreadable_answer_at_once_and_skips_only_its_bad_tools() {
+    let harness = Harness::new().await;
+    let connected = within(60, harness.session.add_server("evil", stdio(FIXTURE, &["--hostile"]))).await.unwrap();
+    let skipped: Vec<_> = connected.skipped.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(skipped, ["bad_schema", "(unnamed)"], "{:?}", connected.skipped);
+    assert_eq!(connected.tools, 10, "the rest of the list is offered");
+    // Each unreadable answer fails its own call with a sentence naming server and tool; the
+    // connection goes on serving the next call.
+    let code = "const out = {};
+      for (const name of ['oversize', 'oversize_late', 'invalid_utf8', 'lone_surrogate', 'deep', 'not_a_result', 'noise_first', 'storm']) {
+        try { out[name] = ['ok', await tools['mcp__evil__' + name]({})]; } catch (e) { out[name] = ['error', e.message]; }
+        out[name].push(await tools.mcp__evil__fine({}));
+      }
+      try { await tools.mcp__evil__crash({}); } catch (e) { out.crash = e.message; }
+      return out;";
+    let outcome = within(120, harness.run(code)).await;
+    let value = outcome.value().unwrap_or_else(|| panic!("{}", outcome.text()));
+    for name in ["oversize", "oversize_late", "invalid_utf8", "lone_surrogate", "deep", "not_a_result"] {
+        let [kind, message, after] = value[name].as_array().unwrap().as_slice() else { panic!("{value}") };
+        assert_eq!(kind, "error", "{name}: {value}");
+        let message = message.as_str().unwrap();
+        assert!(message.contains("MCP server `evil`") && message.contains(&format!("`{name}`")), "{name}: {message}");
+        assert_eq!(after, "fine", "{name}: the connection serves the next call");
+    }
+    assert!(value["oversize"][1].as_str().unwrap().contains("longer than 16 MiB"), "{value}");
+    assert!(value["not_a_result"][1].as_str().unwrap().contains("not a tool result"), "{value}");
+    assert_eq!(value["noise_first"], json!(["ok", "after the noise", "fine"]));
+    assert_eq!(value["storm"], json!(["ok", "after the storm", "fine"]));
+    assert!(value["crash"].as_str().unwrap().contains("disconnected before answering `crash`"), "{value}");
 }

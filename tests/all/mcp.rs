@@ -9,7 +9,7 @@ use exec_host::{CallOptions, CancellationToken, Failure, Limits, Stage};
 use exec_host_tests::{Harness, within};
 use serde_json::json;
 
-const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-mcp-server");
+pub(crate) const FIXTURE: &str = env!("CARGO_BIN_EXE_fixture-mcp-server");
 
 pub(crate) fn stdio(command: &str, args: &[&str]) -> ServerConfig {
     ServerConfig::stdio(command, args.iter().map(|a| a.to_string()))

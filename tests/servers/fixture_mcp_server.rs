@@ -9,6 +9,8 @@
 //! fixture-mcp-server --garbage    answer every line with text that is not JSON-RPC
 //! fixture-mcp-server --fail-start write a reason to stderr and exit with status 1
 //! fixture-mcp-server --linger     serve stdio, then keep running after stdin closes
+//! fixture-mcp-server --hostile    speak MCP by hand, answering each tool with a different
+//!                                 unreadable or abusive message (see `hostile`)
 //! ```
 //!
 //! With `FIXTURE_PAGES=endless` or `wide`, `tools/list` pages without end or very wide.
@@ -301,6 +303,7 @@ async fn main() -> anyhow::Result<()> {
                 stdout.flush().await?;
             }
         }
+        "--hostile" => hostile()?,
         "--fail-start" => {
             eprintln!("fixture: cannot open its database");
             std::process::exit(1);
@@ -331,5 +334,91 @@ async fn serve_http() -> anyhow::Result<()> {
         let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut sink).await;
     };
     axum::serve(listener, router).with_graceful_shutdown(stdin_closed).await?;
+    Ok(())
+}
+
+/// The tools of `--hostile`, and what each answers.
+const HOSTILE_TOOLS: &[&str] = &[
+    "fine",           // a good answer, to show the connection still works
+    "oversize",       // 17 MiB of text, the id first
+    "oversize_late",  // 17 MiB of text, the id last
+    "invalid_utf8",   // a byte that is not UTF-8 inside a string
+    "lone_surrogate", // `\udc00` alone
+    "deep",           // a result nested 100,000 deep
+    "not_a_result",   // well-formed JSON that is no tool result
+    "noise_first",    // a line that is not JSON, then a good answer
+    "storm",          // 10,000 `tools/list_changed` notifications, then a good answer
+    "crash",          // exits without answering
+];
+
+/// A server written by hand, so it can send what rmcp would never write. Its `tools/list`
+/// also carries an entry whose schema is not an object and one that has no name.
+fn hostile() -> anyhow::Result<()> {
+    use std::io::BufRead;
+    let stdin = std::io::stdin();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for line in stdin.lock().lines() {
+        let request: Value = match serde_json::from_str(&line?) {
+            Ok(request) => request,
+            Err(_) => continue,
+        };
+        let Some(id) = request.get("id").cloned() else { continue };
+        let answer = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        let text = |text: &str| json!({"content": [{"type": "text", "text": text}]});
+        match request["method"].as_str().unwrap_or_default() {
+            "initialize" => {
+                let version = request["params"]["protocolVersion"].clone();
+                let result = json!({"protocolVersion": version, "capabilities": {"tools": {"listChanged": true}}, "serverInfo": {"name": "hostile", "version": "1"}});
+                writeln!(out, "{}", answer(result))?;
+            }
+            "tools/list" => {
+                let mut tools: Vec<Value> =
+                    HOSTILE_TOOLS.iter().map(|name| json!({"name": name, "inputSchema": {"type": "object"}})).collect();
+                tools.push(json!({"name": "bad_schema", "inputSchema": "not an object"}));
+                tools.push(json!({"inputSchema": {"type": "object"}}));
+                writeln!(out, "{}", answer(json!({"tools": tools})))?;
+            }
+            "tools/call" => {
+                let id = id.to_string();
+                let huge = "x".repeat(17 << 20);
+                match request["params"]["name"].as_str().unwrap_or_default() {
+                    "oversize" => writeln!(
+                        out,
+                        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{huge}"}}]}}}}"#
+                    )?,
+                    "oversize_late" => writeln!(
+                        out,
+                        r#"{{"jsonrpc":"2.0","result":{{"content":[{{"type":"text","text":"{huge}"}}]}},"id":{id}}}"#
+                    )?,
+                    "invalid_utf8" => {
+                        out.write_all(
+                            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#).as_bytes(),
+                        )?;
+                        out.write_all(b"\xff\xfe\"}]}}\n")?;
+                    }
+                    "lone_surrogate" => writeln!(
+                        out,
+                        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"\udc00"}}]}}}}"#
+                    )?,
+                    "deep" => writeln!(out, r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, "[".repeat(100_000))?,
+                    "not_a_result" => writeln!(out, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":5}}}}"#)?,
+                    "noise_first" => {
+                        writeln!(out, "starting up...")?;
+                        writeln!(out, "{}", answer(text("after the noise")))?;
+                    }
+                    "storm" => {
+                        for _ in 0..10_000 {
+                            writeln!(out, r#"{{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}}"#)?;
+                        }
+                        writeln!(out, "{}", answer(text("after the storm")))?;
+                    }
+                    "crash" => std::process::exit(3),
+                    _ => writeln!(out, "{}", answer(text("fine")))?,
+                }
+            }
+            _ => writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": id, "result": {}}))?,
+        }
+        out.flush()?;
+    }
     Ok(())
 }

@@ -8,23 +8,27 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::StreamExt as _;
 #[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService, serve_client};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt as _};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tracing::{debug, error, info, warn};
 
 use super::config::Transport;
+use super::stdio::ChildTransport;
 
 /// The lines of a server's stderr kept to explain a failed start.
 const STDERR_TAIL_LINES: usize = 12;
 /// Longest stderr line kept in that tail, in bytes.
 const STDERR_LINE_MAX: usize = 400;
+/// Longest stderr line logged, in bytes; a longer one is dropped as it arrives.
+const STDERR_LINE_LOGGED: usize = 8 * 1024;
 
 /// A connected, initialised server.
 pub(crate) struct Connection {
@@ -159,33 +163,42 @@ fn spawn(
     args: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<&PathBuf>,
-) -> Result<(TokioChildProcess, StderrTail), String> {
+) -> Result<(ChildTransport, StderrTail), String> {
     if let Some(dir) = cwd
         && !dir.is_dir()
     {
         return Err(format!("its `cwd` {} is not a directory", dir.display()));
     }
     let mut process = tokio::process::Command::new(command);
-    process.args(args).envs(env).kill_on_drop(true);
+    process.args(args).envs(env).kill_on_drop(true).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Some(dir) = cwd {
         process.current_dir(dir);
     }
-    let (child, stderr) = TokioChildProcess::builder(process).stderr(Stdio::piped()).spawn().map_err(|e| match e.kind() {
+    let mut child = process.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("command `{command}` was not found (is it installed and on PATH?)"),
         std::io::ErrorKind::PermissionDenied => format!("command `{command}` is not executable"),
         _ => format!("cannot start `{command}`: {e}"),
     })?;
     let tail = StderrTail::default();
-    if let Some(stderr) = stderr {
+    if let Some(stderr) = child.stderr.take() {
         tokio::spawn(log_stderr(server.into(), stderr, tail.clone()));
     }
-    Ok((child, tail))
+    let transport = ChildTransport::new(child).map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    Ok((transport, tail))
 }
 
 /// Sends a server's stderr to the log (never into results) and keeps its last lines.
 async fn log_stderr(server: Arc<str>, stderr: tokio::process::ChildStderr, tail: StderrTail) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut lines = FramedRead::new(stderr, LinesCodec::new_with_max_length(STDERR_LINE_LOGGED));
+    while let Some(line) = lines.next().await {
+        let line = match line {
+            Ok(line) => line,
+            Err(LinesCodecError::MaxLineLengthExceeded) => format!("[a line longer than {STDERR_LINE_LOGGED} bytes, dropped]"),
+            Err(LinesCodecError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                "[a line that is not UTF-8, dropped]".into()
+            }
+            Err(LinesCodecError::Io(_)) => break,
+        };
         info!(server = %server, "stderr: {line}");
         let mut kept = tail.lines.lock().unwrap_or_else(|e| e.into_inner());
         if kept.len() == STDERR_TAIL_LINES {

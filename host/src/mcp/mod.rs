@@ -9,9 +9,11 @@
 mod config;
 mod connection;
 pub(crate) mod servers;
+mod stdio;
 pub(crate) mod tool;
 
 pub use crate::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
 pub use config::{ConfigError, McpConfig, ServerConfig, Transport};
 pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, ServerState, StartError};
+pub use stdio::MAX_MESSAGE_BYTES;
 pub use tool::SkippedTool;

@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::join_all;
-use rmcp::model::ClientRequest;
+use rmcp::model::{ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ServerResult};
 use rmcp::service::{Peer, RoleClient};
+use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -177,8 +178,9 @@ impl Drop for McpServers {
 }
 
 /// The tools of a `tools/list` answer; each one refused is reported once, as a warning.
-fn offered(link: &ServerLink, listed: Vec<rmcp::model::Tool>, always_load: bool) -> (Vec<Arc<dyn Tool>>, Vec<SkippedTool>) {
-    let (tools, skipped) = tools_of(link, listed, always_load);
+fn offered(link: &ServerLink, listed: Listed, always_load: bool) -> (Vec<Arc<dyn Tool>>, Vec<SkippedTool>) {
+    let (tools, mut skipped) = tools_of(link, listed.tools, always_load);
+    skipped.extend(listed.unreadable);
     for tool in &skipped {
         warn!("MCP server `{}`: tool `{}` is not offered: {}", link.server, tool.name, tool.reason);
     }
@@ -215,8 +217,9 @@ impl Watch {
                 _ = stop.cancelled() => {
                     self.registry.remove_server_tools(&self.server);
                     close.cancel();
-                    // The transport closes the child's stdin and waits for it to exit; past
-                    // the grace the task is dropped and the child killed (kill_on_drop).
+                    // The transport closes the child's stdin, then sends SIGTERM, then
+                    // kills it; past the grace the task is dropped and the child killed
+                    // (kill_on_drop) all the same.
                     if tokio::time::timeout(CLOSE_GRACE, &mut ended).await.is_err() {
                         warn!("MCP server `{}` did not exit within {CLOSE_GRACE:?} of being closed", self.server);
                     }
@@ -256,24 +259,61 @@ impl Watch {
     }
 }
 
+/// What a server's `tools/list` gave: its tools, and the entries that are no tool definition
+/// (each skipped alone, as the rest of the list is still good).
+#[derive(Default)]
+struct Listed {
+    tools: Vec<rmcp::model::Tool>,
+    unreadable: Vec<SkippedTool>,
+}
+
 /// Every page of the server's `tools/list`, within [`MAX_TOOLS_PER_SERVER`] tools and
 /// [`MAX_LIST_PAGES`] pages; why not, as a sentence.
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<rmcp::model::Tool>, String> {
-    let mut tools = Vec::new();
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listed, String> {
+    let mut listed = Listed::default();
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
-        let page = peer
-            .list_tools(Some(rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)))
-            .await
-            .map_err(|e| format!("`tools/list` failed: {e}"))?;
-        tools.extend(page.tools);
-        if tools.len() > MAX_TOOLS_PER_SERVER {
+        let request = ListToolsRequest::with_param(PaginatedRequestParams::default().with_cursor(cursor));
+        let answer =
+            peer.send_request(ClientRequest::ListToolsRequest(request)).await.map_err(|e| format!("`tools/list` failed: {e}"))?;
+        let next = match answer {
+            ServerResult::ListToolsResult(page) => {
+                listed.tools.extend(page.tools);
+                page.next_cursor
+            }
+            // A page with one entry that is not a tool definition does not read as a list.
+            ServerResult::CustomResult(CustomResult(page)) => read_leniently(page, &mut listed)?,
+            _ => return Err("its answer to `tools/list` is not a list of tools".into()),
+        };
+        if listed.tools.len() + listed.unreadable.len() > MAX_TOOLS_PER_SERVER {
             return Err(format!("it lists more than {MAX_TOOLS_PER_SERVER} tools, more than one server may offer"));
         }
-        match page.next_cursor {
+        match next {
             Some(next) => cursor = Some(next),
-            None => return Ok(tools),
+            None => return Ok(listed),
         }
     }
     Err(format!("its `tools/list` goes on past {MAX_LIST_PAGES} pages"))
+}
+
+/// A `tools/list` page read entry by entry; the next cursor.
+fn read_leniently(mut page: Value, listed: &mut Listed) -> Result<Option<String>, String> {
+    let Some(Value::Array(entries)) = page.get_mut("tools").map(Value::take) else {
+        return Err("its answer to `tools/list` has no `tools` array".into());
+    };
+    for entry in entries {
+        let name = match entry.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            _ => "(unnamed)".to_string(),
+        };
+        match serde_json::from_value::<rmcp::model::Tool>(entry) {
+            Ok(tool) => listed.tools.push(tool),
+            Err(e) => listed.unreadable.push(SkippedTool { name, reason: format!("its definition is not valid: {e}") }),
+        }
+    }
+    match page.get("nextCursor") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(cursor)) => Ok(Some(cursor.clone())),
+        Some(_) => Err("its `tools/list` has a `nextCursor` that is not a string".into()),
+    }
 }

@@ -171,6 +171,13 @@ fn mime_suffix(mime_type: Option<&str>) -> String {
 /// A `tools/call` that got no result: the stage and a message naming the server.
 fn call_failed(server: &str, tool: &str, error: ServiceError) -> ToolError {
     match error {
+        ServiceError::McpError(error) if super::stdio::is_unreadable(&error) => ToolError::execution(format!(
+            "MCP server `{server}` answered `{tool}` with a message this host cannot read: {}",
+            error.message
+        )),
+        ServiceError::UnexpectedResponse => {
+            ToolError::execution(format!("MCP server `{server}` answered `{tool}` with something that is not a tool result"))
+        }
         ServiceError::McpError(error) if error.code == ErrorCode::INVALID_PARAMS => {
             ToolError::params(format!("MCP server `{server}` refused the arguments of `{tool}`: {}", error.message))
         }
