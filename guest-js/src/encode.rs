@@ -3,15 +3,21 @@
 //! One walk both checks and serialises: plain objects (prototype `Object.prototype` or
 //! `null`), arrays (prototype `Array.prototype`), strings, finite numbers, booleans and
 //! null pass; functions, class instances, accessors, symbols, BigInts, non-finite numbers,
-//! cycles and nesting past [`MAX_DEPTH`] are refused with a message naming the value's
-//! path. Properties whose value is `undefined` are left out, as JSON does.
+//! cycles, nesting past [`Bounds::depth`] and text past [`Bounds::bytes`] are refused
+//! with a message naming the value's path. Properties whose value is `undefined` are left out, as JSON does.
 
 use std::fmt::Write;
 
 use rquickjs::{Ctx, Object, Type, Value, qjs};
 
-/// Nesting an argument may have; deeper values are refused, not walked.
-pub const MAX_DEPTH: usize = 200;
+/// What one call's arguments may take, set by the host for each run.
+#[derive(Clone, Copy)]
+pub struct Bounds {
+    /// Bytes of JSON text.
+    pub bytes: usize,
+    /// Nesting, the argument object being level 1; deeper values are refused, not walked.
+    pub depth: usize,
+}
 
 /// The identities of the prototypes that make an object "plain", taken when the sandbox
 /// starts (a script can rebind the `Object` and `Array` globals, not these). Only ever
@@ -33,6 +39,7 @@ impl PlainPrototypes {
 pub fn arguments<'js>(
     ctx: &Ctx<'js>,
     plain: PlainPrototypes,
+    bounds: Bounds,
     label: impl Fn() -> String,
     args: Value<'js>,
 ) -> Result<String, String> {
@@ -41,21 +48,41 @@ pub fn arguments<'js>(
         Type::Object | Type::Proxy => {}
         _ => return Err(format!("{} takes one plain object of arguments, got {}", label(), describe(&args))),
     }
-    let mut walker = Walker { ctx, plain, out: String::with_capacity(64), stack: Vec::new() };
+    let mut walker = Walker { ctx, plain, bounds, out: String::with_capacity(64), stack: Vec::new() };
     walker.value(&args, &mut String::from("args"))?;
+    walker.room(0)?;
     Ok(walker.out)
 }
 
 struct Walker<'a, 'js> {
     ctx: &'a Ctx<'js>,
     plain: PlainPrototypes,
+    bounds: Bounds,
     out: String,
     /// Objects being walked, to find cycles.
     stack: Vec<*mut std::ffi::c_void>,
 }
 
 impl<'js> Walker<'_, 'js> {
+    /// Checks that the text so far is within the bound and that `extra` more bytes can be
+    /// allocated (a failed allocation is an error here, never an abort of the engine).
+    fn room(&mut self, extra: usize) -> Result<(), String> {
+        if self.out.len().saturating_add(extra) > self.bounds.bytes {
+            return Err(format!("args take more than {} bytes as JSON, more than a call may pass", self.bounds.bytes));
+        }
+        let wanted = extra.max(64);
+        if self.out.capacity() - self.out.len() < wanted {
+            // Grow by doubling, as `push` would, but fallibly.
+            let additional = wanted.max(self.out.len().min(self.bounds.bytes.saturating_sub(self.out.len())));
+            self.out
+                .try_reserve(additional)
+                .map_err(|_| "the sandbox ran out of memory while encoding the arguments".to_string())?;
+        }
+        Ok(())
+    }
+
     fn value(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+        self.room(0)?;
         match value.type_of() {
             Type::Null | Type::Undefined => self.out.push_str("null"),
             Type::Bool => self.out.push_str(if value.as_bool() == Some(true) { "true" } else { "false" }),
@@ -67,7 +94,18 @@ impl<'js> Walker<'_, 'js> {
                 }
                 push_number(&mut self.out, number);
             }
-            Type::String => quote(&text_of(self.ctx, value), &mut self.out),
+            Type::String => {
+                // Measured before it is copied out of the engine: a string too long to pass
+                // is never copied.
+                let mut units: i64 = 0;
+                if unsafe { qjs::JS_GetLength(self.ctx.as_raw().as_ptr(), value.as_raw(), &mut units) } < 0 {
+                    return Err(self.exception(path));
+                }
+                self.room(usize::try_from(units).unwrap_or(usize::MAX).saturating_add(2))?;
+                let text = text_of(self.ctx, value);
+                self.room(text.len() + 2)?;
+                quote(&text, &mut self.out);
+            }
             Type::BigInt => return Err(format!("{path} is a BigInt; pass it as a number or a string")),
             Type::Symbol => return Err(format!("{path} is a symbol, which JSON cannot carry")),
             Type::Function | Type::Constructor => return Err(format!("{path} is a function; tool arguments must be plain data")),
@@ -89,8 +127,8 @@ impl<'js> Walker<'_, 'js> {
         if self.stack.contains(&raw) {
             return Err(format!("{path} refers back to an enclosing value (a cycle)"));
         }
-        if self.stack.len() >= MAX_DEPTH {
-            return Err(format!("{path} is nested more than {MAX_DEPTH} levels deep"));
+        if self.stack.len() >= self.bounds.depth {
+            return Err(format!("{path} is nested more than {} levels deep", self.bounds.depth));
         }
         let is_array = unsafe { qjs::JS_IsArray(value.as_raw()) };
         let prototype = object.get_prototype();
@@ -116,6 +154,7 @@ impl<'js> Walker<'_, 'js> {
         }
         self.out.push('[');
         for index in 0..length.max(0) as u32 {
+            self.room(0)?;
             if index > 0 {
                 self.out.push(',');
             }
@@ -171,6 +210,7 @@ impl<'js> Walker<'_, 'js> {
                 self.out.push(',');
             }
             first = false;
+            self.room(key.len() + 2)?;
             quote(&key, &mut self.out);
             self.out.push(':');
             self.value(&field, path)?;

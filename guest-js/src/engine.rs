@@ -20,7 +20,7 @@ use rquickjs::function::{Func, Opt};
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Value, qjs};
 
-use crate::encode::{self, PlainPrototypes};
+use crate::encode::{self, Bounds, PlainPrototypes};
 use crate::exec_host::sandbox::{console, tool_search, tools};
 use crate::{RunOptions, ScriptError};
 
@@ -64,6 +64,10 @@ thread_local! {
     /// means that promise can never settle.
     static PENDING: RefCell<HashMap<u32, Settlers>> = RefCell::new(HashMap::new());
     /// State of `Math.random` (xorshift64*), seeded by the host for every run.
+    /// What one call's arguments may take, set for each run.
+    static BOUNDS: Cell<Bounds> = const { Cell::new(Bounds { bytes: 0, depth: 0 }) };
+    /// UTF-16 units of one console line passed to the host, set for each run.
+    static LOG_LINE_CHARS: Cell<u32> = const { Cell::new(0) };
     static RANDOM_STATE: Cell<u64> = const { Cell::new(0x9E37_79B9_7F4A_7C15) };
 }
 
@@ -109,7 +113,13 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
                 encode::push_member(&mut label, &name);
                 label + "()"
             };
-            match encode::arguments(&ctx, plain(), label, args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()))) {
+            match encode::arguments(
+                &ctx,
+                plain(),
+                BOUNDS.get(),
+                label,
+                args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone())),
+            ) {
                 Ok(json) => match tools::start_call(&name, &json) {
                     tools::Started::Pending(id) => {
                         let settlers = (Persistent::save(&ctx, resolve), Persistent::save(&ctx, reject));
@@ -129,10 +139,16 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
         Func::from(|ctx: Ctx<'js>, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
             let (promise, resolve, reject) = ctx.promise()?;
             let label = || "tools.ToolSearch()".to_string();
-            let answer = encode::arguments(&ctx, plain(), label, args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone())))
-                .map_err(|message| type_error(&ctx, &message))
-                .and_then(|json| tool_search::search(&json).map_err(|message| error(&ctx, &message)))
-                .and_then(|json| ctx.json_parse(json).map_err(|_| ctx.catch()));
+            let answer = encode::arguments(
+                &ctx,
+                plain(),
+                BOUNDS.get(),
+                label,
+                args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone())),
+            )
+            .map_err(|message| type_error(&ctx, &message))
+            .and_then(|json| tool_search::search(&json).map_err(|message| error(&ctx, &message)))
+            .and_then(|json| ctx.json_parse(json).map_err(|_| ctx.catch()));
             match answer {
                 Ok(value) => resolve.call::<_, ()>((value,))?,
                 Err(reason) => reject.call::<_, ()>((reason,))?,
@@ -142,7 +158,7 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     )?;
     host.set(
         "log",
-        Func::from(|level: u32, message: String| {
+        Func::from(|level: u32, message: String, cut_units: f64| {
             let level = match level {
                 1 => console::Level::Info,
                 2 => console::Level::Warn,
@@ -150,9 +166,10 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
                 4 => console::Level::Debug,
                 _ => console::Level::Log,
             };
-            console::write(level, &message);
+            console::write(level, &message, cut_units.max(0.0) as u64);
         }),
     )?;
+    host.set("logLineChars", Func::from(|| LOG_LINE_CHARS.get()))?;
     host.set("prefixLength", SCRIPT_PREFIX.len() as u32)?;
     Ok(host)
 }
@@ -163,9 +180,15 @@ fn plain() -> PlainPrototypes {
 
 /// A `TypeError` of the sandbox realm, as a value.
 fn type_error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
-    let text = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
-    unsafe { qjs::JS_ThrowTypeError(ctx.as_raw().as_ptr(), c"%s".as_ptr(), text.as_ptr()) };
-    ctx.catch()
+    // QuickJS formats a thrown message into 256 bytes; the whole one is set afterwards.
+    // SAFETY: the context pointer is live for `'js`, and the format string is a constant
+    // with no conversions, so no argument is read.
+    unsafe { qjs::JS_ThrowTypeError(ctx.as_raw().as_ptr(), c"".as_ptr()) };
+    let error = ctx.catch();
+    if let Some(object) = error.as_object() {
+        let _ = object.set("message", message);
+    }
+    error
 }
 
 /// An `Error` of the sandbox realm, as a value, without a stack (the host refused a call;
@@ -284,6 +307,11 @@ pub fn run(script: &str, tool_names: Vec<String>, options: &RunOptions) -> Resul
         engine.runtime.set_max_stack_size(options.stack_bytes as usize);
         // xorshift must not start at zero
         RANDOM_STATE.with(|s| s.set(options.random_seed | 1));
+        BOUNDS.set(Bounds {
+            bytes: usize::try_from(options.argument_bytes).unwrap_or(usize::MAX),
+            depth: options.argument_depth as usize,
+        });
+        LOG_LINE_CHARS.set(options.log_line_chars);
         let source = format!("{SCRIPT_PREFIX}{script}{SCRIPT_SUFFIX}");
         let bytecode = compile(&engine.compiler, &source, SCRIPT_NAME, script.lines().count().max(1))?;
         engine.sandbox.with(|ctx| run_in(&ctx, engine, &bytecode, tool_names))

@@ -17,6 +17,7 @@
   const StringCtor = String;
   const join = Array.prototype.join;
   const arrayMap = Array.prototype.map;
+  const stringSlice = String.prototype.slice;
   const startsWith = String.prototype.startsWith;
   const errorToString = Error.prototype.toString;
 
@@ -99,7 +100,11 @@
 
   function writer(level) {
     return function (...values) {
-      host.log(level, join.call(arrayMap.call(values, format), ' '));
+      const line = join.call(arrayMap.call(values, format), ' ');
+      // Only what the host keeps crosses the boundary: a huge line is cut in the guest.
+      const keep = host.logLineChars();
+      if (line.length > keep) host.log(level, stringSlice.call(line, 0, keep), line.length - keep);
+      else host.log(level, line, 0);
     };
   }
   const console = create(ObjectPrototype);

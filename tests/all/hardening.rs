@@ -196,7 +196,7 @@ async fn arguments_are_bounded_per_call_and_in_flight_before_the_host_parses_the
     let code = "try { await tools.echo({ value: new Array(1e6) }); return 'ran'; } catch (e) { return e.message; }";
     let outcome = within(60, harness.run(code)).await;
     let message = outcome.value().and_then(|v| v.as_str()).unwrap_or_default().to_string();
-    assert!(message.contains("bytes as JSON, more than the 1048576 a call may pass"), "{}", outcome.text());
+    assert!(message.contains("more than 1048576 bytes as JSON, more than a call may pass"), "{}", outcome.text());
     // Many parked calls of 300 KB each: past 4 MiB in flight, the next is refused; awaited, it goes on.
     let code = "const big = 'x'.repeat(300000); const parked = []; let refused = '';
       for (let i = 0; i < 20; i++) { const p = tools.sleep({ ms: 300, pad: big }).catch((e) => { refused = refused || e.message; }); parked.push(p); }
@@ -237,4 +237,65 @@ async fn a_hostile_server_fails_each_unreadable_answer_at_once_and_skips_only_it
     assert_eq!(value["noise_first"], json!(["ok", "after the noise", "fine"]));
     assert_eq!(value["storm"], json!(["ok", "after the storm", "fine"]));
     assert!(value["crash"].as_str().unwrap().contains("disconnected before answering `crash`"), "{value}");
+}
+
+#[tokio::test]
+async fn arguments_past_their_bounds_are_a_catchable_error_in_the_guest_never_a_panic() {
+    let harness = Harness::new().await;
+    // A sparse array of 200 million holes, a 50 MB string: refused while being encoded.
+    for value in ["new Array(2e8)", "'x'.repeat(5e7)"] {
+        let code = format!(
+            "try {{ await tools.echo({{ value: {value} }}); return 'ran'; }} catch (e) {{ return e.name + ': ' + e.message; }}"
+        );
+        let outcome = within(60, harness.run(&code)).await;
+        let message = outcome.value().and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{value}: {}", outcome.text()));
+        assert_eq!(message, "TypeError: args take more than 8388608 bytes as JSON, more than a call may pass", "{value}");
+    }
+    // The nesting bound has one owner (MAX_ARGUMENT_DEPTH), enforced in the guest: 100 levels
+    // pass, 101 are refused there with the path, before the host's parser sees them.
+    let depth = exec_host::runtime::MAX_ARGUMENT_DEPTH;
+    // `v` has `arrays` levels of arrays; the argument object around it is one more.
+    let nest = |arrays: u32| format!("let v = 1; for (let i = 0; i < {arrays}; i++) v = [v];");
+    let code = format!("{} const out = await tools.echo({{ value: v }}); return JSON.stringify(out).length", nest(depth - 1));
+    let outcome = within(60, harness.run(&code)).await;
+    assert!(outcome.ok(), "{depth} levels must pass: {}", outcome.text());
+    let code =
+        format!("{} try {{ await tools.echo({{ value: v }}); return 'passed'; }} catch (e) {{ return e.message; }}", nest(depth));
+    let outcome = within(60, harness.run(&code)).await;
+    let message = outcome.value().and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{}", outcome.text())).to_string();
+    assert!(message.contains(&format!("is nested more than {depth} levels deep")), "{message}");
+}
+
+#[tokio::test]
+async fn running_out_of_memory_around_a_call_is_catchable_at_every_size() {
+    // A small sandbox and a bound far above it: wherever memory runs out (building the
+    // value, encoding it, copying it), the script gets an error it can catch.
+    let limits = exec_host::Limits::default().with_max_memory_bytes(40 << 20).with_max_argument_bytes(64 << 20);
+    let harness = Harness::with_limits(limits).await;
+    for count in [100_000, 400_000, 800_000, 1_600_000, 3_200_000] {
+        let code = format!(
+            "try {{ const a = []; for (let i = 0; i < {count}; i++) a.push('abcdefghij' + i);
+               const out = await tools.echo({{ value: a }}); return 'ran ' + out.length; }}
+             catch (e) {{ return 'caught ' + e; }}"
+        );
+        // With the heap exhausted, QuickJS may have no memory left even for the error object
+        // and throws `null`: still a value the script catches.
+        let outcome = within(60, harness.run(&code)).await;
+        let message = outcome.value().and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{count}: {}", outcome.text()));
+        assert!(message.starts_with("ran ") || message.starts_with("caught "), "{count}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn a_huge_console_line_is_cut_in_the_guest_and_counted() {
+    let limits = exec_host::Limits::default().with_max_log_chars(10);
+    let outcome =
+        within(60, Harness::new().await.run_with("console.log('y'.repeat(3e7)); console.log('z'); return 'ok'", limits)).await;
+    assert_eq!(outcome.value(), Some(&json!("ok")), "{}", outcome.text());
+    assert_eq!(outcome.client.logs, vec!["y".repeat(10)]);
+    assert!(
+        outcome.text().contains(&format!("[console output cut: {} more characters not shown]", 30_000_000 - 10 + 1)),
+        "{}",
+        outcome.text()
+    );
 }

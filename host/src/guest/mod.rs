@@ -72,8 +72,9 @@ pub(crate) trait GuestHost: WasiView + Send + 'static {
     /// `tool-search.search`: answers `tools.ToolSearch(args)` at once.
     fn search(&mut self, args_json: String) -> Result<String, String>;
 
-    /// `console.write`: one line of the script's console output.
-    fn console_write(&mut self, level: Level, message: String);
+    /// `console.write`: one line of the script's console output, and how many units of
+    /// it the guest already cut.
+    fn console_write(&mut self, level: Level, message: String, cut_units: u64);
 }
 
 /// Links exactly the interfaces above: no filesystem, no sockets.
@@ -137,7 +138,7 @@ impl<T: GuestHost> tool_search::Host for Imports<'_, T> {
 }
 
 impl<T: GuestHost> console::Host for Imports<'_, T> {
-    fn write(&mut self, level: Level, message: String) {
-        self.0.console_write(level, message)
+    fn write(&mut self, level: Level, message: String, cut_units: u64) {
+        self.0.console_write(level, message, cut_units)
     }
 }

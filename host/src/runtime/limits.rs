@@ -25,6 +25,10 @@ pub const MIN_MEMORY_BYTES: u64 = 32 * 1024 * 1024;
 /// Default bound on one call's arguments, as JSON text.
 pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 8 * 1024 * 1024;
 
+/// Nesting one call's arguments may have, the argument object being level 1. Below the
+/// 128 levels the host's JSON parser reads, so nothing the guest passes is refused twice.
+pub const MAX_ARGUMENT_DEPTH: u32 = 100;
+
 /// The arguments of all the calls one script has in flight take at most this many times
 /// `max_argument_bytes` together.
 pub const IN_FLIGHT_ARGUMENTS: usize = 4;

@@ -178,7 +178,15 @@ impl Sandbox {
         });
         store.set_epoch_deadline(1);
 
-        let options = RunOptions { heap_bytes: limits.heap_bytes(), stack_bytes: ENGINE_STACK_BYTES, random_seed: random_seed() };
+        let options = RunOptions {
+            heap_bytes: limits.heap_bytes(),
+            stack_bytes: ENGINE_STACK_BYTES,
+            random_seed: random_seed(),
+            argument_bytes: limits.max_argument_bytes as u64,
+            argument_depth: MAX_ARGUMENT_DEPTH,
+            // One unit past the cap, so the host still sees that the line was cut.
+            log_line_chars: u32::try_from(limits.max_log_chars.saturating_add(1)).unwrap_or(u32::MAX),
+        };
         let finished = if abort.is_cancelled() {
             None
         } else {

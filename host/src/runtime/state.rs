@@ -91,8 +91,9 @@ impl GuestHost for ExecState {
         self.calls.search(&args_json)
     }
 
-    fn console_write(&mut self, level: Level, message: String) {
+    fn console_write(&mut self, level: Level, message: String, cut_units: u64) {
         self.console.write(level, &message);
+        self.console.cut_chars = self.console.cut_chars.saturating_add(usize::try_from(cut_units).unwrap_or(usize::MAX));
     }
 }
 
