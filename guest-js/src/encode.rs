@@ -98,6 +98,7 @@ impl<'js> Walker<'_, 'js> {
                 // Measured before it is copied out of the engine: a string too long to pass
                 // is never copied.
                 let mut units: i64 = 0;
+                // SAFETY: a live context and a value it owns (borrowed for the call); `units` outlives it.
                 if unsafe { qjs::JS_GetLength(self.ctx.as_raw().as_ptr(), value.as_raw(), &mut units) } < 0 {
                     return Err(self.exception(path));
                 }
@@ -123,6 +124,7 @@ impl<'js> Walker<'_, 'js> {
 
     fn object(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
         let object = value.as_object().expect("type_of said object");
+        // SAFETY: reads the pointer bits of an object value; it is only compared, never dereferenced.
         let raw = unsafe { qjs::JS_VALUE_GET_PTR(value.as_raw()) };
         if self.stack.contains(&raw) {
             return Err(format!("{path} refers back to an enclosing value (a cycle)"));
@@ -130,6 +132,7 @@ impl<'js> Walker<'_, 'js> {
         if self.stack.len() >= self.bounds.depth {
             return Err(format!("{path} is nested more than {} levels deep", self.bounds.depth));
         }
+        // SAFETY: inspects a live value's tag and class, nothing else.
         let is_array = unsafe { qjs::JS_IsArray(value.as_raw()) };
         let prototype = object.get_prototype();
         let plain = match &prototype {
@@ -149,6 +152,7 @@ impl<'js> Walker<'_, 'js> {
     fn array(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
         let ctx = self.ctx.as_raw().as_ptr();
         let mut length: i64 = 0;
+        // SAFETY: a live context and a value it owns; `length` outlives the call.
         if unsafe { qjs::JS_GetLength(ctx, value.as_raw(), &mut length) } < 0 {
             return Err(self.exception(path));
         }
@@ -160,8 +164,10 @@ impl<'js> Walker<'_, 'js> {
             }
             let mark = path.len();
             let _ = write!(path, "[{index}]");
+            // SAFETY: a live context; the atom is freed below, after its one use.
             let atom = unsafe { qjs::JS_NewAtomUInt32(ctx, index) };
             let element = self.own_property(value, atom, path);
+            // SAFETY: frees the atom made above exactly once, in the context that made it.
             unsafe { qjs::JS_FreeAtom(ctx, atom) };
             match element? {
                 // A hole, like JSON.stringify
@@ -179,11 +185,18 @@ impl<'js> Walker<'_, 'js> {
         let mut table: *mut qjs::JSPropertyEnum = std::ptr::null_mut();
         let mut count: u32 = 0;
         let flags = (qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_SYMBOL_MASK) as i32;
+        // SAFETY: a live context and value; on success QuickJS owns `table` (count entries) until
+        // JS_FreePropertyEnum below.
         if unsafe { qjs::JS_GetOwnPropertyNames(ctx, &mut table, &mut count, value.as_raw(), flags) } < 0 {
             return Err(self.exception(path));
         }
-        let entries: Vec<qjs::JSAtom> = (0..count as usize).map(|i| unsafe { (*table.add(i)).atom }).collect();
+        let entries: Vec<qjs::JSAtom> = (0..count as usize)
+            // SAFETY: `i < count`, so each read is inside the table QuickJS filled.
+            .map(|i| unsafe { (*table.add(i)).atom })
+            .collect();
         let result = self.write_fields(value, &entries, path);
+        // SAFETY: frees the table (and its atoms) once, with the count it was made with; `entries`
+        // are not used after this.
         unsafe { qjs::JS_FreePropertyEnum(ctx, table, count) };
         result
     }
@@ -231,6 +244,8 @@ impl<'js> Walker<'_, 'js> {
             getter: qjs::JS_UNDEFINED,
             setter: qjs::JS_UNDEFINED,
         };
+        // SAFETY: a live context, object and atom; `descriptor` is initialised, and on success its
+        // three values are owned by this function (taken or freed just below).
         let found = unsafe { qjs::JS_GetOwnProperty(ctx, &mut descriptor, object.as_raw(), atom) };
         if found < 0 {
             return Err(self.exception(path));
@@ -239,8 +254,12 @@ impl<'js> Walker<'_, 'js> {
             return Ok(None);
         }
         // Take ownership of the value; the getter and setter are only looked at.
+        // SAFETY: `descriptor.value` is an owned reference from JS_GetOwnProperty, handed to `Value`
+        // exactly once.
         let value = unsafe { Value::from_raw(self.ctx.clone(), descriptor.value) };
+        // SAFETY: inspects the tags of two owned values.
         let accessor = unsafe { !qjs::JS_IsUndefined(descriptor.getter) || !qjs::JS_IsUndefined(descriptor.setter) };
+        // SAFETY: the getter and setter are owned here and freed exactly once (undefined is a no-op).
         unsafe {
             qjs::JS_FreeValue(ctx, descriptor.getter);
             qjs::JS_FreeValue(ctx, descriptor.setter);
@@ -293,10 +312,12 @@ fn push_int(out: &mut String, value: i32) {
 
 /// What makes two references the same object.
 fn identity(object: &Object<'_>) -> *mut std::ffi::c_void {
+    // SAFETY: reads the pointer bits of an object value; only compared, never dereferenced.
     unsafe { qjs::JS_VALUE_GET_PTR(object.as_raw()) }
 }
 
 fn atom_text(ctx: &Ctx<'_>, atom: qjs::JSAtom) -> Option<String> {
+    // SAFETY: a live context and atom; JS_AtomToValue returns an owned value, given to `Value` once.
     let value = unsafe { Value::from_raw(ctx.clone(), qjs::JS_AtomToValue(ctx.as_raw().as_ptr(), atom)) };
     if value.is_symbol() {
         return None;
@@ -308,12 +329,15 @@ fn atom_text(ctx: &Ctx<'_>, atom: qjs::JSAtom) -> Option<String> {
 /// code point (WTF-8), which UTF-8 cannot hold: each becomes one U+FFFD.
 fn text_of(ctx: &Ctx<'_>, value: &Value<'_>) -> String {
     let mut length = 0;
+    // SAFETY: a live context and value; the returned buffer (or null) is freed below, once.
     let raw = unsafe { qjs::JS_ToCStringLen(ctx.as_raw().as_ptr(), &mut length, value.as_raw()) };
     if raw.is_null() {
         ctx.catch();
         return String::new();
     }
-    let bytes = unsafe { std::slice::from_raw_parts(raw.cast::<u8>(), length as usize) };
+    // SAFETY: `raw` is non-null here and points to `length` bytes QuickJS keeps alive until
+    // JS_FreeCString below; `bytes` is not used after that.
+    let bytes = unsafe { std::slice::from_raw_parts(raw.cast::<u8>(), length) };
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text.to_owned(),
         Err(_) => {
@@ -334,6 +358,7 @@ fn text_of(ctx: &Ctx<'_>, value: &Value<'_>) -> String {
             String::from_utf8_lossy(&cleaned).into_owned()
         }
     };
+    // SAFETY: frees the buffer from JS_ToCStringLen once, in its context.
     unsafe { qjs::JS_FreeCString(ctx.as_raw().as_ptr(), raw) };
     text
 }

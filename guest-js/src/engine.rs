@@ -84,6 +84,8 @@ impl Engine {
         let runtime = Runtime::new().map_err(|e| e.to_string())?;
         let compiler = Context::custom::<CompilerIntrinsics>(&runtime).map_err(|e| e.to_string())?;
         let sandbox = Context::custom::<SandboxIntrinsics>(&runtime).map_err(|e| e.to_string())?;
+        // SAFETY: the runtime outlives the engine that holds it; `refuse_import` matches the
+        // loader signature and never reads its opaque pointer.
         unsafe { qjs::JS_SetModuleLoaderFunc(compiler.get_runtime_ptr(), None, Some(refuse_import), std::ptr::null_mut()) };
         let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE.lines().count())
             .map_err(|e| format!("the prelude does not compile: {e:?}"))?;
@@ -227,6 +229,7 @@ unsafe extern "C" fn refuse_import(
     _module_name: *const std::ffi::c_char,
     _opaque: *mut std::ffi::c_void,
 ) -> *mut qjs::JSModuleDef {
+    // SAFETY: QuickJS calls this with a live context; `%s` reads the one constant C string given.
     unsafe { qjs::JS_ThrowTypeError(ctx, c"%s".as_ptr(), c"import() is not available in Exec scripts".as_ptr()) };
     std::ptr::null_mut()
 }
@@ -238,6 +241,8 @@ fn compile(compiler: &Context, source: &str, name: &CStr, script_lines: usize) -
     let mut text = String::with_capacity(source.len() + 1);
     text.push_str(source);
     text.push('\0');
+    // SAFETY: `text` is NUL-terminated and outlives JS_Eval; every value made is freed once;
+    // the bytecode buffer holds `size` bytes until js_free, after it was copied.
     compiler.with(|ctx| unsafe {
         let raw = ctx.as_raw().as_ptr();
         let flags = (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_COMPILE_ONLY) as i32;
@@ -260,6 +265,8 @@ fn compile(compiler: &Context, source: &str, name: &CStr, script_lines: usize) -
 
 /// Reads bytecode into `ctx` (making `ctx` its realm) and evaluates it.
 fn load<'js, T: rquickjs::FromJs<'js>>(ctx: &Ctx<'js>, bytecode: &[u8]) -> rquickjs::Result<T> {
+    // SAFETY: the bytecode was written by `compile` with this engine's own QuickJS (never
+    // bytes from outside); each returned value is owned and handed on exactly once.
     unsafe {
         let raw = ctx.as_raw().as_ptr();
         let function = qjs::JS_ReadObject(raw, bytecode.as_ptr(), bytecode.len() as _, qjs::JS_READ_OBJ_BYTECODE as i32);
