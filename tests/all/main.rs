@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per concern, every test through the real
 //! guest component and the real host.
 
+mod attacks;
 mod budget;
 mod builtin_tools;
 mod conformance;

@@ -5,8 +5,11 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, ResourceContents};
-use rmcp::service::{Peer, RoleClient, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock, ErrorCode,
+    RequestId, ResourceContents, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
@@ -98,11 +101,31 @@ impl Tool for McpTool {
     }
 
     fn call(&self, args: Map<String, Value>, _context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        // Cancellation needs nothing here: when the funnel drops this future (abort, the
-        // Exec ending), rmcp sends `notifications/cancelled` for the request.
         Box::pin(async move {
             let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
-            match self.link.peer.call_tool(params).await {
+            let answer = match self
+                .link
+                .peer
+                .send_request_with_option(
+                    ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                    PeerRequestOptions::default(),
+                )
+                .await
+            {
+                Ok(handle) => {
+                    // Dropped before the answer (abort, the Exec ending): the server is told.
+                    let mut pending = CancelOnDrop { peer: self.link.peer.clone(), id: Some(handle.id.clone()) };
+                    let answer = handle.await_response().await;
+                    pending.id = None;
+                    answer
+                }
+                Err(error) => Err(error),
+            };
+            let answer = answer.and_then(|result| match result {
+                ServerResult::CallToolResult(result) => Ok(result),
+                _ => Err(ServiceError::UnexpectedResponse),
+            });
+            match answer {
                 Ok(result) => output_of(&self.link.server, &self.remote_name, result),
                 Err(error) => {
                     if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
@@ -112,6 +135,29 @@ impl Tool for McpTool {
                 }
             }
         })
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting.
+///
+/// rmcp's own guard tries once without waiting, and under load (thousands of abandoned
+/// calls a second) its channel can be full: the notice is lost, and with it the entry rmcp
+/// keeps for the request, for as long as the connection lives. This one waits its turn in
+/// a task of its own.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let notice = CancelledNotificationParam::new(Some(id), Some("the caller stopped waiting".into()));
+            let _ = peer.notify_cancelled(notice).await;
+        });
     }
 }
 
