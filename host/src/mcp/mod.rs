@@ -1,5 +1,6 @@
 //! MCP servers as tool sources: their configuration ([`McpConfig`], the `mcpServers` file
-//! format), the connection to each (`connection`), the servers of a session and their
+//! format), the connection to each (`connection`, with `stdio` reading a child's messages
+//! defensively), the servers of a session and their
 //! lifecycle (`servers`), and one server tool as a [`Tool`](crate::Tool) (`tool`). Every
 //! MCP tool is named `mcp__<server>__<tool>`.
 //!

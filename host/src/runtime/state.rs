@@ -92,8 +92,7 @@ impl GuestHost for ExecState {
     }
 
     fn console_write(&mut self, level: Level, message: String, cut_units: u64) {
-        self.console.write(level, &message);
-        self.console.cut_chars = self.console.cut_chars.saturating_add(usize::try_from(cut_units).unwrap_or(usize::MAX));
+        self.console.write(level, &message, cut_units);
     }
 }
 
@@ -104,7 +103,8 @@ pub(crate) struct ConsoleLog {
     pub lines: Vec<String>,
     chars: usize,
     max_chars: usize,
-    /// Characters written past the cap.
+    /// Characters written past the cap (for a line the guest already cut, the units it
+    /// did not pass count too).
     pub cut_chars: usize,
 }
 
@@ -113,7 +113,9 @@ impl ConsoleLog {
         ConsoleLog { max_chars, ..Default::default() }
     }
 
-    pub fn write(&mut self, level: Level, message: &str) {
+    /// Keeps one line within the cap; `cut_units` is what the guest cut from it already.
+    pub fn write(&mut self, level: Level, message: &str, cut_units: u64) {
+        self.cut_chars = self.cut_chars.saturating_add(usize::try_from(cut_units).unwrap_or(usize::MAX));
         let prefix = match level {
             Level::Warn => "[warn] ",
             Level::Error => "[error] ",
@@ -142,11 +144,11 @@ mod tests {
     #[test]
     fn console_output_is_capped_in_characters() {
         let mut log = ConsoleLog::new(10);
-        log.write(Level::Log, "12345");
-        log.write(Level::Warn, "abc");
+        log.write(Level::Log, "12345", 0);
+        log.write(Level::Warn, "abc", 0);
         assert_eq!(log.lines, vec!["12345", "[warn"]);
         assert_eq!(log.cut_chars, 5);
-        log.write(Level::Log, "more");
+        log.write(Level::Log, "more", 0);
         assert_eq!(log.cut_chars, 9);
     }
 }

@@ -10,7 +10,6 @@
 //! `--only N` runs only the Nth script of `SCRIPTS` (from 0), to find which one leaks.
 //! ```
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -59,7 +58,13 @@ fn main() -> Result<()> {
             "--minutes" => minutes = value()?.parse()?,
             "--concurrency" => concurrency = value()?.parse()?,
             "--sample-seconds" => sample_seconds = value()?.parse()?,
-            "--only" => only = Some(value()?.parse::<usize>()?).filter(|&n| n < SCRIPTS.len()),
+            "--only" => {
+                let n: usize = value()?.parse()?;
+                if n >= SCRIPTS.len() {
+                    bail!("--only takes 0 to {}", SCRIPTS.len() - 1);
+                }
+                only = Some(n);
+            }
             other => bail!("unknown argument {other}"),
         }
     }
@@ -151,11 +156,11 @@ fn children() -> Result<u64> {
     let me = std::process::id().to_string();
     let mut count = 0;
     for entry in std::fs::read_dir("/proc")?.flatten() {
-        let stat = entry.path().join("stat");
-        if !entry.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()) || !Path::new(&stat).exists() {
+        if !entry.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&stat) else { continue };
+        // A process may exit between the listing and the read.
+        let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
         // The parent pid is the second field after the command, which is in parentheses.
         let parent = text.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1));
         if parent == Some(me.as_str()) {
