@@ -27,7 +27,7 @@ use crate::announce::{self, Catalogue};
 use crate::exec_tool::ExecParams;
 use crate::funnel::{CallRequest, Funnel, object_input};
 use crate::mcp::servers::McpServers;
-use crate::mcp::{Connected, McpConfig, ServerConfig, ServerState, StartError};
+use crate::mcp::{Connected, McpConfig, ServerConfig, ServerLimits, ServerState, StartError};
 use crate::message::{ContentBlock, Message};
 use crate::policy::{Approver, Authorized, ModeChoice, Notes, Policy};
 use crate::pool::{Declaration, DeferralTable, ExecStatus, Pool};
@@ -124,7 +124,7 @@ pub struct SessionBuilder {
     workspace: Option<PathBuf>,
     tools: Vec<Arc<dyn Tool>>,
     servers: McpConfig,
-    connect_timeout: Duration,
+    server_limits: ServerLimits,
     managed: Option<Layer>,
     settings_sources: Vec<SettingsSource>,
     deferral: DeferralTable,
@@ -145,7 +145,7 @@ impl Default for SessionBuilder {
             workspace: None,
             tools: Vec::new(),
             servers: McpConfig::default(),
-            connect_timeout: crate::mcp::DEFAULT_CONNECT_TIMEOUT,
+            server_limits: ServerLimits::default(),
             managed: None,
             settings_sources: Vec::new(),
             deferral: DeferralTable::default(),
@@ -190,7 +190,15 @@ impl SessionBuilder {
 
     /// Time each MCP server has to start and list its tools.
     pub fn mcp_connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.server_limits.connect_timeout = timeout;
+        self
+    }
+
+    /// Bytes of calls one MCP server may leave waiting in the host before further calls to
+    /// it wait for room ([`ServerLimits::queued_bytes`]; default
+    /// [`DEFAULT_QUEUED_BYTES`](crate::mcp::DEFAULT_QUEUED_BYTES)).
+    pub fn mcp_queued_bytes(mut self, bytes: usize) -> Self {
+        self.server_limits.queued_bytes = bytes;
         self
     }
 
@@ -328,7 +336,7 @@ impl SessionBuilder {
             tools.push(Arc::new(ViewToolCall::new(store.clone())));
         }
         let registry = Arc::new(Registry::new(tools)?);
-        let servers = McpServers::with_connect_timeout(registry.clone(), self.connect_timeout);
+        let servers = McpServers::new(registry.clone(), self.server_limits);
         let sandbox = async {
             match self.sandbox {
                 Some(sandbox) => Ok(sandbox),

@@ -172,8 +172,9 @@ async fn a_folder_swapped_for_a_link_while_writes_run_never_gets_a_byte_into_git
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     swapper.join().unwrap();
     assert!(outcome.ok(), "{}", outcome.text());
-    let planted = std::fs::read(root.join(".git/hooks/pre-commit")).unwrap_or_default();
-    assert!(planted.is_empty(), "a write reached .git: {:?}", String::from_utf8_lossy(&planted));
+    // Not a byte, and not an empty file either: files are created only in a folder held
+    // open and checked.
+    assert!(!root.join(".git/hooks/pre-commit").exists(), "a write reached .git");
 }
 
 #[tokio::test]
@@ -213,7 +214,7 @@ async fn a_hostile_server_fails_each_unreadable_answer_at_once_and_skips_only_it
     let connected = within(60, harness.session.add_server("evil", stdio(FIXTURE, &["--hostile"]))).await.unwrap();
     let skipped: Vec<_> = connected.skipped.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(skipped, ["bad_schema", "(unnamed)"], "{:?}", connected.skipped);
-    assert_eq!(connected.tools, 10, "the rest of the list is offered");
+    assert_eq!(connected.tools, 12, "the rest of the list is offered");
     // Each unreadable answer fails its own call with a sentence naming server and tool; the
     // connection goes on serving the next call.
     let code = "const out = {};
@@ -237,6 +238,24 @@ async fn a_hostile_server_fails_each_unreadable_answer_at_once_and_skips_only_it
     assert_eq!(value["noise_first"], json!(["ok", "after the noise", "fine"]));
     assert_eq!(value["storm"], json!(["ok", "after the storm", "fine"]));
     assert!(value["crash"].as_str().unwrap().contains("disconnected before answering `crash`"), "{value}");
+}
+
+#[tokio::test]
+async fn calls_to_a_server_that_stops_reading_wait_for_room_instead_of_queueing_in_the_host() {
+    // 1 MiB may wait to reach the server; each call below weighs its 200 KB of arguments and
+    // a 1 KiB envelope, so five fit and the other three wait.
+    // The server stops reading for 2 s; the script gives up waiting after 0.5 s.
+    let limits = exec_host::Limits::default().with_max_nested_wait(Some(Duration::from_millis(500)));
+    let harness = Harness::with(|builder| builder.mcp_queued_bytes(1 << 20).limits(limits)).await;
+    within(60, harness.session.add_server("evil", stdio(FIXTURE, &["--hostile"]))).await.unwrap();
+    let code = "tools.mcp__evil__stall({}); const blob = 'x'.repeat(200000);
+      await Promise.allSettled(Array.from({ length: 8 }, () => tools.mcp__evil__fine({ blob })));";
+    let outcome = within(60, harness.run(code)).await;
+    assert!(outcome.text().contains("waited"), "{}", outcome.text());
+    // What was admitted reaches the server once it reads again; what waited never does.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let outcome = within(60, harness.run("return await tools.mcp__evil__received({})")).await;
+    assert_eq!(outcome.value(), Some(&json!("5")), "{}", outcome.text());
 }
 
 #[tokio::test]

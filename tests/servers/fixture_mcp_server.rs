@@ -349,6 +349,8 @@ const HOSTILE_TOOLS: &[&str] = &[
     "noise_first",    // a line that is not JSON, then a good answer
     "storm",          // 10,000 `tools/list_changed` notifications, then a good answer
     "crash",          // exits without answering
+    "stall",          // stops reading for 2 s, then answers
+    "received",       // how many `fine` calls it has read
 ];
 
 /// A server written by hand, so it can send what rmcp would never write. Its `tools/list`
@@ -357,6 +359,7 @@ fn hostile() -> anyhow::Result<()> {
     use std::io::BufRead;
     let stdin = std::io::stdin();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut fine_calls = 0;
     for line in stdin.lock().lines() {
         let request: Value = match serde_json::from_str(&line?) {
             Ok(request) => request,
@@ -413,7 +416,15 @@ fn hostile() -> anyhow::Result<()> {
                         writeln!(out, "{}", answer(text("after the storm")))?;
                     }
                     "crash" => std::process::exit(3),
-                    _ => writeln!(out, "{}", answer(text("fine")))?,
+                    "stall" => {
+                        std::thread::sleep(std::time::Duration::from_secs(2));
+                        writeln!(out, "{}", answer(text("stalled")))?;
+                    }
+                    "received" => writeln!(out, "{}", answer(text(&fine_calls.to_string())))?,
+                    _ => {
+                        fine_calls += 1;
+                        writeln!(out, "{}", answer(text("fine")))?;
+                    }
                 }
             }
             _ => writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": id, "result": {}}))?,

@@ -14,12 +14,14 @@ use futures::future::join_all;
 use rmcp::model::{ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ServerResult};
 use rmcp::service::{Peer, RoleClient};
 use serde_json::Value;
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::config::{self, McpConfig, ServerConfig};
+use super::connection::{self, Connection};
+use super::tool::{ServerLink, SkippedTool, tools_of};
+use crate::tools::{Registry, Tool};
 
 /// Tools one server may list, over all the pages of its `tools/list`; past it, the list is
 /// refused whole (the tools a model would be given cannot be a random part of it).
@@ -27,16 +29,36 @@ pub const MAX_TOOLS_PER_SERVER: usize = 10_000;
 
 /// Pages of one `tools/list` read at most: a cursor that never ends is a server's fault.
 pub const MAX_LIST_PAGES: usize = 1_000;
-use super::connection::{self, Connection};
-use super::tool::{ServerLink, SkippedTool, tools_of};
-use crate::tools::{Registry, Tool};
 
 /// Default time a server has to start and answer `initialize` and `tools/list`.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default bound on the bytes of calls waiting to reach one server (see
+/// [`ServerLimits::queued_bytes`]).
+pub const DEFAULT_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 /// How long a closing server may take to exit before it is killed.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How long a server whose call failed at the transport level has to answer a `ping`.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the servers of a session may take of the host's time and memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerLimits {
+    /// Time each server has to start and list its tools.
+    pub connect_timeout: Duration,
+    /// Bytes of calls one server has not yet taken from the host (requests written to a pipe
+    /// the server does not read, posts not yet sent), counted as each call's arguments plus
+    /// a fixed envelope. A call past it waits for room, as a call waits for its answer
+    /// (the Exec's abort and nested-wait cap end the wait): a slow server slows its callers
+    /// instead of growing the host.
+    pub queued_bytes: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        ServerLimits { connect_timeout: DEFAULT_CONNECT_TIMEOUT, queued_bytes: DEFAULT_QUEUED_BYTES }
+    }
+}
 
 /// A server that could not be connected, and why. Shown once, as one sentence.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -82,13 +104,13 @@ impl Supervised {
 /// Every MCP server of a session.
 pub struct McpServers {
     registry: Arc<Registry>,
-    connect_timeout: Duration,
+    limits: ServerLimits,
     servers: Mutex<BTreeMap<String, Supervised>>,
 }
 
 impl McpServers {
-    pub fn with_connect_timeout(registry: Arc<Registry>, connect_timeout: Duration) -> Self {
-        McpServers { registry, connect_timeout, servers: Mutex::new(BTreeMap::new()) }
+    pub fn new(registry: Arc<Registry>, limits: ServerLimits) -> Self {
+        McpServers { registry, limits, servers: Mutex::new(BTreeMap::new()) }
     }
 
     /// Connects every configured server at once. Each failure is returned (and nothing is
@@ -105,11 +127,12 @@ impl McpServers {
         if self.is_connected(name) {
             return Err(fail("a server of that name is already connected; remove it first".into()));
         }
-        let connection = connection::connect(name, &server.transport, self.connect_timeout).await.map_err(fail)?;
-        let link = ServerLink { server: name.into(), peer: connection.service.peer().clone(), suspect: Arc::new(Notify::new()) };
-        let listed = tokio::time::timeout(self.connect_timeout, list_tools(&link.peer))
+        let connect_timeout = self.limits.connect_timeout;
+        let connection = connection::connect(name, &server.transport, connect_timeout).await.map_err(fail)?;
+        let link = ServerLink::new(name, connection.service.peer().clone(), self.limits.queued_bytes);
+        let listed = tokio::time::timeout(connect_timeout, list_tools(&link.peer))
             .await
-            .map_err(|_| fail(format!("no answer to `tools/list` within {:?}", self.connect_timeout)))?
+            .map_err(|_| fail(format!("no answer to `tools/list` within {connect_timeout:?}")))?
             .map_err(fail)?;
         let (tools, skipped) = offered(&link, listed, server.always_load);
         let connected = Connected { tools: tools.len(), skipped };
@@ -128,7 +151,7 @@ impl McpServers {
             always_load: server.always_load,
             registry: self.registry.clone(),
             state: state.clone(),
-            refresh_timeout: self.connect_timeout,
+            refresh_timeout: connect_timeout,
         };
         let task = tokio::spawn(watch.run(connection, link, stop.clone()));
         servers.insert(name.to_string(), Supervised { stop, task, state });

@@ -11,7 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{Map, Value};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::tools::{CallContext, DefinitionError, Image, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
 
@@ -20,8 +20,13 @@ pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
 /// `_meta` key carrying a tool's search hint.
 pub const SEARCH_HINT_META: &str = "anthropic/searchHint";
 
+/// What a message to a server weighs besides a call's arguments, in the bound on bytes
+/// waiting to reach the server: its envelope, or a cancellation notice.
+const ENVELOPE_BYTES: usize = 1024;
+
 /// What every tool of one connected server shares: the server's name, the client side of
-/// the connection, and the alarm a call raises when the connection failed under it.
+/// the connection, the alarm a call raises when the connection failed under it, and the
+/// room left for messages waiting to reach the server.
 #[derive(Clone)]
 pub struct ServerLink {
     pub server: Arc<str>,
@@ -29,6 +34,39 @@ pub struct ServerLink {
     /// Notified when a call failed at the transport level; the server's watcher then checks
     /// whether the server is still there (an HTTP server can vanish without closing anything).
     pub suspect: Arc<Notify>,
+    /// [`ServerLimits::queued_bytes`](super::ServerLimits::queued_bytes), as permits of one
+    /// byte. A message holds its weight from before it is handed to rmcp until the
+    /// transport drops it, written or failed.
+    outgoing: Arc<Semaphore>,
+    queued_bytes: usize,
+}
+
+impl ServerLink {
+    pub fn new(server: &str, peer: Peer<RoleClient>, queued_bytes: usize) -> Self {
+        let queued_bytes = queued_bytes.clamp(ENVELOPE_BYTES, Semaphore::MAX_PERMITS);
+        ServerLink {
+            server: server.into(),
+            peer,
+            suspect: Arc::new(Notify::new()),
+            outgoing: Arc::new(Semaphore::new(queued_bytes)),
+            queued_bytes,
+        }
+    }
+
+    /// Waits until `bytes` more may wait to reach the server. A message heavier than the
+    /// whole bound waits until nothing else does.
+    async fn room_for(&self, bytes: usize) -> OwnedSemaphorePermit {
+        let weight = u32::try_from(bytes.saturating_add(ENVELOPE_BYTES).min(self.queued_bytes)).unwrap_or(u32::MAX);
+        // The semaphore is never closed.
+        self.outgoing.clone().acquire_many_owned(weight).await.expect("the outgoing bound is never closed")
+    }
+}
+
+/// A message's share of the outgoing bound, carried in the request's extensions so that it
+/// is given back when the transport drops the message.
+#[derive(Clone)]
+struct Queued {
+    _room: Arc<OwnedSemaphorePermit>,
 }
 
 /// A tool of a connected MCP server.
@@ -102,19 +140,19 @@ impl Tool for McpTool {
 
     fn call(&self, args: Map<String, Value>, _context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
+            let room = self.link.room_for(json_len(&args)).await;
             let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
+            let mut request = CallToolRequest::new(params);
+            request.extensions.insert(Queued { _room: Arc::new(room) });
             let answer = match self
                 .link
                 .peer
-                .send_request_with_option(
-                    ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-                    PeerRequestOptions::default(),
-                )
+                .send_request_with_option(ClientRequest::CallToolRequest(request), PeerRequestOptions::default())
                 .await
             {
                 Ok(handle) => {
                     // Dropped before the answer (abort, the Exec ending): the server is told.
-                    let mut pending = CancelOnDrop { peer: self.link.peer.clone(), id: Some(handle.id.clone()) };
+                    let mut pending = CancelOnDrop { link: self.link.clone(), id: Some(handle.id.clone()) };
                     let answer = handle.await_response().await;
                     pending.id = None;
                     answer
@@ -143,9 +181,9 @@ impl Tool for McpTool {
 /// rmcp's own guard tries once without waiting, and under load (thousands of abandoned
 /// calls a second) its channel can be full: the notice is lost, and with it the entry rmcp
 /// keeps for the request, for as long as the connection lives. This one waits its turn in
-/// a task of its own.
+/// a task of its own, within the server's outgoing bound.
 struct CancelOnDrop {
-    peer: Peer<RoleClient>,
+    link: ServerLink,
     id: Option<RequestId>,
 }
 
@@ -153,12 +191,32 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let peer = self.peer.clone();
+        let link = self.link.clone();
         runtime.spawn(async move {
+            let _room = link.room_for(0).await;
             let notice = CancelledNotificationParam::new(Some(id), Some("the caller stopped waiting".into()));
-            let _ = peer.notify_cancelled(notice).await;
+            // Returns once the notice is written (or could not be).
+            let _ = link.peer.notify_cancelled(notice).await;
         });
     }
+}
+
+/// The length of `value` as JSON text, without writing it anywhere.
+fn json_len(value: &Map<String, Value>) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing plain JSON values into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// What the script receives from a `tools/call` answer (spec: structured content, else the

@@ -23,7 +23,7 @@ use exec_host_tests::{Harness, exec_call};
 /// call left behind, logs, and errors thrown.
 const SCRIPTS: &[&str] = &[
     "let n = 0; for (let i = 0; i < 20; i++) n += (await tools.mcp__fx__echo({ i })).i; return n;",
-    "await tools.write_file({ path: `f${Math.floor(Math.random() * 50)}.txt`, content: 'x'.repeat(1000) }); return (await tools.list_dir({ path: '.' })).length;",
+    "await tools.write_file({ path: `f${Math.floor(Math.random() * 50)}.txt`, content: 'x'.repeat(1000) }); return (await tools.ls({ path: '.' })).total;",
     "const r = await Promise.allSettled([tools.echo({ value: 1 }), tools.mcp__fx__fail({}), tools.fail({}), tools.mcp__fx__slow({ ms: 20 })]); return r.map((x) => x.status);",
     "console.log('a line', { k: [1, 2, 3] }); throw new Error('thrown on purpose');",
     "tools.mcp__fx__never({}); await tools.sleep({ ms: 5 }); return 'left an MCP call behind';",

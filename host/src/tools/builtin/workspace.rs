@@ -110,36 +110,53 @@ impl Workspace {
         Ok(())
     }
 
-    /// Where an open file really is, relative to the workspace: what the kernel says of the
-    /// descriptor, so a link swapped in after the check above cannot hide it. `None` when
-    /// the system cannot say (no `/proc`).
-    fn real_place(&self, file: &cap_std::fs::File) -> Option<String> {
-        use std::os::fd::AsRawFd;
+    /// Where an open file or folder really is, relative to the workspace: what the kernel
+    /// says of the descriptor, so a link swapped in after a check cannot hide it. `None`
+    /// when the system cannot say (no `/proc`).
+    fn real_place(&self, handle: &impl std::os::fd::AsRawFd) -> Option<String> {
         let root = self.root.as_ref()?;
-        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", handle.as_raw_fd())).ok()?;
         real.strip_prefix(root).ok().map(slashed)
     }
 
     /// Opens a regular file of the workspace. Opening never blocks (a FIFO or a device is
-    /// opened non-blocking, then refused: only regular files are read or written). A file
-    /// opened to write must be writable ([`Workspace::check_writable`]) and have no other
-    /// hard link (writing it would change what the other names show).
+    /// opened non-blocking, then refused: only regular files are read or written).
+    ///
+    /// A file opened to change is opened inside a folder held open and checked first
+    /// ([`Workspace::writable_folder`]), by its bare name and without following a link
+    /// there, so a link swapped in while the call runs cannot move the write (or the file
+    /// it creates) into a control folder. It must be writable ([`Workspace::check_writable`])
+    /// and have no other hard link (writing it would change what the other names show).
     pub fn open_file(&self, relative: &Path, access: Access) -> Result<cap_std::fs::File, ToolError> {
         use cap_std::fs::OpenOptionsExt;
         let shown = display_path(relative);
-        if access != Access::Read {
-            self.check_writable(relative)?;
-        }
         let mut options = cap_std::fs::OpenOptions::new();
-        match access {
-            Access::Read => options.read(true),
-            Access::Edit => options.read(true).write(true),
-            Access::Create => options.write(true).create(true),
+        let flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+        let opened = match access {
+            Access::Read => self.dir.open_with(relative, options.read(true).custom_flags(flags)),
+            Access::Edit | Access::Create => {
+                self.check_writable(relative)?;
+                // Where links lead, checked above; the folder is pinned and checked again.
+                let place = self.resolve(relative).ok_or_else(|| match self.dir.metadata(relative) {
+                    // A link loop, say: the system's own words.
+                    Err(e) => self.io_error(&shown, e),
+                    Ok(_) => outside(&shown),
+                })?;
+                let (folder, name) = place.rsplit_once('/').unwrap_or(("", &place));
+                let folder = self.writable_folder(Path::new(folder), access == Access::Create, &shown)?;
+                self.check_place(&self.real_place(&folder).map_or_else(|| place.clone(), |f| join(&f, name)), &shown)?;
+                match access {
+                    Access::Edit => options.read(true).write(true),
+                    _ => options.write(true).create(true),
+                };
+                folder.open_with(name, options.custom_flags(flags | libc::O_NOFOLLOW))
+            }
         };
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-        let file = self.dir.open_with(relative, &options).map_err(|e| match e.raw_os_error() {
+        let file = opened.map_err(|e| match e.raw_os_error() {
             // A FIFO opened to write with nobody reading it.
             Some(libc::ENXIO) => not_regular(&shown),
+            // A link put where the checked file was.
+            Some(libc::ELOOP) => ToolError::execution(format!("`{shown}` changed into a link while it was opened; try again")),
             _ => self.io_error(&shown, e),
         })?;
         let metadata = file.metadata().map_err(|e| self.io_error(&shown, e))?;
@@ -148,11 +165,6 @@ impl Workspace {
         }
         if !metadata.is_file() {
             return Err(not_regular(&shown));
-        }
-        if access != Access::Read
-            && let Some(place) = self.real_place(&file)
-        {
-            self.check_place(&place, &shown)?;
         }
         if access != Access::Read {
             use cap_std::fs::MetadataExt;
@@ -164,6 +176,34 @@ impl Workspace {
             }
         }
         Ok(file)
+    }
+
+    /// Opens the folder `place` (relative, links already resolved) one level at a time,
+    /// creating missing levels when `create`, and checks where each level really is before
+    /// anything is made inside it: no folder or file is ever created in a control folder,
+    /// whatever is swapped in meanwhile.
+    fn writable_folder(&self, place: &Path, create: bool, shown: &str) -> Result<Dir, ToolError> {
+        let mut folder = self.dir.try_clone().map_err(|e| self.io_error(".", e))?;
+        let mut walked = PathBuf::new();
+        for part in place.components() {
+            walked.push(part);
+            let level = display_path(&walked);
+            if let Some(real) = self.real_place(&folder) {
+                self.check_place(&join(&real, &part.as_os_str().to_string_lossy()), shown)?;
+            }
+            folder = match folder.open_dir(part) {
+                Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
+                    folder.create_dir(part).map_err(|e| self.io_error(&level, e))?;
+                    folder.open_dir(part)
+                }
+                opened => opened,
+            }
+            .map_err(|e| self.io_error(&level, e))?;
+        }
+        if let Some(real) = self.real_place(&folder) {
+            self.check_place(&real, shown)?;
+        }
+        Ok(folder)
     }
 
     pub fn dir(&self) -> &Dir {
@@ -240,11 +280,10 @@ impl Workspace {
                     return Some(slashed(&full));
                 }
                 Err(_) => {
-                    // A link whose target is missing: where it would create things.
-                    if links > 0
-                        && self.dir.symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink())
-                        && let Ok(target) = self.dir.read_link(&existing)
-                    {
+                    // A link whose target is missing: where it would create things. One
+                    // cap-std will not read (its target is absolute) leads outside.
+                    if self.dir.symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink()) {
+                        let target = self.dir.read_link(&existing).ok().filter(|_| links > 0)?;
                         let mut next = existing.parent().map(Path::to_path_buf).unwrap_or_default().join(target);
                         next.extend(rest.iter().rev());
                         let next = self.relative(Some(&next.to_string_lossy())).ok()?;
@@ -300,6 +339,11 @@ pub fn real_path(path: &Path) -> PathBuf {
             _ => return absolute,
         }
     }
+}
+
+/// `name` inside the `/`-separated relative folder `folder` (`""` is the workspace).
+fn join(folder: &str, name: &str) -> String {
+    if folder.is_empty() { name.to_string() } else { format!("{folder}/{name}") }
 }
 
 /// A relative path as permission rules read it: `/`-separated, `""` for the workspace.

@@ -44,22 +44,7 @@ impl FileTool for WriteFile {
         if relative == std::path::Path::new(".") {
             return Err(ToolError::params("write_file: the path names the workspace itself, not a file"));
         }
-        // Before any folder is made for it.
-        workspace.check_writable(&relative)?;
-        let dir = workspace.dir();
-        if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
-            // Look before creating: a parent that is a link out of the workspace must be
-            // refused as such, not reported as "already exists".
-            match dir.metadata(parent) {
-                Ok(metadata) if metadata.is_dir() => {}
-                Ok(_) => return Err(ToolError::execution(format!("`{}` is not a directory", display_path(parent)))),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    dir.create_dir_all(parent).map_err(|e| workspace.io_error(&display_path(parent), e))?
-                }
-                Err(e) => return Err(workspace.io_error(&display_path(parent), e)),
-            }
-        }
-        let created = !dir.exists(&relative);
+        let created = !workspace.dir().exists(&relative);
         let mut file = workspace.open_file(&relative, Access::Create)?;
         file.set_len(0).map_err(|e| workspace.io_error(&shown, e))?;
         file.write_all(params.content.as_bytes()).map_err(|e| workspace.io_error(&shown, e))?;
