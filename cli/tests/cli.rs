@@ -7,17 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-fn exec_host(workspace: &Path, cache: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_exec-host"));
-    // The user settings file is looked for under XDG_CONFIG_HOME: keep the tests' own.
-    command
-        .current_dir(workspace)
-        .env("EXEC_HOST_CACHE_DIR", cache)
-        .env("XDG_CONFIG_HOME", workspace.join(".config"))
-        .env("XDG_STATE_HOME", workspace.join(".state"))
-        .env_remove("RUST_LOG");
-    command
-}
+mod common;
+use common::{exec_host, fixture_mcp_server, shared_cache};
 
 struct Setup {
     workspace: tempfile::TempDir,
@@ -28,12 +19,7 @@ struct Setup {
 impl Setup {
     /// A fresh workspace; the compiled guest is cached in one folder shared by the tests.
     fn new() -> Self {
-        let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exec-host-cli-cache");
-        std::fs::create_dir_all(&shared).unwrap();
-        // Private, as the host wants a cache folder to be (whatever the umask).
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
-        Setup { workspace: tempfile::tempdir().unwrap(), cache: shared, _own_cache: None }
+        Setup { workspace: tempfile::tempdir().unwrap(), cache: shared_cache(), _own_cache: None }
     }
 
     /// A fresh workspace and an empty cache of its own.
@@ -294,14 +280,6 @@ fn an_unwritable_workspace_fails_writes_with_a_clear_sentence() {
     assert_eq!(object["calls"], json!(["ls", "write_file"]));
     let error = object["error"].as_str().unwrap();
     assert!(error.contains("`notes.txt`: permission denied (the workspace may not be writable)"), "{error}");
-}
-
-/// The rmcp fixture server of the test crate, built by the same `cargo test` as this binary.
-fn fixture_mcp_server() -> std::path::PathBuf {
-    let deps = std::env::current_exe().unwrap();
-    let path = deps.parent().unwrap().parent().unwrap().join("fixture-mcp-server");
-    assert!(path.exists(), "{} is missing: run the tests with `cargo test --release` from the workspace root", path.display());
-    path
 }
 
 /// Polls `condition` until it holds or `seconds` have passed; the caller asserts the outcome.

@@ -37,8 +37,10 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
         // A FIFO opens at once instead of waiting for a writer; it is refused just below.
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => ReadError::Missing,
+        .map_err(|e| match (e.kind(), e.raw_os_error()) {
+            (io::ErrorKind::NotFound, _) => ReadError::Missing,
+            // Only special files refuse to open this way: a socket, a device with no driver.
+            (_, Some(libc::ENXIO | libc::ENODEV)) => ReadError::NotRegular,
             _ => ReadError::Io(e),
         })?;
     let metadata = file.metadata().map_err(ReadError::Io)?;

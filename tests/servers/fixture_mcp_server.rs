@@ -351,6 +351,8 @@ const HOSTILE_TOOLS: &[&str] = &[
     "crash",          // exits without answering
     "stall",          // stops reading for 2 s, then answers
     "received",       // how many `fine` calls it has read
+    "hang",           // never answers
+    "wrong_id",       // answers with an id nobody asked for
 ];
 
 /// A server written by hand, so it can send what rmcp would never write. Its `tools/list`
@@ -421,6 +423,8 @@ fn hostile() -> anyhow::Result<()> {
                         writeln!(out, "{}", answer(text("stalled")))?;
                     }
                     "received" => writeln!(out, "{}", answer(text(&fine_calls.to_string())))?,
+                    "hang" => {}
+                    "wrong_id" => writeln!(out, r#"{{"jsonrpc":"2.0","id":"not-{id}","result":{{"content":[]}}}}"#)?,
                     _ => {
                         fine_calls += 1;
                         writeln!(out, "{}", answer(text("fine")))?;

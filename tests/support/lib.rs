@@ -5,6 +5,7 @@
 //! one tool per output shape the spec distinguishes (structured, text only, empty, image)
 //! and tools that fail, never return, or count their calls.
 
+pub mod attack;
 pub mod cases;
 
 use std::sync::Arc;
