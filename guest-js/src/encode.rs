@@ -439,3 +439,108 @@ pub fn describe(value: &Value<'_>) -> String {
         }
     }
 }
+
+/// Native tests of the encoder on a QuickJS runtime of the build machine's own
+/// (`cargo test` in guest-js): what passes, byte for byte, and what is refused, with which
+/// path.
+#[cfg(test)]
+mod tests {
+    use rquickjs::{Context, Object, Runtime};
+
+    use super::*;
+
+    const BOUNDS: Bounds = Bounds { bytes: 1 << 20, depth: 10 };
+
+    /// Encodes the value of the JavaScript expression `source` as one call's arguments.
+    fn encode_with(source: &str, bounds: Bounds) -> Result<String, String> {
+        let runtime = Runtime::new().expect("a runtime");
+        let context = Context::full(&runtime).expect("a context");
+        context.with(|ctx| {
+            let globals = ctx.globals();
+            let prototype = |name: &str| -> Object<'_> {
+                globals.get::<_, Object>(name).and_then(|c| c.get::<_, Object>("prototype")).expect("a prototype")
+            };
+            let plain = PlainPrototypes::of(&prototype("Object"), &prototype("Array"));
+            let value: Value = ctx.eval(format!("({source})")).map_err(|e| format!("the test's source does not run: {e}"))?;
+            arguments(&ctx, plain, bounds, || "tools.t()".into(), value)
+        })
+    }
+
+    fn encode(source: &str) -> Result<String, String> {
+        encode_with(source, BOUNDS)
+    }
+
+    fn refused(source: &str) -> String {
+        encode(source).expect_err(source)
+    }
+
+    #[test]
+    fn plain_data_is_written_as_json_stringify_would() {
+        assert_eq!(encode("undefined").unwrap(), "{}");
+        assert_eq!(encode("{}").unwrap(), "{}");
+        assert_eq!(
+            encode("{ a: 1, b: 'x', c: [true, null], d: { e: -2.5 } }").unwrap(),
+            r#"{"a":1,"b":"x","c":[true,null],"d":{"e":-2.5}}"#
+        );
+        assert_eq!(encode("{ skipped: undefined, kept: 0 }").unwrap(), r#"{"kept":0}"#);
+        assert_eq!(encode("{ a: [1, , 3], b: [undefined] }").unwrap(), r#"{"a":[1,null,3],"b":[null]}"#);
+        // The same numbers JSON.stringify writes (it spells the exponent `1e+21`; both are JSON).
+        assert_eq!(
+            encode("{ z: -0, big: 1e21, small: 5e-324, int: 2147483647 }").unwrap(),
+            r#"{"z":0,"big":1e21,"small":5e-324,"int":2147483647}"#
+        );
+        assert_eq!(encode("Object.assign(Object.create(null), { n: 1 })").unwrap(), r#"{"n":1}"#);
+    }
+
+    #[test]
+    fn strings_are_escaped_and_lone_surrogates_kept_as_escapes() {
+        assert_eq!(encode(r#"{ s: "q\"b\\n\n\t\u0001\u2028é" }"#).unwrap(), "{\"s\":\"q\\\"b\\\\n\\n\\t\\u0001\u{2028}é\"}");
+        let lone = encode(r#"{ s: "\ud800x" }"#).unwrap();
+        assert!(serde_like_roundtrip(&lone), "{lone}");
+    }
+
+    /// A lone surrogate must come out as valid UTF-8 JSON text (escaped or replaced).
+    fn serde_like_roundtrip(text: &str) -> bool {
+        text.starts_with("{\"s\":\"") && text.ends_with("x\"}") && std::str::from_utf8(text.as_bytes()).is_ok()
+    }
+
+    #[test]
+    fn what_json_would_distort_is_refused_with_its_path() {
+        assert!(refused("5").contains("tools.t() takes one plain object of arguments, got a number"));
+        assert!(refused("{ n: NaN }").contains("args.n is NaN, which JSON cannot carry"));
+        assert!(refused("{ a: [0, Infinity] }").contains("args.a[1] is Infinity"));
+        assert!(refused("{ f() {} }").contains("args.f is a function"));
+        assert!(refused("{ b: 1n }").contains("args.b is a BigInt"));
+        assert!(refused("{ s: Symbol('x') }").contains("args.s is a symbol"));
+        assert!(refused("{ d: new Date(0) }").contains("args.d is an instance of Date"));
+        assert!(refused("{ m: new Map() }").contains("args.m is an instance of Map"));
+        assert!(refused("{ u: new Uint8Array(2) }").contains("args.u is an instance of Uint8Array"));
+        assert!(refused("{ get g() { return 1 } }").contains("args.g"));
+        assert!(
+            refused("(() => { const o = { k: {} }; o.k.back = o; return o; })()")
+                .contains("args.k.back refers back to an enclosing value")
+        );
+    }
+
+    #[test]
+    fn the_bounds_hold_at_their_edges() {
+        let depth = Bounds { bytes: 1 << 20, depth: 3 };
+        assert_eq!(encode_with("{ a: { b: 1 } }", depth).unwrap(), r#"{"a":{"b":1}}"#);
+        assert_eq!(encode_with("{ a: { b: [1] } }", depth).unwrap(), r#"{"a":{"b":[1]}}"#);
+        assert!(encode_with("{ a: { b: [[1]] } }", depth).unwrap_err().contains("args.a.b[0] is nested more than 3 levels deep"));
+        // `{"s":"xxxxxxxxxx"}` is 18 bytes: it passes a bound of 18, not one of 17.
+        let exact = |bytes| Bounds { bytes, depth: 10 };
+        assert_eq!(encode_with("{ s: 'x'.repeat(10) }", exact(18)).unwrap().len(), 18);
+        assert!(encode_with("{ s: 'x'.repeat(10) }", exact(17)).unwrap_err().contains("more than 17 bytes as JSON"));
+        // A sparse array is refused while it is walked, not after a huge text was built.
+        let small = Bounds { bytes: 1000, depth: 10 };
+        assert!(encode_with("{ a: new Array(1e9) }", small).unwrap_err().contains("more than 1000 bytes"));
+    }
+
+    #[test]
+    fn proxies_and_toJSON_are_walked_as_the_data_they_show() {
+        assert_eq!(encode("new Proxy({ a: 1 }, {})").unwrap(), r#"{"a":1}"#);
+        // toJSON is an ordinary function-valued property, refused like any other.
+        assert!(refused("{ v: { toJSON() { return 1 } } }").contains("args.v.toJSON is a function"));
+    }
+}

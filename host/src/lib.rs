@@ -55,6 +55,25 @@ pub mod signature;
 pub mod text_file;
 pub mod tools;
 
+/// Entry points of the fuzz targets in `fuzz/` into parsers the crate keeps private; built
+/// only with `--cfg fuzzing`, which `scripts/fuzz` sets.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::mcp::stdio::read_messages;
+
+    /// Answers a `tools.ToolSearch` query from `pool`.
+    pub fn search(pool: &[crate::ToolDefinition], params: &crate::search::SearchParams) -> crate::search::SearchResult {
+        crate::search::Index::new(pool).search(pool, params)
+    }
+
+    /// Reads a `PreToolUse` hook's stdout; whether it asked for anything.
+    pub fn hook_answer(stdout: &str) -> bool {
+        let answer = crate::policy::hooks::pre_answer(stdout);
+        answer.updated_input.is_some() || answer.decision.is_some()
+    }
+}
+
 pub use message::{ContentBlock, Message, Role};
 pub use policy::{Approval, ApprovalRequest, Approver};
 pub use pool::{Declaration, DeferralTable, ExecStatus, Pool};

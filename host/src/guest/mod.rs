@@ -15,7 +15,7 @@ use wasmtime_wasi::WasiView;
 mod generated {
     wasmtime::component::bindgen!({
         world: "sandbox",
-        path: "../wit",
+        path: "wit",
         imports: {
             // The one import that waits: everything else answers at once.
             "exec-host:sandbox/tools.wait-next": async | trappable,

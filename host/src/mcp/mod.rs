@@ -10,7 +10,7 @@
 mod config;
 mod connection;
 pub(crate) mod servers;
-mod stdio;
+pub(crate) mod stdio;
 pub(crate) mod tool;
 
 pub use crate::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};

@@ -88,6 +88,18 @@ impl Transport<RoleClient> for ChildTransport {
     }
 }
 
+/// Reads every message of `bytes` as they would come from a server's stdout; the number
+/// read. For the fuzz target of this reader.
+#[cfg(fuzzing)]
+pub fn read_messages(bytes: &[u8]) -> usize {
+    let mut lines = Lines::new(bytes);
+    let mut count = 0;
+    while futures::executor::block_on(lines.next_message()).is_some() {
+        count += 1;
+    }
+    count
+}
+
 /// The messages of a stream of lines, read within [`MAX_MESSAGE_BYTES`] each.
 ///
 /// Cancellation-safe: `next_message` is polled inside a `select!`; every byte taken from the

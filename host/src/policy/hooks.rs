@@ -42,6 +42,7 @@ pub(crate) struct Context<'a> {
 }
 
 /// A `PreToolUse` hook's decision.
+#[derive(Debug)]
 pub(crate) enum Decision {
     Allow,
     Ask(String),
@@ -72,25 +73,11 @@ pub(crate) async fn pre_tool_use(context: Context<'_>, tool: &str, input: Value,
                 return PreOutcome::Block(format!("PreToolUse:{tool} hook error: {}", stderr.trim()));
             }
             Run::Exited { code: Some(0), stdout, .. } => {
-                let Some(answer) = json_object(&stdout) else { continue };
-                let specific = answer.get("hookSpecificOutput").and_then(Value::as_object);
-                if let Some(updated) = specific.and_then(|s| s.get("updatedInput")).filter(|v| v.is_object()) {
-                    input = updated.clone();
+                let answer = pre_answer(&stdout);
+                if let Some(updated) = answer.updated_input {
+                    input = updated;
                 }
-                let reason = specific
-                    .and_then(|s| s.get("permissionDecisionReason"))
-                    .or_else(|| answer.get("reason"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("no reason given")
-                    .to_string();
-                let said =
-                    specific.and_then(|s| s.get("permissionDecision")).or_else(|| answer.get("decision")).and_then(Value::as_str);
-                let this = match said {
-                    Some("deny" | "block") => Decision::Deny(reason),
-                    Some("ask") => Decision::Ask(reason),
-                    Some("allow" | "approve") => Decision::Allow,
-                    _ => continue,
-                };
+                let Some(this) = answer.decision else { continue };
                 // deny over ask over allow, whichever hook said it.
                 decision = Some(match (decision, this) {
                     (Some(Decision::Deny(first)), _) => Decision::Deny(first),
@@ -160,6 +147,37 @@ fn event(context: Context<'_>, name: &str, tool: &str, input: &Value, response: 
     let mut bytes = object.to_string().into_bytes();
     bytes.push(b'\n');
     bytes
+}
+
+/// What one `PreToolUse` hook's stdout asks for.
+#[derive(Debug, Default)]
+pub(crate) struct PreAnswer {
+    /// `hookSpecificOutput.updatedInput`, when it is an object.
+    pub updated_input: Option<Value>,
+    pub decision: Option<Decision>,
+}
+
+/// Reads a `PreToolUse` hook's stdout: a JSON object in Claude Code's shape (either
+/// `hookSpecificOutput.permissionDecision` or the older `decision`), or plain output that
+/// asks for nothing.
+pub(crate) fn pre_answer(stdout: &str) -> PreAnswer {
+    let Some(answer) = json_object(stdout) else { return PreAnswer::default() };
+    let specific = answer.get("hookSpecificOutput").and_then(Value::as_object);
+    let updated_input = specific.and_then(|s| s.get("updatedInput")).filter(|v| v.is_object()).cloned();
+    let reason = specific
+        .and_then(|s| s.get("permissionDecisionReason"))
+        .or_else(|| answer.get("reason"))
+        .and_then(Value::as_str)
+        .unwrap_or("no reason given")
+        .to_string();
+    let said = specific.and_then(|s| s.get("permissionDecision")).or_else(|| answer.get("decision")).and_then(Value::as_str);
+    let decision = match said {
+        Some("deny" | "block") => Some(Decision::Deny(reason)),
+        Some("ask") => Some(Decision::Ask(reason)),
+        Some("allow" | "approve") => Some(Decision::Allow),
+        _ => None,
+    };
+    PreAnswer { updated_input, decision }
 }
 
 /// A hook's stdout as a JSON object, when it is one; anything else is plain output.

@@ -17,7 +17,7 @@
 //!         with none, the call is refused with the rule that would let it run
 //! ```
 
-mod hooks;
+pub(crate) mod hooks;
 
 use std::path::PathBuf;
 use std::sync::Arc;
