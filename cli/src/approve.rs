@@ -73,6 +73,12 @@ fn prompt(request: &ApprovalRequest) -> Approval {
     }
 }
 
+/// An approver that refuses every call that must ask, saying what would let it run (for
+/// `serve`, whose standard input is the MCP channel).
+pub fn refusing() -> Arc<dyn Approver> {
+    Arc::new(NoTerminal)
+}
+
 /// No terminal: every call that must ask is refused, saying what would let it run.
 struct NoTerminal;
 

@@ -1,4 +1,4 @@
-//! The `exec-host` command line: `run`, `tools`, `search`. Flags are parsed raw, then
+//! The `exec-host` command line: `run`, `tools`, `search`, `serve`. Flags are parsed raw, then
 //! resolved into one config ([`RunConfig`], [`SessionConfig`]) that the rest reads; every
 //! command works through one [`Session`], as an agent does.
 //!
@@ -22,6 +22,7 @@ use exec_host::{
 };
 
 mod approve;
+mod serve;
 mod terminal;
 use serde_json::{Value, json};
 
@@ -43,6 +44,9 @@ enum Command {
     Tools(ToolsFlags),
     /// Find tools as a script's tools.ToolSearch does, with their call forms.
     Search(SearchFlags),
+    /// Serve the session over MCP (stdio): one constant `Exec` tool in front of every
+    /// configured MCP server, for any MCP client.
+    Serve(ServeFlags),
 }
 
 /// Where the tools come from: the workspace, MCP servers, settings.
@@ -73,7 +77,8 @@ struct SessionFlags {
     #[arg(long, value_name = "RULE")]
     deny: Vec<String>,
     /// The permission mode: default, acceptEdits, dontAsk or bypassPermissions (`run`
-    /// starts in bypassPermissions: its user wrote the script; ask and deny rules still apply).
+    /// starts in bypassPermissions: its user wrote the script; ask and deny rules still apply;
+    /// `serve` starts in default: its scripts come from a model).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     permission_mode: Option<PermissionMode>,
 }
@@ -88,6 +93,33 @@ struct RunFlags {
     script: PathBuf,
     #[command(flatten)]
     session: SessionFlags,
+    #[command(flatten)]
+    limits: LimitFlags,
+    /// Print one JSON object: ok, text, value, logs, images, calls, call_details, summary, error.
+    #[arg(long)]
+    json: bool,
+    /// Do not read or write the compiled-guest cache.
+    #[arg(long)]
+    no_cache: bool,
+}
+
+#[derive(Args, Debug)]
+struct ServeFlags {
+    /// Serve on standard input and output (the default, and for now the only transport).
+    #[arg(long)]
+    stdio: bool,
+    #[command(flatten)]
+    session: SessionFlags,
+    #[command(flatten)]
+    limits: LimitFlags,
+    /// Do not read or write the compiled-guest cache.
+    #[arg(long)]
+    no_cache: bool,
+}
+
+/// What one script may use.
+#[derive(Args, Debug)]
+struct LimitFlags {
     /// Budget of the script's own running time, in milliseconds (waiting on tools is free).
     #[arg(long, value_name = "MS", default_value_t = exec_host::runtime::DEFAULT_BUDGET.as_millis() as u64)]
     budget_ms: u64,
@@ -109,12 +141,6 @@ struct RunFlags {
     /// Cap on the total time the script may wait for tool calls, in milliseconds (default: none).
     #[arg(long, value_name = "MS")]
     max_nested_wait_ms: Option<u64>,
-    /// Print one JSON object: ok, text, value, logs, images, calls, call_details, summary, error.
-    #[arg(long)]
-    json: bool,
-    /// Do not read or write the compiled-guest cache.
-    #[arg(long)]
-    no_cache: bool,
 }
 
 #[derive(Args, Debug)]
@@ -168,6 +194,13 @@ struct RunConfig {
     cache_dir: Option<PathBuf>,
 }
 
+/// Everything `serve` needs, resolved from the flags.
+struct ServeConfig {
+    session: SessionConfig,
+    limits: Limits,
+    cache_dir: Option<PathBuf>,
+}
+
 /// A usage or set-up error: one sentence, exit status 2.
 struct UsageError(String);
 
@@ -195,6 +228,7 @@ fn main() -> ExitCode {
         Command::Search(flags) => {
             resolve_session(flags.session).and_then(|session| search(session, flags.query, flags.max_results, flags.json))
         }
+        Command::Serve(flags) => resolve_serve(flags).and_then(serve),
     };
     match outcome {
         Ok(code) => code,
@@ -230,6 +264,17 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
         return Err(UsageError(format!("the script {} is empty; there is nothing to run", shown(&flags.script))));
     }
     let session = resolve_session(flags.session)?;
+    let limits = resolve_limits(&flags.limits)?;
+    Ok(RunConfig { code, session, limits, json: flags.json, cache_dir: cache_dir(flags.no_cache) })
+}
+
+fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
+    let session = resolve_session(flags.session)?;
+    let limits = resolve_limits(&flags.limits)?;
+    Ok(ServeConfig { session, limits, cache_dir: cache_dir(flags.no_cache) })
+}
+
+fn resolve_limits(flags: &LimitFlags) -> Result<Limits, UsageError> {
     let limits = Limits::default()
         .with_budget(Duration::from_millis(flags.budget_ms))
         .with_max_calls(flags.max_calls)
@@ -239,8 +284,11 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
         .with_max_memory_bytes(flags.max_memory_mib.saturating_mul(1024 * 1024))
         .with_max_nested_wait(flags.max_nested_wait_ms.map(Duration::from_millis));
     limits.check().map_err(|why| UsageError(format!("invalid limits: {why}")))?;
-    let cache_dir = if flags.no_cache { None } else { exec_host::runtime::default_cache_dir() };
-    Ok(RunConfig { code, session, limits, json: flags.json, cache_dir })
+    Ok(limits)
+}
+
+fn cache_dir(no_cache: bool) -> Option<PathBuf> {
+    if no_cache { None } else { exec_host::runtime::default_cache_dir() }
 }
 
 fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
@@ -287,12 +335,33 @@ fn read_script(path: &Path) -> Result<String, UsageError> {
     read.map_err(|e| UsageError(format!("the script {} {e}", shown(path))))
 }
 
+/// How a session starts: its permission mode unless one is given, and who answers the calls
+/// that must ask.
+struct Start {
+    mode: PermissionMode,
+    approver: Arc<dyn exec_host::Approver>,
+}
+
+impl Start {
+    /// `run`, `tools`, `search`: the script's author is the one running it, at a terminal
+    /// when there is one.
+    fn for_the_author() -> Self {
+        Start { mode: PermissionMode::BypassPermissions, approver: approve::for_this_process() }
+    }
+
+    /// `serve`: scripts come from a model, and standard input is the MCP channel.
+    fn for_a_model() -> Self {
+        Start { mode: PermissionMode::Default, approver: approve::refusing() }
+    }
+}
+
 /// The session of one invocation: its tools, settings and servers; a server that cannot
 /// start is reported once and the others go on.
 async fn start_session(
     config: SessionConfig,
     sandbox: SandboxOptions,
     limits: Limits,
+    start: Start,
     abort: &CancellationToken,
 ) -> Result<Option<Session>, UsageError> {
     let explicit_mode = config.permission_mode;
@@ -304,9 +373,8 @@ async fn start_session(
         .mcp_connect_timeout(config.mcp_connect_timeout)
         .sandbox_options(sandbox)
         .limits(limits)
-        // The script's author is the one running it.
-        .starting_permission_mode(PermissionMode::BypassPermissions)
-        .approver(approve::for_this_process());
+        .starting_permission_mode(start.mode)
+        .approver(start.approver);
     if let Some(mode) = explicit_mode {
         builder = builder.permission_mode(mode);
     }
@@ -352,7 +420,7 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
         let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir.clone()).with_max_concurrent_execs(4);
-        let Some(session) = start_session(config.session, sandbox, config.limits, &abort).await? else {
+        let Some(session) = start_session(config.session, sandbox, config.limits, Start::for_the_author(), &abort).await? else {
             return Ok::<_, UsageError>(None);
         };
         // The script is a model's Exec call: authorized like one, reaching the same pool.
@@ -367,6 +435,37 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
     };
     print_result(&result, json);
     Ok(if result.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Serves the session over MCP on stdio until the client closes the connection or a signal
+/// stops the server; Execs still running are aborted and the servers closed.
+fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
+    use rmcp::ServiceExt;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let stop = CancellationToken::new();
+        cancel_on_stop_signals(stop.clone())?;
+        let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir);
+        // Calls that must ask are refused with the rule that would let them run.
+        let Some(session) = start_session(config.session, sandbox, config.limits, Start::for_a_model(), &stop).await? else {
+            return Ok(ExitCode::from(1));
+        };
+        let session = Arc::new(session);
+        let gateway = serve::Gateway::new(session.clone(), stop.clone());
+        let served = match gateway.serve(rmcp::transport::stdio()).await {
+            Ok(service) => {
+                let ended = tokio::select! {
+                    ended = service.waiting() => ended.map(|_| ()).map_err(|e| UsageError(format!("the MCP connection failed: {e}"))),
+                    _ = stop.cancelled() => Ok(()),
+                };
+                stop.cancel();
+                ended
+            }
+            Err(e) => Err(UsageError(format!("the MCP client did not initialize: {e}"))),
+        };
+        session.shutdown().await;
+        served.map(|()| ExitCode::SUCCESS)
+    })
 }
 
 /// Cancels `abort` on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal went
@@ -400,7 +499,7 @@ fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session) -> Resul
         let sandbox = SandboxOptions::default().with_max_concurrent_execs(1);
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
-        let Some(session) = start_session(config, sandbox, Limits::default(), &abort).await? else {
+        let Some(session) = start_session(config, sandbox, Limits::default(), Start::for_the_author(), &abort).await? else {
             return Err(UsageError("stopped by a signal before the tools were listed".into()));
         };
         let result = report(&session);

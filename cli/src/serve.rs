@@ -1,0 +1,125 @@
+//! `exec-host serve`: the session as an MCP server, so any MCP client reaches every
+//! downstream server through one constant `Exec` tool (and the flat tools).
+//!
+//! The spec's announcement travels in a conversation's history; MCP has none, so it is
+//! mapped onto what MCP has. The names-only announcement of the pool at start is the
+//! server's `instructions` (sent with `initialize`); when the pool changes later, the full
+//! announcement is put before the next result the client receives, as a text block of its
+//! own. The gateway keeps the announcements it sent as the history the session reads, so
+//! the session's own rule decides when to speak, as it does for a model's conversation.
+
+use std::sync::{Arc, Mutex};
+
+use exec_host::{CancellationToken, ContentBlock, Message, Session, ToolCall, ToolResult};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+
+/// The MCP server in front of one session.
+pub struct Gateway {
+    session: Arc<Session>,
+    /// The announcements sent so far, in order: the history the session's announcement
+    /// rule reads.
+    announced: Mutex<Vec<Message>>,
+    /// Cancelled when the server stops: every Exec still running is aborted.
+    stop: CancellationToken,
+    /// The names-only announcement of the pool when the server started.
+    instructions: String,
+}
+
+impl Gateway {
+    /// A gateway for `session`; the first announcement is made now, as `instructions`.
+    pub fn new(session: Arc<Session>, stop: CancellationToken) -> Self {
+        let mut gateway = Gateway { session, announced: Mutex::new(Vec::new()), stop, instructions: String::new() };
+        gateway.instructions = gateway.announce().join("\n\n");
+        gateway
+    }
+
+    /// The announcements the session wants to make now, recorded as made.
+    fn announce(&self) -> Vec<String> {
+        let mut announced = self.announced.lock().unwrap_or_else(|e| e.into_inner());
+        let Ok(prepared) = self.session.prepare(&announced) else { return Vec::new() };
+        let texts = prepared.append.iter().flat_map(texts_of).collect();
+        announced.extend(prepared.append);
+        texts
+    }
+}
+
+fn texts_of(message: &Message) -> Vec<String> {
+    message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A session result as an MCP tool result: the model's text (and images) as content, the
+/// script's value as `structuredContent` when it is an object, `isError` on failure.
+pub fn call_tool_result(result: &ToolResult, announcements: Vec<String>) -> CallToolResult {
+    let mut content: Vec<McpContent> = announcements.into_iter().map(McpContent::text).collect();
+    content.push(McpContent::text(result.model.text.clone()));
+    content.extend(result.model.images.iter().map(|image| McpContent::image(image.base64.clone(), image.mime_type.clone())));
+    let mut answer = if result.is_error() { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    if !result.is_error() {
+        answer.structured_content = result.value().filter(|value| value.is_object()).cloned();
+    }
+    answer
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("exec-host", env!("CARGO_PKG_VERSION")));
+        if self.instructions.is_empty() { info } else { info.with_instructions(self.instructions.clone()) }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let prepared = self.session.prepare(&[]).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let tools = prepared
+            .declarations
+            .iter()
+            .map(|declaration| {
+                let schema = match declaration.input_schema.as_ref() {
+                    serde_json::Value::Object(schema) => schema.clone(),
+                    _ => serde_json::Map::new(),
+                };
+                Tool::new(declaration.name.clone(), declaration.description.clone(), Arc::new(schema))
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(format!("mcp-{}", context.id), request.name.to_string(), input);
+        // The client's `notifications/cancelled` or the server stopping aborts the call.
+        let abort = CancellationToken::new();
+        let _abort_on_cancel = {
+            let (abort, cancelled, stop) = (abort.clone(), context.ct.clone(), self.stop.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = cancelled.cancelled() => abort.cancel(),
+                    _ = stop.cancelled() => abort.cancel(),
+                    _ = abort.cancelled() => {}
+                }
+            })
+        };
+        let result = self.session.call(call, abort.clone()).await;
+        abort.cancel();
+        Ok(CallToolResponse::from(call_tool_result(&result, self.announce())))
+    }
+}
