@@ -16,7 +16,7 @@ pub fn for_this_process() -> Arc<dyn Approver> {
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Arc::new(Terminal { turn: Arc::new(tokio::sync::Mutex::new(())) })
     } else {
-        Arc::new(NoTerminal)
+        Arc::new(NoOneToAsk { nobody: "there is no terminal to ask on" })
     }
 }
 
@@ -76,17 +76,19 @@ fn prompt(request: &ApprovalRequest) -> Approval {
 /// An approver that refuses every call that must ask, saying what would let it run (for
 /// `serve`, whose standard input is the MCP channel).
 pub fn refusing() -> Arc<dyn Approver> {
-    Arc::new(NoTerminal)
+    Arc::new(NoOneToAsk { nobody: "this server cannot ask its MCP client" })
 }
 
-/// No terminal: every call that must ask is refused, saying what would let it run.
-struct NoTerminal;
+/// No one to ask: every call that must ask is refused, saying why and what would let it run.
+struct NoOneToAsk {
+    nobody: &'static str,
+}
 
-impl Approver for NoTerminal {
+impl Approver for NoOneToAsk {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         let reason = format!(
-            "it needs approval ({}) and there is no terminal to ask on; run with `--allow {}`, or add \"{}\" to permissions.allow in a settings file",
-            request.why, request.rule, request.rule
+            "it needs approval ({}) and {}; run with `--allow {}`, or add \"{}\" to permissions.allow in a settings file",
+            request.why, self.nobody, request.rule, request.rule
         );
         Box::pin(std::future::ready(Approval::Deny { reason }))
     }

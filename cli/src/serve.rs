@@ -10,10 +10,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use exec_host::{CancellationToken, ContentBlock, Message, Session, ToolCall, ToolResult};
+use exec_host::{CallOptions, CancellationToken, ContentBlock, Message, Session, ToolCall, ToolResult};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -118,7 +118,31 @@ impl ServerHandler for Gateway {
                 }
             })
         };
-        let result = self.session.call(call, abort.clone()).await;
+        let mut options = CallOptions::new(abort.clone());
+        if let Some(token) = context.meta.get_progress_token() {
+            // Each nested call reaching the host is a step. One task sends the latest step
+            // whenever there is a newer one: in order, and never a backlog for a slow client.
+            let (latest, mut changed) = tokio::sync::watch::channel(None::<ProgressNotificationParam>);
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while changed.changed().await.is_ok() {
+                    let step = changed.borrow_and_update().clone();
+                    if let Some(step) = step
+                        && peer.notify_progress(step).await.is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+            options = options.on_nested_call(move |calls| {
+                let Some(last) = calls.last() else { return };
+                let plural = if calls.len() == 1 { "" } else { "s" };
+                let message = format!("{} tool call{plural}, the last `{}`", calls.len(), last.name);
+                latest
+                    .send_replace(Some(ProgressNotificationParam::new(token.clone(), calls.len() as f64).with_message(message)));
+            });
+        }
+        let result = self.session.call_with(call, options).await;
         abort.cancel();
         Ok(CallToolResponse::from(call_tool_result(&result, self.announce())))
     }

@@ -136,3 +136,88 @@ async fn a_cancelled_request_aborts_its_exec_and_reaches_the_downstream_server()
     assert_eq!(text(&result), "2");
     client.cancel().await.unwrap();
 }
+
+/// A client that records the progress notifications it receives.
+#[derive(Clone, Default)]
+struct ProgressRecorder {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(f64, String)>>>,
+}
+
+impl rmcp::ClientHandler for ProgressRecorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.seen.lock().unwrap().push((params.progress, params.message.unwrap_or_default()));
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_sends_a_progress_token_hears_of_each_nested_call() {
+    use rmcp::model::{NumberOrString, ProgressToken, RequestMetaObject};
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(
+        workspace.path().join("servers.json"),
+        json!({"mcpServers": {"fx": {"command": fixture_mcp_server()}}}).to_string(),
+    )
+    .unwrap();
+    let mut command = tokio::process::Command::from(exec_host(workspace.path(), &shared_cache()));
+    command.args(["serve", "--mcp-config", "servers.json", "--allow", "mcp__fx"]);
+    let recorder = ProgressRecorder::default();
+    let client = recorder.clone().serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+    let code =
+        "for (let i = 1; i <= 3; i++) { await tools.mcp__fx__echo({ i }); await tools.mcp__fx__slow({ ms: 50 }); } return 'done'";
+    let params = CallToolRequestParams::new("Exec").with_arguments(json!({ "code": code }).as_object().unwrap().clone());
+    let mut options = PeerRequestOptions::no_options();
+    options.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::String("p1".into()))));
+    let handle =
+        client.send_request_with_option(ClientRequest::CallToolRequest(CallToolRequest::new(params)), options).await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(60), handle.await_response()).await.unwrap().unwrap();
+    assert!(format!("{answer:?}").contains("done"), "{answer:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let seen = recorder.seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "no progress was reported");
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "progress only grows: {seen:?}");
+    assert_eq!(seen.last().unwrap(), &(6.0, "6 tool calls, the last `mcp__fx__slow`".to_string()), "{seen:?}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_readme_s_mcp_servers_entry_starts_a_working_gateway() {
+    // The entry as the README shows it, with its placeholders filled in.
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let section = &readme[readme.find("### `serve`").expect("the serve section")..];
+    let block = section.split("```json\n").nth(1).and_then(|rest| rest.split("\n```").next()).expect("a JSON block");
+    let entry: serde_json::Value = serde_json::from_str(block).expect("the README's entry is JSON");
+    let entry = &entry["mcpServers"]["exec-host"];
+    assert_eq!(entry["command"], "exec-host");
+
+    let workspace = tempfile::tempdir().unwrap();
+    // The fixture server under the name the entry's rule allows.
+    std::fs::write(
+        workspace.path().join("servers.json"),
+        json!({"mcpServers": {"github": {"command": fixture_mcp_server()}}}).to_string(),
+    )
+    .unwrap();
+    let args: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| {
+            let arg = arg.as_str().unwrap();
+            match arg {
+                "/path/to/project" => workspace.path().display().to_string(),
+                "/path/to/servers.json" => workspace.path().join("servers.json").display().to_string(),
+                _ => arg.to_string(),
+            }
+        })
+        .collect();
+    let mut command = tokio::process::Command::from(exec_host(workspace.path(), &shared_cache()));
+    command.args(&args);
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+    let result = exec(&client, "return (await tools.mcp__github__echo({ ok: true })).ok").await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert_eq!(text(&result), "true");
+    client.cancel().await.unwrap();
+}
