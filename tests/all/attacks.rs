@@ -81,10 +81,12 @@ async fn path_case(case: &Value) -> Result<(), String> {
     for entry in case["setup"].as_array().into_iter().flatten() {
         make(&ws, entry, &place, &mut sockets)?;
     }
-    let before = [snapshot(&outside), snapshot(&ws.join(".git")), snapshot(&ws.join(".exec-host"))];
+    // What no case may change: the folder outside and the control folders.
+    let watched = || [snapshot(&outside), snapshot(&ws.join(".git")), snapshot(&ws.join(".exec-host"))];
+    let before = watched();
 
     let session = Harness::builder(&ws, &Default::default()).await.build().await.map_err(|e| e.to_string())?;
-    let harness = Harness { dir: tempfile::tempdir().map_err(|e| e.to_string())?, session, counter: Default::default() };
+    let harness = Harness::from_session(session);
     let stop = Arc::new(AtomicBool::new(false));
     let racer = case.get("race").map(|race| {
         let at = ws.join(field(race, "path"));
@@ -106,7 +108,7 @@ async fn path_case(case: &Value) -> Result<(), String> {
         racer.join().map_err(|_| "the race thread panicked".to_string())?;
     }
     result?;
-    let after = [snapshot(&outside), snapshot(&ws.join(".git")), snapshot(&ws.join(".exec-host"))];
+    let after = watched();
     for ((what, before), after) in ["outside/", "ws/.git", "ws/.exec-host"].iter().zip(&before).zip(&after) {
         if before != after {
             return Err(format!("{what} changed: before {before:?}, after {after:?}"));
