@@ -73,12 +73,6 @@ fn prompt(request: &ApprovalRequest) -> Approval {
     }
 }
 
-/// An approver that refuses every call that must ask, saying what would let it run (for
-/// `serve`, whose standard input is the MCP channel).
-pub fn refusing() -> Arc<dyn Approver> {
-    Arc::new(NoOneToAsk { nobody: "this server cannot ask its MCP client" })
-}
-
 /// No one to ask: every call that must ask is refused, saying why and what would let it run.
 struct NoOneToAsk {
     nobody: &'static str,
@@ -86,10 +80,16 @@ struct NoOneToAsk {
 
 impl Approver for NoOneToAsk {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
-        let reason = format!(
-            "it needs approval ({}) and {}; run with `--allow {}`, or add \"{}\" to permissions.allow in a settings file",
-            request.why, self.nobody, request.rule, request.rule
-        );
-        Box::pin(std::future::ready(Approval::Deny { reason }))
+        Box::pin(std::future::ready(refusal(&request, self.nobody)))
     }
+}
+
+/// The refusal of a call that must ask when `nobody` can be asked: why it asks, and the flag
+/// and the settings rule that would let it run.
+pub fn refusal(request: &ApprovalRequest, nobody: &str) -> Approval {
+    let reason = format!(
+        "it needs approval ({}) and {nobody}; run with `--allow {}`, or add \"{}\" to permissions.allow in a settings file",
+        request.why, request.rule, request.rule
+    );
+    Approval::Deny { reason }
 }

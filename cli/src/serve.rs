@@ -7,15 +7,22 @@
 //! announcement is put before the next result the client receives, as a text block of its
 //! own. The gateway keeps the announcements it sent as the history the session reads, so
 //! the session's own rule decides when to speak, as it does for a model's conversation.
+//!
+//! Approvals go to the client as an elicitation form ([`ClientApprover`]); progress
+//! notifications report the nested calls of an Exec whose request carries a progress token.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use exec_host::{CallOptions, CancellationToken, ContentBlock, Message, Session, ToolCall, ToolResult};
+use exec_host::{
+    Approval, ApprovalRequest, Approver, BoxFuture, CallOptions, CancellationToken, ContentBlock, Message, Session, ToolCall,
+    ToolResult,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema, EnumSchema};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 
 /// The MCP server in front of one session.
@@ -145,5 +152,62 @@ impl ServerHandler for Gateway {
         let result = self.session.call_with(call, options).await;
         abort.cancel();
         Ok(CallToolResponse::from(call_tool_result(&result, self.announce())))
+    }
+}
+
+/// Answers calls that must ask by asking the MCP client (elicitation): allow once, allow
+/// always, or deny. A client that did not declare elicitation cannot be asked, and the call
+/// is refused with the rule that would let it run.
+#[derive(Clone, Default)]
+pub struct ClientApprover {
+    /// The connection to the client, known once it has initialized.
+    client: Arc<OnceLock<Peer<RoleServer>>>,
+}
+
+/// The choices offered, as the elicitation's `decision` enum, with their titles.
+const CHOICES: [(&str, &str); 3] = [("once", "Allow once"), ("always", "Allow always"), ("deny", "Deny")];
+
+impl ClientApprover {
+    /// Called once the client has initialized; calls before that cannot be asked.
+    pub fn connected(&self, client: Peer<RoleServer>) {
+        let _ = self.client.set(client);
+    }
+}
+
+impl Approver for ClientApprover {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
+        let client = self.client.get().cloned();
+        Box::pin(async move {
+            let Some(client) = client.filter(|c| c.peer_info().is_some_and(|info| info.capabilities.elicitation.is_some()))
+            else {
+                return crate::approve::refusal(&request, "the MCP client cannot be asked (it did not declare elicitation)");
+            };
+            let values = CHOICES.iter().map(|(value, _)| value.to_string()).collect();
+            let titles = CHOICES.iter().map(|(_, title)| title.to_string()).collect();
+            let Ok(choice) = EnumSchema::builder(values).enum_titles(titles) else {
+                return crate::approve::refusal(&request, "the approval form could not be built");
+            };
+            let Ok(schema) = ElicitationSchema::builder().required_enum_schema("decision", choice.build()).build() else {
+                return crate::approve::refusal(&request, "the approval form could not be built");
+            };
+            let message = format!(
+                "`{}` wants to run ({}). It asks because of {}. Allowing it always saves the rule `{}`.",
+                request.tool, request.input, request.why, request.rule
+            );
+            let asked = client
+                .create_elicitation(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema })
+                .await;
+            match asked {
+                Ok(answer) if answer.action == ElicitationAction::Accept => {
+                    match answer.content.as_ref().and_then(|c| c.get("decision")).and_then(|d| d.as_str()) {
+                        Some("once") => Approval::AllowOnce,
+                        Some("always") => Approval::AllowAlways,
+                        _ => Approval::Deny { reason: "the user denied it in the MCP client".into() },
+                    }
+                }
+                Ok(_) => Approval::Deny { reason: "the user declined in the MCP client".into() },
+                Err(e) => Approval::Deny { reason: format!("asking the MCP client failed: {e}") },
+            }
+        })
     }
 }

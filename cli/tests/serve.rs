@@ -34,7 +34,7 @@ async fn start(workspace: &Path, extra: &[&str]) -> Client {
     tokio::time::timeout(Duration::from_secs(60), ().serve(transport)).await.expect("in time").expect("initialize")
 }
 
-async fn exec(client: &Client, code: &str) -> CallToolResult {
+async fn exec<H: rmcp::ClientHandler>(client: &RunningService<RoleClient, H>, code: &str) -> CallToolResult {
     let params = CallToolRequestParams::new("Exec").with_arguments(json!({ "code": code }).as_object().unwrap().clone());
     tokio::time::timeout(Duration::from_secs(60), client.call_tool(params)).await.expect("in time").expect("an answer")
 }
@@ -220,4 +220,66 @@ async fn the_readme_s_mcp_servers_entry_starts_a_working_gateway() {
     assert_eq!(result.is_error, Some(false), "{}", text(&result));
     assert_eq!(text(&result), "true");
     client.cancel().await.unwrap();
+}
+
+/// A client that declares elicitation and answers every approval form with `decision`, or
+/// declines when `decision` is `None`; it records the messages it was shown.
+#[derive(Clone)]
+struct Approving {
+    decision: Option<&'static str>,
+    shown: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rmcp::ClientHandler for Approving {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder().enable_elicitation().build(),
+            rmcp::model::Implementation::new("approving-test-client", "1"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+        if let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = &request {
+            self.shown.lock().unwrap().push(format!("{message}\n{}", serde_json::to_string(requested_schema).unwrap()));
+        }
+        Ok(match self.decision {
+            Some(decision) => {
+                let mut answer = ElicitResult::new(ElicitationAction::Accept);
+                answer.content = Some(json!({ "decision": decision }));
+                answer
+            }
+            None => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_must_ask_is_put_to_a_client_that_declares_elicitation() {
+    for (decision, written) in [(Some("once"), true), (Some("deny"), false), (None, false)] {
+        let workspace = tempfile::tempdir().unwrap();
+        let mut command = tokio::process::Command::from(exec_host(workspace.path(), &shared_cache()));
+        command.args(["serve"]);
+        let client = Approving { decision, shown: Default::default() };
+        let running = client.clone().serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+        let result = exec(
+            &running,
+            "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'written'; } catch (e) { return e.message; }",
+        )
+        .await;
+        assert_eq!(workspace.path().join("x.txt").exists(), written, "{decision:?}: {}", text(&result));
+        let shown = client.shown.lock().unwrap().clone();
+        assert_eq!(shown.len(), 1, "{decision:?}: asked once: {shown:?}");
+        assert!(shown[0].contains("`write_file` wants to run") && shown[0].contains("\"Allow always\""), "{}", shown[0]);
+        if !written {
+            let reason =
+                if decision.is_some() { "the user denied it in the MCP client" } else { "the user declined in the MCP client" };
+            assert!(text(&result).contains(reason), "{decision:?}: {}", text(&result));
+        }
+        running.cancel().await.unwrap();
+    }
 }
