@@ -283,3 +283,46 @@ async fn a_call_that_must_ask_is_put_to_a_client_that_declares_elicitation() {
         running.cancel().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn bad_calls_get_failure_results_and_a_client_that_leaves_mid_exec_stops_it() {
+    let workspace = tempfile::tempdir().unwrap();
+    let client = start(workspace.path(), ALLOW_SERVERS).await;
+    // An unknown tool, and Exec without its `code`: failure results, and the server goes on.
+    let unknown = client.call_tool(CallToolRequestParams::new("no_such_tool")).await.unwrap();
+    assert_eq!(unknown.is_error, Some(true), "{}", text(&unknown));
+    assert!(text(&unknown).contains("no_such_tool"), "{}", text(&unknown));
+    let shapeless = client
+        .call_tool(CallToolRequestParams::new("Exec").with_arguments(json!({"script": 1}).as_object().unwrap().clone()))
+        .await
+        .unwrap();
+    assert_eq!(shapeless.is_error, Some(true), "{}", text(&shapeless));
+    assert!(text(&shapeless).contains("code"), "{}", text(&shapeless));
+    assert_eq!(text(&exec(&client, "return 3").await), "3");
+
+    // The client goes away while an Exec waits on a downstream call: the Exec is aborted,
+    // the downstream call cancelled, and the server exits.
+    let params = CallToolRequestParams::new("Exec")
+        .with_arguments(json!({ "code": "await tools.mcp__fx__never({}); return 'done'" }).as_object().unwrap().clone());
+    let _pending = client
+        .send_cancellable_request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let log = workspace.path().join("cancel.log");
+    let logged = |what: &str| std::fs::read_to_string(&log).unwrap_or_default().contains(what);
+    for _ in 0..200 {
+        if logged("started never") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(logged("started never"), "the downstream call started");
+    drop(client);
+    for _ in 0..400 {
+        if logged("cancelled never") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(logged("cancelled never"), "the downstream call was cancelled when the client left");
+}
