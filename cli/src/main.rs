@@ -446,17 +446,16 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
         let stop = CancellationToken::new();
         cancel_on_stop_signals(stop.clone())?;
         let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir);
-        // Calls that must ask are put to the client once it has connected.
+        // Calls that must ask are put to the client.
         let approver = serve::ClientApprover::default();
         let start = Start::for_a_model(Arc::new(approver.clone()));
         let Some(session) = start_session(config.session, sandbox, config.limits, start, &stop).await? else {
             return Ok(ExitCode::from(1));
         };
         let session = Arc::new(session);
-        let gateway = serve::Gateway::new(session.clone(), stop.clone());
+        let gateway = serve::Gateway::new(session.clone(), approver, stop.clone());
         let served = match gateway.serve(rmcp::transport::stdio()).await {
             Ok(service) => {
-                approver.connected(service.peer().clone());
                 let ended = tokio::select! {
                     ended = service.waiting() => ended.map(|_| ()).map_err(|e| UsageError(format!("the MCP connection failed: {e}"))),
                     _ = stop.cancelled() => Ok(()),

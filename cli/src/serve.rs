@@ -28,19 +28,21 @@ use rmcp::{ErrorData, ServerHandler};
 /// The MCP server in front of one session.
 pub struct Gateway {
     session: Arc<Session>,
-    /// The announcements sent so far, in order: the history the session's announcement
-    /// rule reads.
-    announced: Mutex<Vec<Message>>,
+    /// The last announcement sent: all of the history the session's announcement rule
+    /// reads (its last marker), so nothing grows however often the pool changes.
+    announced: Mutex<Option<Message>>,
     /// Cancelled when the server stops: every Exec still running is aborted.
     stop: CancellationToken,
     /// The names-only announcement of the pool when the server started.
     instructions: String,
+    /// Told of the client by the first call, before that call can need an approval.
+    approver: ClientApprover,
 }
 
 impl Gateway {
     /// A gateway for `session`; the first announcement is made now, as `instructions`.
-    pub fn new(session: Arc<Session>, stop: CancellationToken) -> Self {
-        let mut gateway = Gateway { session, announced: Mutex::new(Vec::new()), stop, instructions: String::new() };
+    pub fn new(session: Arc<Session>, approver: ClientApprover, stop: CancellationToken) -> Self {
+        let mut gateway = Gateway { session, announced: Mutex::new(None), stop, instructions: String::new(), approver };
         gateway.instructions = gateway.announce().join("\n\n");
         gateway
     }
@@ -48,9 +50,11 @@ impl Gateway {
     /// The announcements the session wants to make now, recorded as made.
     fn announce(&self) -> Vec<String> {
         let mut announced = self.announced.lock().unwrap_or_else(|e| e.into_inner());
-        let Ok(prepared) = self.session.prepare(&announced) else { return Vec::new() };
+        let Ok(prepared) = self.session.prepare(announced.as_slice()) else { return Vec::new() };
         let texts = prepared.append.iter().flat_map(texts_of).collect();
-        announced.extend(prepared.append);
+        if let Some(last) = prepared.append.into_iter().last() {
+            *announced = Some(last);
+        }
         texts
     }
 }
@@ -111,6 +115,7 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.approver.connected(context.peer.clone());
         let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(format!("mcp-{}", context.id), request.name.to_string(), input);
         // The client's `notifications/cancelled` or the server stopping aborts the call.
@@ -168,7 +173,7 @@ pub struct ClientApprover {
 const CHOICES: [(&str, &str); 3] = [("once", "Allow once"), ("always", "Allow always"), ("deny", "Deny")];
 
 impl ClientApprover {
-    /// Called once the client has initialized; calls before that cannot be asked.
+    /// Records the connection to the client (the first time only).
     pub fn connected(&self, client: Peer<RoleServer>) {
         let _ = self.client.set(client);
     }

@@ -317,7 +317,9 @@ async fn bad_calls_get_failure_results_and_a_client_that_leaves_mid_exec_stops_i
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(logged("started never"), "the downstream call started");
-    drop(client);
+    // The client closes the connection (its standard input to `serve`), as a client that
+    // quits does.
+    let _ = client.cancel().await;
     for _ in 0..400 {
         if logged("cancelled never") {
             break;
