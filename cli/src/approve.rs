@@ -50,11 +50,7 @@ fn prompt(request: &ApprovalRequest) -> Approval {
         }
         _ => "called".to_string(),
     };
-    let mut input = crate::terminal::neutralise(&request.input.to_string()).into_owned();
-    if let Some((at, _)) = input.char_indices().nth(SHOWN_INPUT_CHARS) {
-        input.truncate(at);
-        input.push('…');
-    }
+    let input = crate::terminal::neutralise(&shown_input(request)).into_owned();
     let mut stderr = std::io::stderr().lock();
     let _ = write!(
         stderr,
@@ -82,6 +78,16 @@ impl Approver for NoOneToAsk {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         Box::pin(std::future::ready(refusal(&request, self.nobody)))
     }
+}
+
+/// A call's input as an approval shows it: its JSON, cut at [`SHOWN_INPUT_CHARS`].
+pub fn shown_input(request: &ApprovalRequest) -> String {
+    let mut input = request.input.to_string();
+    if let Some((at, _)) = input.char_indices().nth(SHOWN_INPUT_CHARS) {
+        input.truncate(at);
+        input.push('…');
+    }
+    input
 }
 
 /// The refusal of a call that must ask when `nobody` can be asked: why it asks, and the flag

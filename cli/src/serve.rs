@@ -197,7 +197,10 @@ impl Approver for ClientApprover {
             };
             let message = format!(
                 "`{}` wants to run ({}). It asks because of {}. Allowing it always saves the rule `{}`.",
-                request.tool, request.input, request.why, request.rule
+                request.tool,
+                crate::approve::shown_input(&request),
+                request.why,
+                request.rule
             );
             let asked = client
                 .create_elicitation(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema })

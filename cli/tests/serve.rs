@@ -39,6 +39,34 @@ async fn exec<H: rmcp::ClientHandler>(client: &RunningService<RoleClient, H>, co
     tokio::time::timeout(Duration::from_secs(60), client.call_tool(params)).await.expect("in time").expect("an answer")
 }
 
+/// Starts an Exec that waits on the fixture's `never` tool, and returns once the fixture
+/// has logged the call's start; the handle cancels the request.
+async fn exec_waiting_downstream<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    log: &Path,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let params = CallToolRequestParams::new("Exec")
+        .with_arguments(json!({ "code": "await tools.mcp__fx__never({}); return 'done'" }).as_object().unwrap().clone());
+    let handle = client
+        .send_cancellable_request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    assert!(logged_within(log, "started never", 5).await, "the downstream call started");
+    handle
+}
+
+/// Whether the fixture's cancel log holds `line` within `seconds`.
+async fn logged_within(log: &Path, line: &str, seconds: u64) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    while tokio::time::Instant::now() < deadline {
+        if std::fs::read_to_string(log).unwrap_or_default().contains(line) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
 fn text(result: &CallToolResult) -> String {
     result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
 }
@@ -107,29 +135,10 @@ async fn a_client_reads_the_announcement_and_runs_execs_across_downstream_server
 async fn a_cancelled_request_aborts_its_exec_and_reaches_the_downstream_server() {
     let workspace = tempfile::tempdir().unwrap();
     let client = start(workspace.path(), ALLOW_SERVERS).await;
-    let params = CallToolRequestParams::new("Exec")
-        .with_arguments(json!({ "code": "await tools.mcp__fx__never({}); return 'done'" }).as_object().unwrap().clone());
-    let handle = client
-        .send_cancellable_request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), PeerRequestOptions::no_options())
-        .await
-        .unwrap();
     let log = workspace.path().join("cancel.log");
-    let started = |what: &str| std::fs::read_to_string(&log).unwrap_or_default().contains(what);
-    for _ in 0..200 {
-        if started("started never") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(started("started never"), "the downstream call started");
+    let handle = exec_waiting_downstream(&client, &log).await;
     handle.cancel(Some("the user pressed stop".into())).await.unwrap();
-    for _ in 0..200 {
-        if started("cancelled never") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(started("cancelled never"), "the cancellation reached the downstream server");
+    assert!(logged_within(&log, "cancelled never", 5).await, "the cancellation reached the downstream server");
     // The server goes on serving.
     let result = exec(&client, "return 2").await;
     assert_eq!(result.structured_content, None);
@@ -185,7 +194,7 @@ async fn a_client_that_sends_a_progress_token_hears_of_each_nested_call() {
 
 #[tokio::test]
 async fn the_readme_s_mcp_servers_entry_starts_a_working_gateway() {
-    // The entry as the README shows it, with its placeholders filled in.
+    // The entry exactly as the README shows it; its example paths become this test's.
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
     let section = &readme[readme.find("### `serve`").expect("the serve section")..];
     let block = section.split("```json\n").nth(1).and_then(|rest| rest.split("\n```").next()).expect("a JSON block");
@@ -300,31 +309,12 @@ async fn bad_calls_get_failure_results_and_a_client_that_leaves_mid_exec_stops_i
     assert!(text(&shapeless).contains("code"), "{}", text(&shapeless));
     assert_eq!(text(&exec(&client, "return 3").await), "3");
 
-    // The client goes away while an Exec waits on a downstream call: the Exec is aborted,
-    // the downstream call cancelled, and the server exits.
-    let params = CallToolRequestParams::new("Exec")
-        .with_arguments(json!({ "code": "await tools.mcp__fx__never({}); return 'done'" }).as_object().unwrap().clone());
-    let _pending = client
-        .send_cancellable_request(ClientRequest::CallToolRequest(CallToolRequest::new(params)), PeerRequestOptions::no_options())
-        .await
-        .unwrap();
+    // The client goes away while an Exec waits on a downstream call: the Exec is aborted and
+    // the downstream call cancelled.
     let log = workspace.path().join("cancel.log");
-    let logged = |what: &str| std::fs::read_to_string(&log).unwrap_or_default().contains(what);
-    for _ in 0..200 {
-        if logged("started never") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(logged("started never"), "the downstream call started");
+    let _pending = exec_waiting_downstream(&client, &log).await;
     // The client closes the connection (its standard input to `serve`), as a client that
     // quits does.
     let _ = client.cancel().await;
-    for _ in 0..400 {
-        if logged("cancelled never") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(logged("cancelled never"), "the downstream call was cancelled when the client left");
+    assert!(logged_within(&log, "cancelled never", 10).await, "the downstream call was cancelled when the client left");
 }

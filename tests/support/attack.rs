@@ -30,7 +30,8 @@ pub fn field<'a>(case: &'a Value, key: &str) -> &'a str {
 /// `["link", path, target]`, `["hardlink", path, target]`, `["fifo", path]`,
 /// `["chardev", path, major, minor]`, `["sparse", path, bytes]`, `["socket", path]`,
 /// `["repeat", path, text, times]` (the text written `times` over).
-/// `place` fills in a case's placeholders; a socket is kept in `sockets` while it is bound.
+/// `place` substitutes a case's `$NAME` variables (`$OUTSIDE`, `$WS`, `$FIXTURE`); a socket
+/// is kept in `sockets` while it is bound.
 pub fn make(dir: &Path, entry: &Value, place: &dyn Fn(&str) -> String, sockets: &mut Vec<UnixListener>) -> Result<(), String> {
     let part = |i: usize| entry[i].as_str().map(place).unwrap_or_default();
     let at = dir.join(part(1));
