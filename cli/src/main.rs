@@ -44,8 +44,8 @@ enum Command {
     Tools(ToolsFlags),
     /// Find tools as a script's tools.ToolSearch does, with their call forms.
     Search(SearchFlags),
-    /// Serve the session over MCP (stdio): one constant `Exec` tool in front of every
-    /// configured MCP server, for any MCP client.
+    /// Serve the session over MCP (stdio, or streamable HTTP at /mcp): one constant `Exec`
+    /// tool in front of every configured MCP server, for any MCP client.
     Serve(ServeFlags),
 }
 
@@ -105,9 +105,47 @@ struct RunFlags {
 
 #[derive(Args, Debug)]
 struct ServeFlags {
-    /// Serve on standard input and output (the default, and for now the only transport).
-    #[arg(long)]
+    /// Serve one client on standard input and output (the default).
+    #[arg(long, conflicts_with = "http")]
     stdio: bool,
+    /// Serve MCP's streamable HTTP transport at http://ADDR/mcp. ADDR is `HOST:PORT`, or a
+    /// port alone for 127.0.0.1 (port 0 picks a free one; the address is printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// File holding the bearer token every /mcp request must carry (`Authorization: Bearer
+    /// <token>`); required when ADDR is not a loopback address.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    auth_token_file: Option<PathBuf>,
+    /// A browser origin allowed to call the server (`https://app.example.com:443`); repeat for
+    /// more. A request with any other `Origin` is refused (loopback origins are allowed on a
+    /// loopback address); requests without `Origin` are not browsers and pass.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// A `Host` header value accepted (`mcp.example.com`, or with a port); repeat for more.
+    /// Default: the loopback names on a loopback address, any name elsewhere (the token
+    /// guards it).
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
+    /// Keep no state between HTTP requests, so any number of replicas can serve behind a load
+    /// balancer: the announcement travels only in `instructions`, and calls that must ask
+    /// are refused (there is no channel to ask the client on).
+    #[arg(long, requires = "http")]
+    stateless: bool,
+    /// Tool calls run at once, over all clients; a call past it gets a "busy" failure.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    concurrency: u32,
+    /// Tool calls one client (one MCP session) runs at once.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    client_concurrency: u32,
+    /// MCP sessions open at once; a new one past it is answered 503 "busy".
+    #[arg(long, value_name = "N", default_value_t = serve::http::DEFAULT_MAX_SESSIONS, requires = "http")]
+    max_sessions: usize,
+    /// Bytes of one HTTP request body; a larger one is answered 413.
+    #[arg(long, value_name = "BYTES", default_value_t = serve::http::DEFAULT_MAX_BODY_BYTES, requires = "http")]
+    max_body_bytes: usize,
+    /// Seconds a stopping HTTP server (SIGTERM, SIGINT) gives running calls before aborting them.
+    #[arg(long, value_name = "SECONDS", default_value_t = serve::http::DEFAULT_GRACE.as_secs(), requires = "http")]
+    grace: u64,
     #[command(flatten)]
     session: SessionFlags,
     #[command(flatten)]
@@ -199,6 +237,10 @@ struct ServeConfig {
     session: SessionConfig,
     limits: Limits,
     cache_dir: Option<PathBuf>,
+    concurrency: u32,
+    client_concurrency: u32,
+    /// `None`: stdio.
+    http: Option<serve::http::HttpOptions>,
 }
 
 /// A usage or set-up error: one sentence, exit status 2.
@@ -269,9 +311,90 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
 }
 
 fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
+    let http = match &flags.http {
+        None => None,
+        Some(addr) => Some(resolve_http(addr, &flags)?),
+    };
+    if flags.concurrency == 0 || flags.client_concurrency == 0 {
+        return Err(UsageError("--concurrency and --client-concurrency must be at least 1".into()));
+    }
     let session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
-    Ok(ServeConfig { session, limits, cache_dir: cache_dir(flags.no_cache) })
+    Ok(ServeConfig {
+        session,
+        limits,
+        cache_dir: cache_dir(flags.no_cache),
+        concurrency: flags.concurrency,
+        client_concurrency: flags.client_concurrency.min(flags.concurrency),
+        http,
+    })
+}
+
+/// The HTTP service's options: the address (a port alone is on 127.0.0.1), the token (read
+/// now, required off loopback), the bounds.
+fn resolve_http(addr: &str, flags: &ServeFlags) -> Result<serve::http::HttpOptions, UsageError> {
+    let addr: std::net::SocketAddr = match addr.parse::<u16>() {
+        Ok(port) => std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => addr.parse().map_err(|_| {
+            UsageError(format!("--http {addr:?} is not an address: give HOST:PORT (127.0.0.1:8080, [::1]:8080) or a port"))
+        })?,
+    };
+    let token = match &flags.auth_token_file {
+        None => None,
+        Some(file) => Some(read_token(file)?),
+    };
+    if token.is_none() && !addr.ip().is_loopback() {
+        return Err(UsageError(format!(
+            "--http {addr} is reachable from other machines: give --auth-token-file FILE so that only holders of the token can call it"
+        )));
+    }
+    for origin in &flags.allow_origin {
+        if !origin.contains("://") && origin != "null" {
+            return Err(UsageError(format!("--allow-origin {origin:?} needs a scheme, as in https://{origin}")));
+        }
+    }
+    if flags.max_body_bytes == 0 || flags.max_sessions == 0 {
+        return Err(UsageError("--max-body-bytes and --max-sessions must be at least 1".into()));
+    }
+    Ok(serve::http::HttpOptions {
+        addr,
+        token,
+        allowed_origins: flags.allow_origin.clone(),
+        allowed_hosts: flags.allow_host.clone(),
+        max_body_bytes: flags.max_body_bytes,
+        max_sessions: flags.max_sessions,
+        stateless: flags.stateless,
+        grace: Duration::from_secs(flags.grace),
+    })
+}
+
+/// Bytes of a token file read: a token is short; anything longer is not one.
+const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+
+/// The bearer token in `file`: its text without surrounding whitespace; never empty.
+fn read_token(file: &Path) -> Result<String, UsageError> {
+    use std::io::Read;
+    let opened =
+        std::fs::File::open(file).map_err(|e| UsageError(format!("the token file {} cannot be read: {e}", shown(file))))?;
+    let mut text = String::new();
+    opened
+        .take(MAX_TOKEN_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| UsageError(format!("the token file {} cannot be read: {e}", shown(file))))?;
+    if text.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(UsageError(format!("the token file {} is larger than {MAX_TOKEN_FILE_BYTES} bytes", shown(file))));
+    }
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(UsageError(format!("the token file {} is empty", shown(file))));
+    }
+    if token.chars().any(|c| c.is_control() || c == ' ') {
+        return Err(UsageError(format!(
+            "the token in {} holds spaces or control characters; a bearer token cannot",
+            shown(file)
+        )));
+    }
+    Ok(token.to_string())
 }
 
 fn resolve_limits(flags: &LimitFlags) -> Result<Limits, UsageError> {
@@ -437,37 +560,51 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
     Ok(if result.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// Serves the session over MCP on stdio until the client closes the connection or a signal
-/// stops the server; Execs still running are aborted and the servers closed.
+/// Serves the session over MCP (stdio or HTTP) until the client closes the connection
+/// (stdio) or a signal stops the server; Execs still running are aborted (over HTTP after a
+/// grace period) and the servers closed.
 fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
-    use rmcp::ServiceExt;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
-        let stop = CancellationToken::new();
-        cancel_on_stop_signals(stop.clone())?;
-        let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir);
-        // Calls that must ask are put to the client.
-        let approver = serve::ClientApprover::default();
-        let start = Start::for_a_model(Arc::new(approver.clone()));
-        let Some(session) = start_session(config.session, sandbox, config.limits, start, &stop).await? else {
+        let signal = CancellationToken::new();
+        cancel_on_stop_signals(signal.clone())?;
+        let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir).with_max_concurrent_execs(config.concurrency);
+        // Each client's gateway makes a session of its own whose calls ask that client.
+        let nobody = serve::ClientApprover::never("no MCP client is connected");
+        let start = Start::for_a_model(Arc::new(nobody));
+        let (mcp_files, mcp) = (config.session.mcp_files.clone(), config.session.mcp.clone());
+        let Some(session) = start_session(config.session, sandbox, config.limits, start, &signal).await? else {
             return Ok(ExitCode::from(1));
         };
-        let session = Arc::new(session);
-        let gateway = serve::Gateway::new(session.clone(), approver, stop.clone());
-        let served = match gateway.serve(rmcp::transport::stdio()).await {
-            Ok(service) => {
-                let ended = tokio::select! {
-                    ended = service.waiting() => ended.map(|_| ()).map_err(|e| UsageError(format!("the MCP connection failed: {e}"))),
-                    _ = stop.cancelled() => Ok(()),
-                };
-                stop.cancel();
-                ended
-            }
-            Err(e) => Err(UsageError(format!("the MCP client did not initialize: {e}"))),
+        let following = tokio::spawn(serve::reload::follow(session.clone(), mcp_files, mcp, signal.clone()));
+        let capacity = serve::Capacity::new(config.concurrency, config.client_concurrency);
+        let served = match config.http {
+            Some(options) => serve::http::serve(session.clone(), options, capacity, signal.clone())
+                .await
+                .map_err(|e| UsageError(format!("the HTTP server failed: {e}"))),
+            None => serve_stdio(&session, capacity, signal.clone()).await,
         };
+        signal.cancel();
+        // A server it is starting now would only be closed again.
+        following.abort();
         session.shutdown().await;
         served.map(|()| ExitCode::SUCCESS)
     })
+}
+
+/// One client on stdin and stdout, until it leaves or `stop` is cancelled.
+async fn serve_stdio(session: &Session, capacity: Arc<serve::Capacity>, stop: CancellationToken) -> Result<(), UsageError> {
+    use rmcp::ServiceExt;
+    let gateway = serve::Gateway::new(session, serve::ClientApprover::new(), capacity, stop.clone());
+    let served = match gateway.serve(rmcp::transport::stdio()).await {
+        Ok(service) => tokio::select! {
+            ended = service.waiting() => ended.map(|_| ()).map_err(|e| UsageError(format!("the MCP connection failed: {e}"))),
+            _ = stop.cancelled() => Ok(()),
+        },
+        Err(e) => Err(UsageError(format!("the MCP client did not initialize: {e}"))),
+    };
+    stop.cancel();
+    served
 }
 
 /// Cancels `abort` on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal went

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 mod common;
-use common::{exec_host, fixture_mcp_server, shared_cache};
+use common::{exec_host, fixture_mcp_server, shared_cache, test_packages};
 
 struct Setup {
     workspace: tempfile::TempDir,
@@ -578,26 +578,6 @@ fn settings_errors_name_the_file_and_the_key() {
     }
     std::fs::write(project.join("settings.json"), r#"{"permissions": {"deny": ["Bash(rm"]}}"#).unwrap();
     assert_usage_error(&setup.run(&["tools"]), "permissions.deny[0]: rule \"Bash(rm\"");
-}
-
-/// The npm packages pinned in tests/mcp-servers (installed with `npm ci` if needed).
-fn test_packages() -> std::path::PathBuf {
-    static INSTALL: std::sync::Once = std::sync::Once::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers");
-    INSTALL.call_once(|| {
-        let installed = ["typescript/bin/tsc", "@modelcontextprotocol/server-everything/dist/index.js"]
-            .iter()
-            .all(|file| dir.join("node_modules").join(file).exists());
-        if !installed {
-            let status = Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-                .current_dir(&dir)
-                .status()
-                .expect("npm runs (Node.js is needed for the published MCP server and the TypeScript check)");
-            assert!(status.success(), "`npm ci` in {} failed", dir.display());
-        }
-    });
-    dir
 }
 
 #[test]

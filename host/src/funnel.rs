@@ -43,6 +43,11 @@ impl Funnel {
         Funnel { registry, settings, policy }
     }
 
+    /// The same funnel with another policy (another client's approvals).
+    pub fn with_policy(&self, policy: Policy) -> Funnel {
+        Funnel { registry: self.registry.clone(), settings: self.settings.clone(), policy }
+    }
+
     pub fn policy(&self) -> &Policy {
         &self.policy
     }

@@ -350,7 +350,6 @@ impl SessionBuilder {
             servers,
             settings,
             deferral: self.deferral,
-            funnel,
             sandbox: sandbox?,
             limits: self.limits,
             store: self.store,
@@ -358,22 +357,28 @@ impl SessionBuilder {
             start_failures,
             view: Mutex::new(None),
         };
-        Ok(Session { inner: Arc::new(inner) })
+        Ok(Session { inner: Arc::new(inner), funnel })
     }
 }
 
 /// An agent's tool layer. Cheap to clone; every clone is the same session.
+///
+/// [`Session::for_client`] makes a session of its own for another client over the same
+/// tools: the MCP servers, the engine and the compiled guest are shared, the approvals are not.
 #[derive(Clone)]
 pub struct Session {
     inner: Arc<Inner>,
+    /// The one path of this session's calls; its policy holds the session's approver and
+    /// what was allowed always.
+    funnel: Arc<Funnel>,
 }
 
+/// What every session made from one builder shares.
 struct Inner {
     registry: Arc<Registry>,
     servers: McpServers,
     settings: Arc<SettingsFiles>,
     deferral: DeferralTable,
-    funnel: Arc<Funnel>,
     sandbox: Sandbox,
     limits: Limits,
     store: Option<Arc<dyn ResultStore>>,
@@ -409,6 +414,22 @@ impl Session {
             false => Vec::new(),
         };
         Ok(Prepared { declarations: view.declarations.clone(), append, guidance: view.guidance.clone(), exec: status })
+    }
+
+    /// A session for another client of the same tools, whose calls that must ask go to
+    /// `approver`: it shares the registry, the MCP servers, the settings, the sandbox and
+    /// the result store with this one, and has its own approvals (what was allowed always
+    /// in this session is not allowed in the new one, except through a rule saved to the
+    /// settings) and its own `session_id` for hooks. Shutting down either closes the
+    /// shared MCP servers.
+    pub fn for_client(&self, approver: Arc<dyn Approver>) -> Session {
+        let policy = self.funnel.policy().for_client(approver);
+        Session { inner: self.inner.clone(), funnel: Arc::new(self.funnel.with_policy(policy)) }
+    }
+
+    /// This session's id: random, 32 hex digits, as its hooks receive it (`session_id`).
+    pub fn id(&self) -> &str {
+        self.funnel.policy().session_id()
     }
 
     /// Runs one tool call of the model's: `Exec` or any tool the session may call.
@@ -472,7 +493,7 @@ impl Session {
 
     /// The permission mode in force now.
     pub fn permission_mode(&self) -> Result<PermissionMode, SessionError> {
-        Ok(self.inner.funnel.policy().mode(&self.view()?.settings))
+        Ok(self.funnel.policy().mode(&self.view()?.settings))
     }
 
     pub fn limits(&self) -> &Limits {
@@ -521,7 +542,7 @@ impl Session {
             return refuse(refusal);
         }
         let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, options.abort.clone());
-        let funnel = &self.inner.funnel;
+        let funnel = &self.funnel;
         let Authorized { input, post_hook_input } =
             match funnel.authorize(EXEC, Effect::ReadOnly, input, &context, &view.settings).await {
                 Ok(authorized) => authorized,
@@ -534,7 +555,7 @@ impl Session {
         let notes = Notes::default();
         let scope = Arc::new(ExecScope {
             reachable: view.reachable.clone(),
-            funnel: self.inner.funnel.clone(),
+            funnel: self.funnel.clone(),
             exec_call_id: id.as_str().into(),
             view: view.clone(),
             notes: notes.clone(),
@@ -570,7 +591,7 @@ impl Session {
                 let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, abort);
                 let settings = Some(view.settings.clone());
                 let request = CallRequest { name: name.clone(), input, context, settings, notes: notes.clone() };
-                self.inner.funnel.call(request).await
+                self.funnel.call(request).await
             }
         };
         let mut result = render::flat_result(id, name, outcome, &self.inner.limits, started.elapsed());

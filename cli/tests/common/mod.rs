@@ -38,3 +38,30 @@ pub fn test_crate_binary(name: &str) -> PathBuf {
     assert!(path.exists(), "{} is missing: run the tests with `cargo test --release` from the workspace root", path.display());
     path
 }
+
+/// The npm packages pinned in tests/mcp-servers (installed with `npm ci` if needed).
+// Not every suite that includes this module runs Node.
+#[allow(dead_code)]
+pub fn test_packages() -> std::path::PathBuf {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers");
+    INSTALL.call_once(|| {
+        let installed = [
+            "typescript/bin/tsc",
+            "@modelcontextprotocol/server-everything/dist/index.js",
+            "@modelcontextprotocol/sdk/dist/esm/client/index.js",
+            "@modelcontextprotocol/inspector/clients/launcher/build/index.js",
+        ]
+        .iter()
+        .all(|file| dir.join("node_modules").join(file).exists());
+        if !installed {
+            let status = Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(&dir)
+                .status()
+                .expect("npm runs (Node.js is needed for the published MCP server and the TypeScript check)");
+            assert!(status.success(), "`npm ci` in {} failed", dir.display());
+        }
+    });
+    dir
+}

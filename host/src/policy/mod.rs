@@ -129,6 +129,23 @@ impl Policy {
         }
     }
 
+    /// The same policy for another client: its calls that must ask go to `approver`, and
+    /// it starts with nothing allowed always and a `session_id` of its own.
+    pub fn for_client(&self, approver: Arc<dyn Approver>) -> Self {
+        Policy::new(
+            self.workspace.clone(),
+            self.cwd.clone(),
+            self.mode,
+            Some(approver),
+            self.rules_file.clone(),
+            self.settings.clone(),
+        )
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
     /// The mode in force under `settings`. `bypassPermissions` becomes `default` when a
     /// managed layer disables it.
     pub fn mode(&self, settings: &Settings) -> PermissionMode {

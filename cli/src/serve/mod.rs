@@ -1,0 +1,274 @@
+//! `exec-host serve`: the session as an MCP server, so any MCP client reaches every
+//! downstream server through one constant `Exec` tool (and the flat tools).
+//!
+//! Each MCP client (the one client of stdio, each MCP session over HTTP) gets a [`Gateway`]
+//! of its own over one shared session: the downstream servers, the engine and the compiled
+//! guest are shared; the announcement state, the abort scope and the approvals are the
+//! client's ([`Session::for_client`]).
+//!
+//! The spec's announcement travels in a conversation's history; MCP has none, so it is
+//! mapped onto what MCP has. The names-only announcement of the pool at start is the
+//! server's `instructions` (sent with `initialize`); when the pool changes later, the full
+//! announcement is put before the next result the client receives, as a text block of its
+//! own. The gateway keeps the last announcement it sent as the history the session reads, so
+//! the session's own rule decides when to speak, as it does for a model's conversation.
+//!
+//! Approvals go to the client as an elicitation form ([`elicit::ClientApprover`]); progress
+//! notifications report the nested calls of an Exec whose request carries a progress token.
+
+pub mod elicit;
+pub mod http;
+pub mod reload;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use exec_host::{CallOptions, CancellationToken, ContentBlock, Declaration, Message, Session, ToolCall, ToolResult};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+pub use elicit::ClientApprover;
+
+/// How many tool calls the server runs at once, in all and per client, and whether it is
+/// stopping. One owner for both bounds: every gateway asks it before a call runs.
+pub struct Capacity {
+    all: Arc<Semaphore>,
+    total: u32,
+    per_client: u32,
+    stopping: CancellationToken,
+}
+
+impl Capacity {
+    pub fn new(total: u32, per_client: u32) -> Arc<Self> {
+        let total = total.max(1);
+        Arc::new(Capacity {
+            all: Arc::new(Semaphore::new(total as usize)),
+            total,
+            per_client: per_client.clamp(1, total),
+            stopping: CancellationToken::new(),
+        })
+    }
+
+    /// The two slots a call holds while it runs, or the sentence saying why there is none.
+    fn take(&self, client: &Arc<Semaphore>) -> Result<(OwnedSemaphorePermit, OwnedSemaphorePermit), String> {
+        if self.stopping.is_cancelled() {
+            return Err("busy: the server is stopping and takes no new calls; try another replica or retry shortly".into());
+        }
+        let Ok(mine) = client.clone().try_acquire_owned() else {
+            return Err(format!(
+                "busy: this client already has as many calls running as one client may ({}); retry when one has finished",
+                self.per_client
+            ));
+        };
+        let Ok(any) = self.all.clone().try_acquire_owned() else {
+            return Err(format!("busy: the server already runs as many calls as it may at once ({}); retry shortly", self.total));
+        };
+        Ok((mine, any))
+    }
+
+    /// Stops taking calls, then waits until those running have finished, or `grace` has passed.
+    /// True when every call finished in time.
+    pub async fn drain(&self, grace: std::time::Duration) -> bool {
+        self.stopping.cancel();
+        tokio::time::timeout(grace, self.all.acquire_many(self.total)).await.is_ok()
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.is_cancelled()
+    }
+
+    fn client_slots(&self) -> Arc<Semaphore> {
+        Arc::new(Semaphore::new(self.per_client as usize))
+    }
+}
+
+/// The MCP server in front of one client's session.
+pub struct Gateway {
+    session: Session,
+    /// The last announcement sent: all of the history the session's announcement rule
+    /// reads (its last marker), so nothing grows however often the pool changes.
+    announced: Mutex<Option<Message>>,
+    /// Cancelled when the server stops: every call still running is aborted.
+    stop: CancellationToken,
+    /// The names-only announcement of the pool when the client connected.
+    instructions: String,
+    /// The tools this client was last given (`tools/list`): when the declarations change (a
+    /// server with always-loaded tools came or went), the client is told the list changed.
+    declared: Mutex<Option<Arc<[Declaration]>>>,
+    /// Told of the client by its first call, before that call can need an approval.
+    approver: ClientApprover,
+    capacity: Arc<Capacity>,
+    /// This client's share of the calls that run at once.
+    slots: Arc<Semaphore>,
+    /// Names this client's calls: the ids key the results kept for `view_tool_call`, which
+    /// every client shares, so they must neither collide with nor be guessed by another's.
+    call_ids: CallIds,
+}
+
+impl Gateway {
+    /// A gateway for one client of `shared`, whose calls that must ask go to `approver`; the
+    /// first announcement is made now, as `instructions`.
+    pub fn new(shared: &Session, approver: ClientApprover, capacity: Arc<Capacity>, stop: CancellationToken) -> Self {
+        let session = shared.for_client(Arc::new(approver.clone()));
+        let mut gateway = Gateway {
+            call_ids: CallIds::new(session.id()),
+            session,
+            announced: Mutex::new(None),
+            stop,
+            instructions: String::new(),
+            declared: Mutex::new(None),
+            approver,
+            slots: capacity.client_slots(),
+            capacity,
+        };
+        gateway.instructions = gateway.announce().0.join("\n\n");
+        gateway
+    }
+
+    /// The announcements the session wants to make now, recorded as made, and whether the
+    /// declarations differ from those the client was given.
+    fn announce(&self) -> (Vec<String>, bool) {
+        let mut announced = self.announced.lock().unwrap_or_else(|e| e.into_inner());
+        let Ok(prepared) = self.session.prepare(announced.as_slice()) else { return (Vec::new(), false) };
+        let texts = prepared.append.iter().flat_map(texts_of).collect();
+        if let Some(last) = prepared.append.into_iter().last() {
+            *announced = Some(last);
+        }
+        let mut declared = self.declared.lock().unwrap_or_else(|e| e.into_inner());
+        let changed = declared.as_ref().is_some_and(|given| **given != *prepared.declarations);
+        *declared = Some(prepared.declarations);
+        (texts, changed)
+    }
+}
+
+/// Unguessable, unique call ids: the client's random session id and a counter.
+struct CallIds {
+    prefix: String,
+    next: AtomicU64,
+}
+
+impl CallIds {
+    fn new(session_id: &str) -> Self {
+        CallIds { prefix: format!("mcp-{session_id}"), next: AtomicU64::new(1) }
+    }
+
+    fn next(&self) -> String {
+        format!("{}-{}", self.prefix, self.next.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+fn texts_of(message: &Message) -> Vec<String> {
+    message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A session result as an MCP tool result: the model's text (and images) as content, the
+/// script's value as `structuredContent` when it is an object, `isError` on failure.
+pub fn call_tool_result(result: &ToolResult, announcements: Vec<String>) -> CallToolResult {
+    let mut content: Vec<McpContent> = announcements.into_iter().map(McpContent::text).collect();
+    content.push(McpContent::text(result.model.text.clone()));
+    content.extend(result.model.images.iter().map(|image| McpContent::image(image.base64.clone(), image.mime_type.clone())));
+    let mut answer = if result.is_error() { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    if !result.is_error() {
+        answer.structured_content = result.value().filter(|value| value.is_object()).cloned();
+    }
+    answer
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+            .with_server_info(Implementation::new("exec-host", env!("CARGO_PKG_VERSION")));
+        if self.instructions.is_empty() { info } else { info.with_instructions(self.instructions.clone()) }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let prepared = self.session.prepare(&[]).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        *self.declared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared.declarations.clone());
+        let tools = prepared
+            .declarations
+            .iter()
+            .map(|declaration| {
+                let schema = match declaration.input_schema.as_ref() {
+                    serde_json::Value::Object(schema) => schema.clone(),
+                    _ => serde_json::Map::new(),
+                };
+                Tool::new(declaration.name.clone(), declaration.description.clone(), Arc::new(schema))
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.approver.connected(context.peer.clone());
+        let _slots = match self.capacity.take(&self.slots) {
+            Ok(slots) => slots,
+            Err(busy) => return Ok(CallToolResponse::from(CallToolResult::error(vec![McpContent::text(busy)]))),
+        };
+        let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(self.call_ids.next(), request.name.to_string(), input);
+        // The client's `notifications/cancelled`, the client leaving, or the server stopping
+        // aborts the call.
+        let abort = CancellationToken::new();
+        let _abort_on_cancel = {
+            let (abort, cancelled, stop) = (abort.clone(), context.ct.clone(), self.stop.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = cancelled.cancelled() => abort.cancel(),
+                    _ = stop.cancelled() => abort.cancel(),
+                    _ = abort.cancelled() => {}
+                }
+            })
+        };
+        let mut options = CallOptions::new(abort.clone());
+        if let Some(token) = context.meta.get_progress_token() {
+            // Each nested call reaching the host is a step. One task sends the latest step
+            // whenever there is a newer one: in order, and never a backlog for a slow client.
+            let (latest, mut changed) = tokio::sync::watch::channel(None::<ProgressNotificationParam>);
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while changed.changed().await.is_ok() {
+                    let step = changed.borrow_and_update().clone();
+                    if let Some(step) = step
+                        && peer.notify_progress(step).await.is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+            options = options.on_nested_call(move |calls| {
+                let Some(last) = calls.last() else { return };
+                let plural = if calls.len() == 1 { "" } else { "s" };
+                let message = format!("{} tool call{plural}, the last `{}`", calls.len(), last.name);
+                latest
+                    .send_replace(Some(ProgressNotificationParam::new(token.clone(), calls.len() as f64).with_message(message)));
+            });
+        }
+        let result = self.session.call_with(call, options).await;
+        abort.cancel();
+        let (announcements, list_changed) = self.announce();
+        if list_changed {
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        Ok(CallToolResponse::from(call_tool_result(&result, announcements)))
+    }
+}

@@ -1,0 +1,560 @@
+//! `exec-host serve` driven by the official MCP TypeScript SDK client
+//! (tests/mcp-servers/sdk-client.mjs) over stdio and over streamable HTTP, and by the
+//! published MCP Inspector's command-line client; plus the HTTP service's own guards
+//! (token, `Origin`, body and session bounds, busy answers, `/healthz`, the graceful stop)
+//! with plain HTTP requests.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+mod common;
+use common::{exec_host, fixture_mcp_server, shared_cache, test_packages};
+
+/// The downstream servers' tools are let run by rules, as a user would configure them.
+const ALLOW_SERVERS: &[&str] = &["--allow", "mcp__fx", "--allow", "mcp__evil", "--allow", "mcp__late"];
+
+/// A workspace with the fixture server as `fx` (logging cancellations) and the hostile one as
+/// `evil`, in `servers.json`.
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+        let setup = Setup { dir };
+        setup.write_servers(false);
+        setup
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn cancel_log(&self) -> PathBuf {
+        self.path().join("cancel.log")
+    }
+
+    /// The servers file, with or without the server `late` (the published reference server),
+    /// and with `pinned` (the fixture, one of whose tools is always loaded) when asked.
+    fn servers(&self, with_late: bool) -> String {
+        self.servers_and(with_late, false)
+    }
+
+    fn servers_and(&self, with_late: bool, with_pinned: bool) -> String {
+        let fixture = fixture_mcp_server();
+        let mut servers = json!({
+            "fx": {"command": fixture, "env": {"FIXTURE_CANCEL_LOG": self.cancel_log()}},
+            "evil": {"command": fixture, "args": ["--hostile"]},
+        });
+        if with_late {
+            let everything = test_packages().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+            servers["late"] = json!({"command": "node", "args": [everything]});
+        }
+        if with_pinned {
+            servers["pinned"] = json!({"command": fixture});
+        }
+        json!({ "mcpServers": servers }).to_string()
+    }
+
+    fn write_servers(&self, with_late: bool) {
+        std::fs::write(self.path().join("servers.json"), self.servers(with_late)).unwrap();
+    }
+
+    /// `serve` over stdio, as the SDK client starts it.
+    fn stdio(&self, extra: &[&str]) -> Value {
+        let command = exec_host(self.path(), &shared_cache());
+        let mut args = vec!["serve", "--mcp-config", "servers.json"];
+        args.extend(ALLOW_SERVERS);
+        args.extend(extra);
+        let env: serde_json::Map<String, Value> = command
+            .get_envs()
+            .filter_map(|(key, value)| Some((key.to_str()?.to_string(), json!(value?.to_str()?))))
+            .chain(std::env::var("PATH").ok().map(|path| ("PATH".to_string(), json!(path))))
+            .collect();
+        json!({"stdio": {"command": command.get_program().to_str().unwrap(), "args": args, "cwd": self.path(), "env": env}})
+    }
+
+    /// `serve --http` on a free loopback port.
+    fn http(&self, extra: &[&str]) -> HttpServer {
+        let mut command = exec_host(self.path(), &shared_cache());
+        command.args(["serve", "--http", "127.0.0.1:0", "--mcp-config", "servers.json"]).args(ALLOW_SERVERS).args(extra);
+        HttpServer::start(command)
+    }
+}
+
+/// A running `serve --http`; killed when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl HttpServer {
+    fn start(mut command: Command) -> Self {
+        let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut url = None;
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            stderr.lock().unwrap().push_str(&format!("{line}\n"));
+            if let Some(at) = line.strip_prefix("exec-host: serving MCP at ") {
+                url = Some(at.to_string());
+                break;
+            }
+        }
+        let url = url.unwrap_or_else(|| panic!("serve --http did not start: {}", stderr.lock().unwrap()));
+        // Keep reading, so the server never blocks on a full pipe.
+        let kept = stderr.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                kept.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        HttpServer { child, url, stderr }
+    }
+
+    fn connect(&self, token: Option<&str>, origin: Option<&str>) -> Value {
+        json!({"http": {"url": self.url, "token": token, "origin": origin}})
+    }
+
+    fn base(&self) -> String {
+        self.url.trim_end_matches("/mcp").to_string()
+    }
+
+    fn terminate(&self) {
+        // SAFETY: kill(2) with a child's pid and a signal number has no memory effects.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+    }
+
+    /// The exit status within `seconds`, or `None`.
+    fn exited_within(&mut self, seconds: u64) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the SDK client with `connect` and `steps` (and elicitation answers); its observations,
+/// one per step, after the first line (connected, or why not).
+fn sdk(connect: Value, steps: Value, elicit: Option<Value>) -> Vec<Value> {
+    let mut plan = json!({ "connect": connect, "steps": steps });
+    if let Some(elicit) = elicit {
+        plan["elicit"] = elicit;
+    }
+    let output = Command::new("node")
+        .arg(test_packages().join("sdk-client.mjs"))
+        .arg(plan.to_string())
+        .current_dir(test_packages())
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<Value> = stdout.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert!(!lines.is_empty(), "the SDK client printed nothing: {}", String::from_utf8_lossy(&output.stderr));
+    lines
+}
+
+fn exec(code: &str) -> Value {
+    json!({"do": "exec", "code": code})
+}
+
+/// Whether `file` holds `line` within `seconds`.
+fn logged_within(file: &Path, line: &str, seconds: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while Instant::now() < deadline {
+        if std::fs::read_to_string(file).unwrap_or_default().contains(line) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    false
+}
+
+/// Both transports: the same client steps, the same observations.
+fn over_both(setup: &Setup, extra: &[&str], run: impl Fn(Value, &str)) {
+    run(setup.stdio(extra), "stdio");
+    let server = setup.http(extra);
+    run(server.connect(None, None), "http");
+}
+
+#[test]
+fn the_sdk_client_reads_the_announcement_lists_chains_servers_and_gets_images_and_failures() {
+    let setup = Setup::new();
+    over_both(&setup, &[], |connect, transport| {
+        let seen = sdk(
+            connect,
+            json!([
+                {"do": "info"},
+                {"do": "list"},
+                exec("const a = await tools.mcp__fx__echo({ n: 1 }); const b = await tools.mcp__evil__fine({});
+                      const f = await tools.read_file({ path: 'notes.txt' }); return { a: a.n, b, f: f.content.trim() };"),
+                exec("await tools.mcp__fx__picture({}); return 'drawn'"),
+                exec("throw new Error('boom')"),
+            ]),
+            None,
+        );
+        assert_eq!(seen[0], json!({"connected": true}), "{transport}");
+        let instructions = seen[1]["instructions"].as_str().unwrap_or_default();
+        assert!(instructions.starts_with("Tools an Exec script can call"), "{transport}: {instructions}");
+        assert!(
+            instructions.contains("\nmcp__fx__echo\n") && instructions.contains("\nread_file"),
+            "{transport}: {instructions}"
+        );
+        assert_eq!(seen[1]["server"], "exec-host");
+        let names: Vec<&str> = seen[2]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names.first(), Some(&"Exec"), "{transport}: {names:?}");
+        // Only the tool its server marks as always loaded is declared on its own.
+        assert_eq!(names, ["Exec", "mcp__fx__pinned", "view_tool_call"], "{transport}: downstream tools sit behind Exec");
+        assert_eq!(seen[3]["isError"], false, "{transport}: {}", seen[3]);
+        assert_eq!(seen[3]["structuredContent"], json!({"a": 1, "b": "fine", "f": "hello"}), "{transport}");
+        let blocks = seen[4]["blocks"].as_array().unwrap();
+        assert_eq!(blocks[0], json!({"type": "text", "text": "drawn"}), "{transport}: {}", seen[4]);
+        assert!(blocks[1..].iter().any(|b| b["type"] == "image" && b["mimeType"] == "image/png"), "{transport}: {}", seen[4]);
+        assert_eq!(seen[5]["isError"], true, "{transport}");
+        assert!(seen[5]["text"].as_str().unwrap().contains("Error: boom"), "{transport}: {}", seen[5]);
+    });
+}
+
+#[test]
+fn tools_list_stays_the_same_as_a_downstream_server_is_added_and_removed() {
+    let setup = Setup::new();
+    over_both(&setup, &[], |connect, transport| {
+        setup.write_servers(false);
+        let servers = setup.path().join("servers.json");
+        let seen = sdk(
+            connect,
+            json!([
+                {"do": "list"},
+                {"do": "write", "path": servers, "text": setup.servers(true)},
+                {"do": "exec_until", "code": "return 'x'", "contains": "mcp__late__get-sum", "seconds": 30},
+                exec("return await tools['mcp__late__get-sum']({ a: 3, b: 4 })"),
+                {"do": "list"},
+                {"do": "write", "path": servers, "text": setup.servers(false)},
+                {"do": "exec_until", "code": "return 'y'", "contains": "Tools an Exec script can call", "seconds": 30},
+                {"do": "list"},
+                // A server one of whose tools is always loaded changes the declarations: the
+                // client is told the list changed.
+                {"do": "write", "path": servers, "text": setup.servers_and(false, true)},
+                {"do": "exec_until", "code": "return 'z'", "contains": "mcp__pinned__echo", "seconds": 30},
+                {"do": "list"},
+            ]),
+            None,
+        );
+        let names = |tools: &Value| -> Vec<String> {
+            tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+        };
+        assert_eq!(seen[10]["found"], true, "{transport}: {}", seen[10]);
+        assert_eq!(
+            names(&seen[11]["tools"]),
+            ["Exec", "mcp__fx__pinned", "mcp__pinned__pinned", "view_tool_call"],
+            "{transport}"
+        );
+        assert_eq!(seen[8]["listChanged"], 0, "{transport}: nothing declared changed before");
+        assert_eq!(seen[11]["listChanged"], 1, "{transport}: the client was told the list changed");
+        assert_eq!(seen[3]["found"], true, "{transport}: the added server was announced: {}", seen[3]);
+        assert!(seen[4]["text"].as_str().unwrap().contains("The sum of 3 and 4 is 7"), "{transport}: {}", seen[4]);
+        assert_eq!(seen[7]["found"], true, "{transport}: the removal was announced: {}", seen[7]);
+        assert!(!seen[7]["text"].as_str().unwrap().contains("mcp__late"), "{transport}: {}", seen[7]);
+        assert_eq!(seen[1]["tools"], seen[5]["tools"], "{transport}: tools/list is the same with the server added");
+        assert_eq!(seen[1]["tools"], seen[8]["tools"], "{transport}: and after it left");
+        setup.write_servers(false);
+    });
+}
+
+#[test]
+fn a_cancelled_exec_is_aborted_down_to_the_downstream_call_and_the_server_goes_on() {
+    let setup = Setup::new();
+    over_both(&setup, &[], |connect, transport| {
+        let _ = std::fs::remove_file(setup.cancel_log());
+        let seen = sdk(
+            connect,
+            json!([
+                {"do": "exec_cancelled", "code": "await tools.mcp__fx__never({}); return 'done'", "file": setup.cancel_log(), "line": "started never"},
+                exec("return 2"),
+            ]),
+            None,
+        );
+        assert_eq!(seen[1]["seen"], true, "{transport}: the downstream call started: {}", seen[1]);
+        assert_eq!(seen[1]["settled"], "rejected", "{transport}: {}", seen[1]);
+        assert!(
+            logged_within(&setup.cancel_log(), "cancelled never", 10),
+            "{transport}: the cancellation reached the downstream server"
+        );
+        assert_eq!(seen[2]["text"], "2", "{transport}: {}", seen[2]);
+    });
+}
+
+#[test]
+fn an_approval_is_asked_through_elicitation_and_a_declined_one_refuses_the_call() {
+    let setup = Setup::new();
+    over_both(&setup, &[], |connect, transport| {
+        let (first, second) = (format!("{transport}-1.txt"), format!("{transport}-2.txt"));
+        let write = |name: &str| {
+            exec(&format!(
+                "try {{ await tools.write_file({{ path: '{name}', content: 'x' }}); return 'written'; }} catch (e) {{ return e.message; }}"
+            ))
+        };
+        let seen = sdk(connect, json!([write(&first), write(&second)]), Some(json!(["once", "decline"])));
+        assert_eq!(seen[1]["text"], "written", "{transport}: {}", seen[1]);
+        let asked = &seen[1]["elicitations"][0];
+        assert!(asked["message"].as_str().unwrap().contains("`write_file` wants to run"), "{transport}: {asked}");
+        assert!(asked["requestedSchema"]["properties"]["decision"].is_object(), "{transport}: {asked}");
+        assert!(setup.path().join(&first).exists(), "{transport}");
+        assert!(seen[2]["text"].as_str().unwrap().contains("the user declined in the MCP client"), "{transport}: {}", seen[2]);
+        assert!(!setup.path().join(&second).exists(), "{transport}");
+    });
+}
+
+#[test]
+fn progress_notifications_count_the_nested_calls() {
+    let setup = Setup::new();
+    over_both(&setup, &[], |connect, transport| {
+        let code = "for (let i = 1; i <= 3; i++) { await tools.mcp__fx__echo({ i }); await tools.mcp__fx__slow({ ms: 50 }); } return 'done'";
+        let seen = sdk(connect, json!([{"do": "exec", "code": code, "progress": true}]), None);
+        assert_eq!(seen[1]["text"], "done", "{transport}: {}", seen[1]);
+        let progress = seen[1]["progress"].as_array().unwrap();
+        assert!(!progress.is_empty(), "{transport}: no progress was reported");
+        let counts: Vec<f64> = progress.iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+        assert!(counts.windows(2).all(|w| w[0] < w[1]), "{transport}: progress only grows: {counts:?}");
+        assert_eq!(progress.last().unwrap()["message"], "6 tool calls, the last `mcp__fx__slow`", "{transport}");
+    });
+}
+
+#[test]
+fn over_http_a_token_is_required_and_a_foreign_origin_is_refused() {
+    let setup = Setup::new();
+    std::fs::write(setup.path().join("token"), "s3cret-token\n").unwrap();
+    let server = setup.http(&["--auth-token-file", "token"]);
+    let connected = |token, origin| sdk(server.connect(token, origin), json!([exec("return 'in'")]), None);
+
+    let without = connected(None, None);
+    assert_eq!(without[0]["code"], 401, "{without:?}");
+    assert!(without[0]["connect_error"].as_str().unwrap().contains("Authorization: Bearer"), "{without:?}");
+    let wrong = connected(Some("s3cret-tokem"), None);
+    assert_eq!(wrong[0]["code"], 401, "{wrong:?}");
+    let foreign = connected(Some("s3cret-token"), Some("http://attacker.example"));
+    assert_eq!(foreign[0]["code"], 403, "{foreign:?}");
+    // A loopback page may call a loopback server; the token still applies.
+    let local = connected(Some("s3cret-token"), Some("http://localhost:3000"));
+    assert_eq!(local[1]["text"], "in", "{local:?}");
+    let right = connected(Some("s3cret-token"), None);
+    assert_eq!(right[1]["text"], "in", "{right:?}");
+}
+
+#[test]
+fn the_mcp_inspector_cli_lists_and_calls_through_serve_over_both_transports() {
+    let setup = Setup::new();
+    let inspector = test_packages().join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    let inspect = |target: &[String], method: &[&str]| -> Value {
+        let output = Command::new("node")
+            .arg(&inspector)
+            .arg("--cli")
+            .args(target)
+            .args(method)
+            .current_dir(setup.path())
+            // The inspector keeps a catalog of servers: the test's own, not the user's.
+            .env("MCP_CATALOG_PATH", setup.path().join("inspector-catalog.json"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+    };
+    // The inspector starts a stdio server with an environment of its own: the test's
+    // configuration folders go through `env`.
+    let command = exec_host(setup.path(), &shared_cache());
+    let mut stdio = vec!["env".to_string()];
+    stdio.extend(command.get_envs().filter_map(|(key, value)| Some(format!("{}={}", key.to_str()?, value?.to_str()?))));
+    stdio.extend([env!("CARGO_BIN_EXE_exec-host"), "serve", "--mcp-config", "servers.json"].map(String::from));
+    stdio.extend(ALLOW_SERVERS.iter().map(|arg| arg.to_string()));
+    let server = setup.http(&[]);
+    for target in [stdio, vec![server.url.clone()]] {
+        let listed = inspect(&target, &["--method", "tools/list"]);
+        assert_eq!(listed["tools"][0]["name"], "Exec", "{listed}");
+        let called = inspect(
+            &target,
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                "Exec",
+                "--tool-arg",
+                "code=return (await tools.mcp__fx__add({ a: 2, b: 3 })).sum",
+            ],
+        );
+        assert_eq!(called["isError"], false, "{called}");
+        assert_eq!(called["content"][0]["text"], "5", "{called}");
+    }
+}
+
+/// A plain HTTP request to the server: status, headers and body.
+fn request(method: &str, url: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, reqwest::header::HeaderMap, String) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let mut request = client.request(method.parse().unwrap(), url).body(body);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        let (status, headers) = (response.status().as_u16(), response.headers().clone());
+        // A stream of events ends only when the server closes it: take its first event.
+        let mut body = String::new();
+        let mut response = response;
+        while let Ok(Ok(Some(chunk))) = tokio::time::timeout(Duration::from_secs(5), response.chunk()).await {
+            body.push_str(&String::from_utf8_lossy(&chunk));
+            if headers.get("content-type").is_some_and(|t| t == "text/event-stream") && body.contains("\"jsonrpc\"") {
+                break;
+            }
+        }
+        (status, headers, body)
+    })
+}
+
+const JSON_POST: &[(&str, &str)] = &[("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+
+fn initialize() -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+           "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn over_http_bad_requests_get_the_protocol_s_errors_and_bounds_answer_busy() {
+    let setup = Setup::new();
+    let server = setup.http(&["--max-sessions", "2", "--max-body-bytes", "65536"]);
+    let (status, _, body) = request("GET", &format!("{}/healthz", server.base()), &[], Vec::new());
+    assert_eq!((status, body.as_str()), (200, "ok\n"));
+
+    let (status, _, body) = request("POST", &server.url, JSON_POST, b"{not json".to_vec());
+    assert_eq!(status, 400, "malformed JSON-RPC: {body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32700, "{body}");
+    let (status, _, body) = request("POST", &server.url, JSON_POST, json!({"jsonrpc": "2.0", "id": 1}).to_string().into_bytes());
+    assert!((400..500).contains(&status), "a request without a method: {status} {body}");
+    let (status, _, body) = request("POST", &server.url, JSON_POST, vec![b' '; 70_000]);
+    assert_eq!(status, 413, "an oversized body: {body}");
+    assert!(body.contains("larger than 65536 bytes"), "{body}");
+    let (status, _, body) =
+        request("POST", &server.url, &[JSON_POST[0], JSON_POST[1], ("host", "rebind.example:80")], initialize());
+    assert!((400..500).contains(&status), "a foreign Host header: {status} {body}");
+
+    // Two sessions may be open; the third is told the server is busy.
+    for _ in 0..2 {
+        let (status, headers, body) = request("POST", &server.url, JSON_POST, initialize());
+        assert_eq!(status, 200, "{body}");
+        assert!(headers.contains_key("mcp-session-id"));
+    }
+    let (status, headers, body) = request("POST", &server.url, JSON_POST, initialize());
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("busy: the server has 2 MCP sessions open"), "{body}");
+    assert_eq!(headers.get("retry-after").unwrap(), "5");
+    // The server still serves: the SDK client gets an error for its new session, not a hang.
+    let refused = sdk(server.connect(None, None), json!([]), None);
+    assert_eq!(refused[0]["code"], 503, "{refused:?}");
+}
+
+#[test]
+fn over_http_each_session_has_its_own_approvals() {
+    let setup = Setup::new();
+    let server = setup.http(&[]);
+    let write = |name: &str| {
+        exec(&format!(
+            "try {{ await tools.write_file({{ path: '{name}', content: 'x' }}); return 'written'; }} catch (e) {{ return e.message; }}"
+        ))
+    };
+    // Two sessions at once: one client allows its write when asked, the other cannot be asked.
+    let asking = {
+        let (connect, step) = (server.connect(None, None), write("a.txt"));
+        std::thread::spawn(move || sdk(connect, json!([step]), Some(json!(["once"]))))
+    };
+    let other = sdk(server.connect(None, None), json!([write("b.txt")]), None);
+    let asking = asking.join().unwrap();
+    assert_eq!(asking[1]["text"], "written", "{asking:?}");
+    assert_eq!(asking[1]["elicitations"].as_array().map(Vec::len), Some(1), "{asking:?}");
+    assert!(other[1]["text"].as_str().unwrap().contains("did not declare elicitation"), "{other:?}");
+    assert!(setup.path().join("a.txt").exists() && !setup.path().join("b.txt").exists());
+}
+
+#[test]
+fn over_http_calls_past_the_bounds_are_answered_busy() {
+    let setup = Setup::new();
+    let server = setup.http(&["--concurrency", "1"]);
+    let slow = "await tools.mcp__fx__slow({ ms: 2000 }); return 'first'";
+    // One client: its second call while the first runs is past its own bound.
+    let first = {
+        let connect = server.connect(None, None);
+        std::thread::spawn(move || {
+            sdk(connect, json!([{"do": "exec_parallel", "codes": [slow, "return 'second'"], "stagger_ms": 400}]), None)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(900));
+    // Another client while the server's one call runs: past the server's bound.
+    let other = sdk(server.connect(None, None), json!([exec("return 'other'")]), None);
+    let first = first.join().unwrap();
+    let results = first[1]["results"].as_array().unwrap();
+    assert_eq!(results[0]["text"], "first", "{first:?}");
+    assert_eq!(results[1]["isError"], true, "{first:?}");
+    assert!(results[1]["text"].as_str().unwrap().starts_with("busy: this client already has as many calls running"), "{first:?}");
+    assert_eq!(other[1]["isError"], true, "{other:?}");
+    assert!(other[1]["text"].as_str().unwrap().starts_with("busy: the server already runs as many calls"), "{other:?}");
+    // Once the call has finished, the server takes calls again.
+    let later = sdk(server.connect(None, None), json!([exec("return 'later'")]), None);
+    assert_eq!(later[1]["text"], "later", "{later:?}");
+}
+
+#[test]
+fn sigterm_lets_running_execs_finish_within_the_grace_period_then_aborts_the_rest() {
+    let setup = Setup::new();
+    // A call that ends within the grace period is answered; the server then exits.
+    let mut server = setup.http(&["--grace", "5"]);
+    let finishing = {
+        let connect = server.connect(None, None);
+        std::thread::spawn(move || {
+            sdk(connect, json!([exec("await tools.mcp__fx__slow({ ms: 1500 }); return 'finished'")]), None)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(700));
+    server.terminate();
+    let seen = finishing.join().unwrap();
+    assert_eq!(seen[1]["text"], "finished", "{seen:?}\n{}", server.stderr.lock().unwrap());
+    assert_eq!(server.exited_within(10).map(|s| s.success()), Some(true), "{}", server.stderr.lock().unwrap());
+
+    // A call still running when the grace period ends is aborted, down to the downstream call.
+    let _ = std::fs::remove_file(setup.cancel_log());
+    let mut server = setup.http(&["--grace", "1"]);
+    let hanging = {
+        let connect = server.connect(None, None);
+        std::thread::spawn(move || sdk(connect, json!([exec("await tools.mcp__fx__never({}); return 'never'")]), None))
+    };
+    assert!(logged_within(&setup.cancel_log(), "started never", 20));
+    let stopping = Instant::now();
+    server.terminate();
+    // While it drains, a probe hears it is stopping.
+    let (status, _, _) = request("GET", &format!("{}/healthz", server.base()), &[], Vec::new());
+    assert_eq!(status, 503);
+    assert!(logged_within(&setup.cancel_log(), "cancelled never", 10), "the downstream call was cancelled");
+    assert_eq!(server.exited_within(15).map(|s| s.success()), Some(true), "{}", server.stderr.lock().unwrap());
+    assert!(stopping.elapsed() >= Duration::from_secs(1), "the grace period was given");
+    // Its client still hears how it ended, before the sessions close.
+    let seen = hanging.join().unwrap();
+    assert_eq!(seen[1]["isError"], true, "{seen:?}");
+    assert!(seen[1]["text"].as_str().unwrap().contains("aborted"), "{seen:?}");
+}
