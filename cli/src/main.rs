@@ -140,8 +140,9 @@ struct ServeFlags {
     /// MCP sessions open at once; a new one past it is answered 503 "busy".
     #[arg(long, value_name = "N", default_value_t = serve::http::DEFAULT_MAX_SESSIONS, requires = "http")]
     max_sessions: usize,
-    /// Bytes of one HTTP request body; a larger one is answered 413.
-    #[arg(long, value_name = "BYTES", default_value_t = serve::http::DEFAULT_MAX_BODY_BYTES, requires = "http")]
+    /// Bytes of one message from the client (an HTTP request body, a line on stdin); a
+    /// larger one is refused (HTTP 413, or JSON-RPC's parse error on stdio).
+    #[arg(long, value_name = "BYTES", default_value_t = serve::http::DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
     /// Seconds a stopping HTTP server (SIGTERM, SIGINT) gives running calls before aborting them.
     #[arg(long, value_name = "SECONDS", default_value_t = serve::http::DEFAULT_GRACE.as_secs(), requires = "http")]
@@ -239,6 +240,7 @@ struct ServeConfig {
     cache_dir: Option<PathBuf>,
     concurrency: u32,
     client_concurrency: u32,
+    max_message_bytes: usize,
     /// `None`: stdio.
     http: Option<serve::http::HttpOptions>,
 }
@@ -315,8 +317,8 @@ fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
         None => None,
         Some(addr) => Some(resolve_http(addr, &flags)?),
     };
-    if flags.concurrency == 0 || flags.client_concurrency == 0 {
-        return Err(UsageError("--concurrency and --client-concurrency must be at least 1".into()));
+    if flags.concurrency == 0 || flags.client_concurrency == 0 || flags.max_body_bytes == 0 {
+        return Err(UsageError("--concurrency, --client-concurrency and --max-body-bytes must be at least 1".into()));
     }
     let session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
@@ -326,6 +328,7 @@ fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
         cache_dir: cache_dir(flags.no_cache),
         concurrency: flags.concurrency,
         client_concurrency: flags.client_concurrency.min(flags.concurrency),
+        max_message_bytes: flags.max_body_bytes,
         http,
     })
 }
@@ -353,8 +356,8 @@ fn resolve_http(addr: &str, flags: &ServeFlags) -> Result<serve::http::HttpOptio
             return Err(UsageError(format!("--allow-origin {origin:?} needs a scheme, as in https://{origin}")));
         }
     }
-    if flags.max_body_bytes == 0 || flags.max_sessions == 0 {
-        return Err(UsageError("--max-body-bytes and --max-sessions must be at least 1".into()));
+    if flags.max_sessions == 0 {
+        return Err(UsageError("--max-sessions must be at least 1".into()));
     }
     Ok(serve::http::HttpOptions {
         addr,
@@ -582,7 +585,7 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
             Some(options) => serve::http::serve(session.clone(), options, capacity, signal.clone())
                 .await
                 .map_err(|e| UsageError(format!("the HTTP server failed: {e}"))),
-            None => serve_stdio(&session, capacity, signal.clone()).await,
+            None => serve::stdio::serve(&session, capacity, config.max_message_bytes, signal.clone()).await.map_err(UsageError),
         };
         signal.cancel();
         // A server it is starting now would only be closed again.
@@ -590,21 +593,6 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
         session.shutdown().await;
         served.map(|()| ExitCode::SUCCESS)
     })
-}
-
-/// One client on stdin and stdout, until it leaves or `stop` is cancelled.
-async fn serve_stdio(session: &Session, capacity: Arc<serve::Capacity>, stop: CancellationToken) -> Result<(), UsageError> {
-    use rmcp::ServiceExt;
-    let gateway = serve::Gateway::new(session, serve::ClientApprover::new(), capacity, stop.clone());
-    let served = match gateway.serve(rmcp::transport::stdio()).await {
-        Ok(service) => tokio::select! {
-            ended = service.waiting() => ended.map(|_| ()).map_err(|e| UsageError(format!("the MCP connection failed: {e}"))),
-            _ = stop.cancelled() => Ok(()),
-        },
-        Err(e) => Err(UsageError(format!("the MCP client did not initialize: {e}"))),
-    };
-    stop.cancel();
-    served
 }
 
 /// Cancels `abort` on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal went

@@ -318,3 +318,61 @@ async fn bad_calls_get_failure_results_and_a_client_that_leaves_mid_exec_stops_i
     let _ = client.cancel().await;
     assert!(logged_within(&log, "cancelled never", 10).await, "the downstream call was cancelled when the client left");
 }
+
+#[test]
+fn bad_lines_on_stdio_get_json_rpc_errors_and_the_connection_goes_on() {
+    use std::io::{BufRead, BufReader, Write};
+    let workspace = tempfile::tempdir().unwrap();
+    let mut child = exec_host(workspace.path(), &shared_cache())
+        .args(["serve", "--max-body-bytes", "100000"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut answers = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || -> serde_json::Value { serde_json::from_str(&answers.next().unwrap().unwrap()).unwrap() };
+    let mut send = |line: &[u8]| {
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+    assert_eq!(next()["id"], 1);
+    send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let error = |answer: serde_json::Value| {
+        (
+            answer["id"].clone(),
+            answer["error"]["code"].as_i64().unwrap(),
+            answer["error"]["message"].as_str().unwrap().to_string(),
+        )
+    };
+    send(b"{not json");
+    let (id, code, message) = error(next());
+    assert_eq!((id, code), (serde_json::Value::Null, -32700), "{message}");
+    send(br#"{"jsonrpc":"2.0","id":2}"#);
+    assert_eq!(error(next()).1, -32600);
+    send(b"\xff\xfe");
+    assert_eq!(error(next()), (serde_json::Value::Null, -32700, "the message is not UTF-8".to_string()));
+    send(&vec![b'a'; 200_000]);
+    let (_, code, message) = error(next());
+    assert_eq!(code, -32700);
+    assert!(message.contains("longer than 100000 bytes"), "{message}");
+    // A malformed notification gets no answer; a request with params that do not fit its
+    // method gets invalid params, an unknown method "method not found".
+    send(br#"{"jsonrpc":"2.0","method":"notifications/odd","params":5}"#);
+    send(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"Exec","arguments":"nope"}}"#);
+    let (id, code, message) = error(next());
+    assert_eq!((id, code), (json!(4), -32602), "{message}");
+    assert!(message.contains("arguments: invalid type"), "{message}");
+    send(br#"{"jsonrpc":"2.0","id":5,"method":"no/such"}"#);
+    assert_eq!(error(next()).1, -32601);
+    // And the connection still serves.
+    send(br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"Exec","arguments":{"code":"return 40 + 2"}}}"#);
+    let answer = next();
+    assert_eq!(answer["id"], 6);
+    assert_eq!(answer["result"]["content"][0]["text"], "42", "{answer}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

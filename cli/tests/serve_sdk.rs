@@ -449,6 +449,15 @@ fn over_http_bad_requests_get_the_protocol_s_errors_and_bounds_answer_busy() {
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32700, "{body}");
     let (status, _, body) = request("POST", &server.url, JSON_POST, json!({"jsonrpc": "2.0", "id": 1}).to_string().into_bytes());
     assert!((400..500).contains(&status), "a request without a method: {status} {body}");
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "Exec", "arguments": [1]}});
+    let (status, _, body) = request("POST", &server.url, JSON_POST, call.to_string().into_bytes());
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(3), json!(-32602)),
+        "wrong argument shape: {body}"
+    );
     let (status, _, body) = request("POST", &server.url, JSON_POST, vec![b' '; 70_000]);
     assert_eq!(status, 413, "an oversized body: {body}");
     assert!(body.contains("larger than 65536 bytes"), "{body}");
@@ -557,4 +566,33 @@ fn sigterm_lets_running_execs_finish_within_the_grace_period_then_aborts_the_res
     let seen = hanging.join().unwrap();
     assert_eq!(seen[1]["isError"], true, "{seen:?}");
     assert!(seen[1]["text"].as_str().unwrap().contains("aborted"), "{seen:?}");
+}
+
+#[test]
+fn stateless_replicas_answer_any_request_and_refuse_what_would_need_a_session() {
+    let setup = Setup::new();
+    let (first, second) = (setup.http(&["--stateless"]), setup.http(&["--stateless"]));
+    // The SDK client initializes with one replica and reads the announcement there.
+    let seen = sdk(
+        first.connect(None, None),
+        json!([
+            {"do": "info"},
+            exec("return (await tools.mcp__fx__add({ a: 1, b: 2 })).sum"),
+            exec("try { await tools.write_file({ path: 'w.txt', content: 'x' }); return 'written'; } catch (e) { return e.message; }"),
+        ]),
+        Some(json!(["once"])),
+    );
+    assert!(seen[1]["instructions"].as_str().unwrap().contains("\nmcp__fx__add\n"), "{seen:?}");
+    assert_eq!(seen[2]["text"], "3", "{seen:?}");
+    // No session to ask the client on: refused with the rule that would let it run.
+    assert!(seen[3]["text"].as_str().unwrap().contains("a stateless server cannot ask its client"), "{seen:?}");
+    assert!(!setup.path().join("w.txt").exists());
+    // The other replica answers a call it never saw an initialize for.
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "Exec", "arguments": {"code": "return 6 * 7"}}});
+    let (status, headers, body) = request("POST", &second.url, JSON_POST, call.to_string().into_bytes());
+    assert_eq!(status, 200, "{body}");
+    assert!(!headers.contains_key("mcp-session-id"), "no session is kept");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "42", "{body}");
 }

@@ -29,6 +29,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::task::TaskTracker;
 
+use super::jsonrpc::{INVALID_PARAMS, Screened, screen};
 use super::{Capacity, ClientApprover, Gateway};
 
 /// How long a stopping server gives its running calls by default.
@@ -162,8 +163,7 @@ struct Guard {
     capacity: Arc<Capacity>,
 }
 
-/// JSON-RPC's error codes for a body that is not JSON, and for the server's own refusals.
-const PARSE_ERROR: i32 = -32700;
+/// JSON-RPC's error code for the server's own refusals.
 const SERVER_ERROR: i32 = -32000;
 
 async fn guard_mcp(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
@@ -191,16 +191,23 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, request: Request, next: Next
     if request.method() != Method::POST {
         return next.run(request).await;
     }
-    // The body is read here, within its bound, so that one that is not JSON gets JSON-RPC's
-    // parse error rather than a transport's status alone.
+    // The body is read here, within its bound, so that one that is not a message gets
+    // JSON-RPC's error rather than a transport's status alone.
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, guard.max_body_bytes).await else {
         let message =
             format!("the request body is larger than {} bytes, this server's bound (--max-body-bytes)", guard.max_body_bytes);
         return refusal(StatusCode::PAYLOAD_TOO_LARGE, SERVER_ERROR, &message);
     };
-    if let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
-        return refusal(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("parse error: the body is not JSON ({error})"));
+    match screen(&bytes) {
+        Screened::Pass(_) => {}
+        Screened::Ignore => return StatusCode::ACCEPTED.into_response(),
+        Screened::Answer { code, response } => {
+            // A request that cannot be read is a bad request; one with params that do not
+            // fit its method is answered as any failed request is.
+            let status = if code == INVALID_PARAMS { StatusCode::OK } else { StatusCode::BAD_REQUEST };
+            return (status, [(header::CONTENT_TYPE, "application/json")], Body::from(response.to_string())).into_response();
+        }
     }
     let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
     let sending = guard.responses.token();

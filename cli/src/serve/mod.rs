@@ -18,7 +18,9 @@
 
 pub mod elicit;
 pub mod http;
+pub mod jsonrpc;
 pub mod reload;
+pub mod stdio;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,0 +1,108 @@
+//! `serve --stdio`: one client on standard input and output, one JSON-RPC message per line.
+//!
+//! The lines are read here rather than by rmcp's own stdio transport so that each is bounded
+//! (`--max-body-bytes`) and screened ([`super::jsonrpc::screen`]): a line that is not a message
+//! gets JSON-RPC's error and the connection goes on.
+
+use std::sync::Arc;
+
+use exec_host::{CancellationToken, Session};
+use futures::StreamExt;
+use rmcp::ServiceExt;
+use rmcp::model::ServerJsonRpcMessage;
+use tokio::io::AsyncWriteExt;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+
+use super::jsonrpc::{PARSE_ERROR, Screened, screen};
+use super::{Capacity, ClientApprover, Gateway};
+
+/// Messages waiting to be written to stdout; past it the server waits for the client to read.
+const OUTGOING: usize = 64;
+
+/// Serves one client until it closes stdin or `stop` is cancelled; then cancels `stop`.
+pub async fn serve(
+    session: &Session,
+    capacity: Arc<Capacity>,
+    max_line_bytes: usize,
+    stop: CancellationToken,
+) -> Result<(), String> {
+    let (lines, outgoing) = tokio::sync::mpsc::channel::<String>(OUTGOING);
+    let writer = tokio::spawn(write_lines(outgoing));
+    let (messages, mut incoming) = tokio::sync::mpsc::channel(OUTGOING);
+    let reader = tokio::spawn(read_lines(max_line_bytes, messages, lines.clone()));
+    let sink = futures::sink::unfold(lines, |lines, message: ServerJsonRpcMessage| async move {
+        let line = serde_json::to_string(&message).map_err(std::io::Error::other)?;
+        lines.send(line).await.map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+        Ok::<_, std::io::Error>(lines)
+    });
+    let transport = (Box::pin(sink), futures::stream::poll_fn(move |cx| incoming.poll_recv(cx)));
+    let gateway = Gateway::new(session, ClientApprover::new(), capacity, stop.clone());
+    let served = match gateway.serve(transport).await {
+        Ok(service) => tokio::select! {
+            ended = service.waiting() => ended.map(|_| ()).map_err(|e| format!("the MCP connection failed: {e}")),
+            _ = stop.cancelled() => Ok(()),
+        },
+        Err(e) => Err(format!("the MCP client did not initialize: {e}")),
+    };
+    stop.cancel();
+    reader.abort();
+    // The last answers go out; a client that stopped reading does not hold the stop up.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
+    served
+}
+
+/// Reads stdin line by line: messages go to the server, bad lines are answered directly.
+async fn read_lines(
+    max_line_bytes: usize,
+    messages: tokio::sync::mpsc::Sender<rmcp::model::ClientJsonRpcMessage>,
+    answers: tokio::sync::mpsc::Sender<String>,
+) {
+    let mut lines = FramedRead::new(tokio::io::stdin(), LinesCodec::new_with_max_length(max_line_bytes));
+    // After a bad line the framing yields one `None` before it reads on; only a `None` that
+    // follows no error is the end of input.
+    let mut after_error = false;
+    loop {
+        let Some(line) = lines.next().await else {
+            if std::mem::take(&mut after_error) {
+                continue;
+            }
+            return;
+        };
+        after_error = line.is_err();
+        let screened = match line {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => screen(line.as_bytes()),
+            Err(LinesCodecError::MaxLineLengthExceeded) => {
+                parse_error(format!("the message is longer than {max_line_bytes} bytes, this server's bound (--max-body-bytes)"))
+            }
+            Err(LinesCodecError::Io(error)) if error.kind() == std::io::ErrorKind::InvalidData => {
+                parse_error("the message is not UTF-8".to_string())
+            }
+            Err(LinesCodecError::Io(_)) => return,
+        };
+        let sent = match screened {
+            Screened::Pass(message) => messages.send(*message).await.is_ok(),
+            Screened::Answer { response, .. } => answers.send(response.to_string()).await.is_ok(),
+            Screened::Ignore => true,
+        };
+        if !sent {
+            return;
+        }
+    }
+}
+
+fn parse_error(message: String) -> Screened {
+    let response = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": PARSE_ERROR, "message": message } });
+    Screened::Answer { code: PARSE_ERROR, response }
+}
+
+/// Writes each message as one line, until every sender is gone.
+async fn write_lines(mut outgoing: tokio::sync::mpsc::Receiver<String>) {
+    let mut stdout = tokio::io::stdout();
+    while let Some(mut line) = outgoing.recv().await {
+        line.push('\n');
+        if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+            return;
+        }
+    }
+}
