@@ -376,24 +376,16 @@ const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 
 /// The bearer token in `file`: its text without surrounding whitespace; never empty.
 fn read_token(file: &Path) -> Result<String, UsageError> {
-    use std::io::Read;
-    let opened =
-        std::fs::File::open(file).map_err(|e| UsageError(format!("the token file {} cannot be read: {e}", shown(file))))?;
-    let mut text = String::new();
-    opened
-        .take(MAX_TOKEN_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| UsageError(format!("the token file {} cannot be read: {e}", shown(file))))?;
-    if text.len() as u64 > MAX_TOKEN_FILE_BYTES {
-        return Err(UsageError(format!("the token file {} is larger than {MAX_TOKEN_FILE_BYTES} bytes", shown(file))));
-    }
+    let text = exec_host::text_file::read_text(file, MAX_TOKEN_FILE_BYTES)
+        .map_err(|e| UsageError(format!("the token file {} {e}", shown(file))))?;
     let token = text.trim();
     if token.is_empty() {
         return Err(UsageError(format!("the token file {} is empty", shown(file))));
     }
-    if token.chars().any(|c| c.is_control() || c == ' ') {
+    // What an `Authorization` header can carry of it, byte for byte.
+    if !token.bytes().all(|byte| byte.is_ascii_graphic()) {
         return Err(UsageError(format!(
-            "the token in {} holds spaces or control characters; a bearer token cannot",
+            "the token in {} must be printable ASCII without spaces, as a bearer token is sent",
             shown(file)
         )));
     }
