@@ -512,3 +512,28 @@ async fn an_mcp_tool_asks_by_its_full_name_nested_and_flat_and_a_server_rule_all
     assert!(harness.call("mcp__fx__echo", json!({"text": "hi"})).await.ok());
     assert!(quiet.tools().is_empty());
 }
+
+#[tokio::test]
+async fn a_session_for_another_client_asks_that_client_and_shares_the_tools() {
+    let first = allow_once();
+    let harness = harness(json!({}), Some(PermissionMode::Default), &first).await;
+    let second = TestApprover::new(|_| Approval::Deny { reason: "the second client said no".into() });
+    let other = harness.session.for_client(Arc::new(SharedApprover(second.clone())));
+    assert_ne!(other.id(), harness.session.id(), "hooks see a session id of its own");
+
+    let run = |session: &exec_host::Session, code: &str| {
+        let (session, call) = (session.clone(), exec_call(code));
+        async move { session.call(call, Default::default()).await }
+    };
+    let code = "try { await tools.echo({ value: 1 }); return 'ran'; } catch (e) { return e.message; }";
+    assert_eq!(run(&harness.session, code).await.value(), Some(&json!("ran")));
+    let refused = run(&other, code).await;
+    assert!(refused.text().contains("the second client said no"), "{}", refused.text());
+    assert_eq!((first.tools(), second.tools()), (vec!["echo".to_string()], vec!["echo".to_string()]), "each asked its own");
+
+    // The tools are shared: a server added through one session is reachable from the other.
+    harness.session.add_server("late", fixture()).await.unwrap();
+    let reached = run(&other, "return (await tools.mcp__late__add({ a: 2, b: 3 })).sum").await;
+    assert!(reached.text().contains("the second client said no"), "{}", reached.text());
+    assert_eq!(second.tools().last().map(String::as_str), Some("mcp__late__add"), "reached, and asked about");
+}
