@@ -142,7 +142,9 @@ impl Gateway {
             *announced = Some(last);
         }
         let mut declared = self.declared.lock().unwrap_or_else(|e| e.into_inner());
-        let changed = declared.as_ref().is_some_and(|given| **given != *prepared.declarations);
+        let changed = declared
+            .as_ref()
+            .is_some_and(|given| !Arc::ptr_eq(given, &prepared.declarations) && **given != *prepared.declarations);
         *declared = Some(prepared.declarations);
         (texts, changed)
     }
@@ -228,19 +230,7 @@ impl ServerHandler for Gateway {
         };
         let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(self.call_ids.next(), request.name.to_string(), input);
-        // The client's `notifications/cancelled`, the client leaving, or the server stopping
-        // aborts the call.
         let abort = CancellationToken::new();
-        let _abort_on_cancel = {
-            let (abort, cancelled, stop) = (abort.clone(), context.ct.clone(), self.stop.clone());
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = cancelled.cancelled() => abort.cancel(),
-                    _ = stop.cancelled() => abort.cancel(),
-                    _ = abort.cancelled() => {}
-                }
-            })
-        };
         let mut options = CallOptions::new(abort.clone());
         if let Some(token) = context.meta.get_progress_token() {
             // Each nested call reaching the host is a step. One task sends the latest step
@@ -265,8 +255,15 @@ impl ServerHandler for Gateway {
                     .send_replace(Some(ProgressNotificationParam::new(token.clone(), calls.len() as f64).with_message(message)));
             });
         }
-        let result = self.session.call_with(call, options).await;
-        abort.cancel();
+        // The client's `notifications/cancelled`, the client leaving, or the server stopping
+        // aborts the call, which then ends promptly with its failure result.
+        let running = self.session.call_with(call, options);
+        tokio::pin!(running);
+        let result = tokio::select! {
+            result = &mut running => result,
+            _ = context.ct.cancelled() => { abort.cancel(); running.await }
+            _ = self.stop.cancelled() => { abort.cancel(); running.await }
+        };
         let (announcements, list_changed) = self.announce();
         if list_changed {
             let _ = context.peer.notify_tool_list_changed().await;

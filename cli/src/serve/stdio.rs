@@ -2,22 +2,26 @@
 //!
 //! The lines are read here rather than by rmcp's own stdio transport so that each is bounded
 //! (`--max-body-bytes`) and screened ([`super::jsonrpc::screen`]): a line that is not a message
-//! gets JSON-RPC's error and the connection goes on.
+//! gets JSON-RPC's error and the connection goes on. When stdin and stdout are pipes, as an
+//! MCP client starts a server, they are read and written by the runtime's own event loop;
+//! otherwise (a terminal, a file) through its blocking pool.
 
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 
 use exec_host::{CancellationToken, Session};
 use futures::StreamExt;
 use rmcp::ServiceExt;
-use rmcp::model::ServerJsonRpcMessage;
-use tokio::io::AsyncWriteExt;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use super::jsonrpc::{PARSE_ERROR, Screened, screen};
 use super::{Capacity, ClientApprover, Gateway};
 
-/// Messages waiting to be written to stdout; past it the server waits for the client to read.
-const OUTGOING: usize = 64;
+/// Messages waiting in either direction; past it the sender waits.
+const WAITING: usize = 64;
 
 /// Serves one client until it closes stdin or `stop` is cancelled; then cancels `stop`.
 pub async fn serve(
@@ -26,10 +30,11 @@ pub async fn serve(
     max_line_bytes: usize,
     stop: CancellationToken,
 ) -> Result<(), String> {
-    let (lines, outgoing) = tokio::sync::mpsc::channel::<String>(OUTGOING);
-    let writer = tokio::spawn(write_lines(outgoing));
-    let (messages, mut incoming) = tokio::sync::mpsc::channel(OUTGOING);
-    let reader = tokio::spawn(read_lines(max_line_bytes, messages, lines.clone()));
+    let (input, output) = standard_streams();
+    let (lines, outgoing) = mpsc::channel::<String>(WAITING);
+    let writer = tokio::spawn(write_lines(output, outgoing));
+    let (messages, mut incoming) = mpsc::channel(WAITING);
+    let reader = tokio::spawn(read_lines(input, max_line_bytes, messages, lines.clone()));
     let sink = futures::sink::unfold(lines, |lines, message: ServerJsonRpcMessage| async move {
         let line = serde_json::to_string(&message).map_err(std::io::Error::other)?;
         lines.send(line).await.map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
@@ -51,13 +56,35 @@ pub async fn serve(
     served
 }
 
-/// Reads stdin line by line: messages go to the server, bad lines are answered directly.
+type Input = Box<dyn AsyncRead + Send + Unpin>;
+type Output = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// Stdin and stdout: on the event loop when they are pipes, else through the blocking pool.
+fn standard_streams() -> (Input, Output) {
+    use tokio::net::unix::pipe;
+    let input: Input = match own(std::io::stdin().as_fd()).and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok()) {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdin()),
+    };
+    let output: Output = match own(std::io::stdout().as_fd()).and_then(|fd| pipe::Sender::from_owned_fd(fd).ok()) {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdout()),
+    };
+    (input, output)
+}
+
+fn own(fd: std::os::fd::BorrowedFd<'_>) -> Option<OwnedFd> {
+    fd.try_clone_to_owned().ok()
+}
+
+/// Reads the input line by line: messages go to the server, bad lines are answered directly.
 async fn read_lines(
+    input: Input,
     max_line_bytes: usize,
-    messages: tokio::sync::mpsc::Sender<rmcp::model::ClientJsonRpcMessage>,
-    answers: tokio::sync::mpsc::Sender<String>,
+    messages: mpsc::Sender<ClientJsonRpcMessage>,
+    answers: mpsc::Sender<String>,
 ) {
-    let mut lines = FramedRead::new(tokio::io::stdin(), LinesCodec::new_with_max_length(max_line_bytes));
+    let mut lines = FramedRead::new(input, LinesCodec::new_with_max_length(max_line_bytes));
     // After a bad line the framing yields one `None` before it reads on; only a `None` that
     // follows no error is the end of input.
     let mut after_error = false;
@@ -96,12 +123,19 @@ fn parse_error(message: String) -> Screened {
     Screened::Answer { code: PARSE_ERROR, response }
 }
 
-/// Writes each message as one line, until every sender is gone.
-async fn write_lines(mut outgoing: tokio::sync::mpsc::Receiver<String>) {
-    let mut stdout = tokio::io::stdout();
-    while let Some(mut line) = outgoing.recv().await {
-        line.push('\n');
-        if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+/// Writes each message as one line, flushing when no other is waiting, until every sender
+/// is gone.
+async fn write_lines(output: Output, mut outgoing: mpsc::Receiver<String>) {
+    let mut output = tokio::io::BufWriter::new(output);
+    while let Some(line) = outgoing.recv().await {
+        let mut next = Some(line);
+        while let Some(line) = next {
+            if output.write_all(line.as_bytes()).await.is_err() || output.write_all(b"\n").await.is_err() {
+                return;
+            }
+            next = outgoing.try_recv().ok();
+        }
+        if output.flush().await.is_err() {
             return;
         }
     }

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use exec_host::{Failure, Limits, ToolResult};
+use exec_host_bench::stats::{median, p90, round1};
 use exec_host_tests::{FixtureTool, Harness};
 use serde_json::{Value, json};
 
@@ -111,25 +112,6 @@ fn parse_options() -> Result<Options> {
         }
     }
     Ok(options)
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    let n = values.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
-}
-
-fn p90(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(|a, b| a.total_cmp(b));
-    sorted[((0.9 * sorted.len() as f64).ceil() as usize).saturating_sub(1).min(sorted.len() - 1)]
-}
-
-fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
 }
 
 fn rss_mb() -> f64 {

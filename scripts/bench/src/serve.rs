@@ -1,0 +1,343 @@
+//! What `exec-host serve` adds to an Exec, in one run:
+//!
+//! - the overhead of a trivial Exec through `serve` over stdio and over streamable HTTP
+//!   (rmcp clients, sequential calls) against the same Exec made in process;
+//! - the throughput of trivial Execs over HTTP with 32 concurrent clients (each its own MCP
+//!   session), with p50 and p99 latencies;
+//! - the server's resident memory with 1,000 open MCP sessions.
+//!
+//! ```text
+//! cargo build --release --workspace --bins
+//! cargo run --release -p exec-host-bench --bin serve-bench -- [--quick]
+//! ```
+//!
+//! Clients and server share the machine: on 2 cores the clients' own work is part of every
+//! figure, as it is for a client on the same machine.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use exec_host_bench::stats::{median, quantile, round1, round2};
+use exec_host_tests::Harness;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::json;
+
+const TRIVIAL: &str = "return 1+1";
+/// Concurrent clients of the throughput run.
+const CLIENTS: usize = 32;
+/// Sessions held open for the memory figure.
+const SESSIONS: usize = 1000;
+
+struct Sizes {
+    sequential: usize,
+    throughput_for: Duration,
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> Result<()> {
+    let quick = std::env::args().any(|arg| arg == "--quick");
+    let sizes = if quick {
+        Sizes { sequential: 300, throughput_for: Duration::from_secs(3) }
+    } else {
+        Sizes { sequential: 3000, throughput_for: Duration::from_secs(10) }
+    };
+    let target = std::env::current_exe()?.parent().context("the bench binary has a folder")?.to_path_buf();
+    let binary = target.join("exec-host");
+    if !binary.exists() {
+        bail!("{} is missing: build it first (cargo build --release --workspace --bins)", binary.display());
+    }
+    let workdir = target.join("serve-bench-work");
+    std::fs::create_dir_all(&workdir)?;
+    let cache = target.join("serve-bench-cache");
+    std::fs::create_dir_all(&cache)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700))?;
+
+    let harness = Harness::new().await;
+    let in_process = sequential_us(sizes.sequential, || {
+        let harness = &harness;
+        async move {
+            let result = harness.run(TRIVIAL).await;
+            check(result.text())
+        }
+    })
+    .await?;
+
+    let stdio = {
+        let mut command = tokio::process::Command::new(&binary);
+        command.args(["serve", "--stdio"]).current_dir(&workdir).env("EXEC_HOST_CACHE_DIR", &cache);
+        let client = ().serve(TokioChildProcess::new(command)?).await?;
+        let figures = sequential_us(sizes.sequential, || exec(&client)).await?;
+        let ping = sequential_us(sizes.sequential, || ping(&client)).await?;
+        client.cancel().await?;
+        (figures, ping)
+    };
+    let (stdio, stdio_ping) = stdio;
+
+    let mut server = HttpServer::start(&binary, &workdir, &cache)?;
+    let http = {
+        let client = connect(&server.url).await?;
+        let figures = sequential_us(sizes.sequential, || exec(&client)).await?;
+        let ping = sequential_us(sizes.sequential, || ping(&client)).await?;
+        client.cancel().await?;
+        (figures, ping)
+    };
+    let (http, http_ping) = http;
+    let throughput = throughput(&server.url, sizes.throughput_for).await?;
+    let memory = sessions_rss(&server).await?;
+    server.stop();
+
+    let overhead = |through: &Figures| through.median_us - in_process.median_us;
+    println!(
+        "{}",
+        json!({
+            "name": "serve",
+            "sequential_calls": sizes.sequential,
+            "in_process_median_us": round1(in_process.median_us), "in_process_p99_us": round1(in_process.p99_us),
+            "stdio_median_us": round1(stdio.median_us), "stdio_p99_us": round1(stdio.p99_us),
+            "stdio_overhead_us": round1(overhead(&stdio)), "stdio_ping_median_us": round1(stdio_ping.median_us),
+            "http_median_us": round1(http.median_us), "http_p99_us": round1(http.p99_us),
+            "http_overhead_us": round1(overhead(&http)), "http_ping_median_us": round1(http_ping.median_us),
+            "http_clients": CLIENTS, "http_execs_per_s": round1(throughput.per_second),
+            "http_p50_ms": round2(throughput.p50_ms), "http_p99_ms": round2(throughput.p99_ms),
+            "http_busy_answers": throughput.busy,
+            "rss_base_mb": round1(memory.base_mb), "rss_sessions_mb": round1(memory.with_sessions_mb),
+            "rss_per_session_kb": round1(memory.per_session_kb()),
+        })
+    );
+    println!();
+    println!("trivial Exec ({TRIVIAL:?}), {} sequential calls, medians", sizes.sequential);
+    println!("  in process          {:>8.1} µs   p99 {:>8.1} µs", in_process.median_us, in_process.p99_us);
+    println!(
+        "  serve over stdio    {:>8.1} µs   p99 {:>8.1} µs   overhead {:>7.1} µs (goal ≤ 100)",
+        stdio.median_us,
+        stdio.p99_us,
+        overhead(&stdio)
+    );
+    println!(
+        "  serve over HTTP     {:>8.1} µs   p99 {:>8.1} µs   overhead {:>7.1} µs",
+        http.median_us,
+        http.p99_us,
+        overhead(&http)
+    );
+    println!(
+        "  a ping (the transport and both MCP ends, no tool): stdio {:.1} µs, HTTP {:.1} µs",
+        stdio_ping.median_us, http_ping.median_us
+    );
+    println!(
+        "HTTP, {CLIENTS} clients for {:?}: {:.0} Execs/s (goal ≥ 2,000), p50 {:.2} ms, p99 {:.2} ms, {} busy answers",
+        sizes.throughput_for, throughput.per_second, throughput.p50_ms, throughput.p99_ms, throughput.busy
+    );
+    println!(
+        "resident memory: {:.1} MB serving, {:.1} MB with {SESSIONS} open sessions ({:.1} KB per session)",
+        memory.base_mb,
+        memory.with_sessions_mb,
+        memory.per_session_kb()
+    );
+    Ok(())
+}
+
+struct Figures {
+    median_us: f64,
+    p99_us: f64,
+}
+
+/// Runs `call` a tenth of `n` times to warm up, then `n` times, timing each.
+async fn sequential_us<F, Fut>(n: usize, call: F) -> Result<Figures>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<()>>,
+{
+    for _ in 0..n / 10 {
+        call().await?;
+    }
+    let mut us = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        call().await?;
+        us.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    let p99_us = quantile(&us, 0.99);
+    Ok(Figures { median_us: median(&mut us), p99_us })
+}
+
+fn check(text: &str) -> Result<()> {
+    if text != "2" {
+        bail!("a trivial Exec answered {text:?}");
+    }
+    Ok(())
+}
+
+/// One trivial Exec through an MCP client; `Ok(false)` when the server answered busy.
+async fn exec_once(client: &RunningService<RoleClient, ()>) -> Result<bool> {
+    let params =
+        CallToolRequestParams::new("Exec").with_arguments(json!({ "code": TRIVIAL }).as_object().cloned().unwrap_or_default());
+    let result = client.call_tool(params).await?;
+    let text: String = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    if text.starts_with("busy:") {
+        return Ok(false);
+    }
+    check(&text)?;
+    Ok(true)
+}
+
+async fn exec(client: &RunningService<RoleClient, ()>) -> Result<()> {
+    if !exec_once(client).await? {
+        bail!("the server answered busy to a single client");
+    }
+    Ok(())
+}
+
+/// A `ping` round trip: the transport and both MCP ends, without a tool.
+async fn ping(client: &RunningService<RoleClient, ()>) -> Result<()> {
+    use rmcp::model::{ClientRequest, PingRequest};
+    client.send_request(ClientRequest::PingRequest(PingRequest::default())).await?;
+    Ok(())
+}
+
+async fn connect(url: &str) -> Result<RunningService<RoleClient, ()>> {
+    Ok(().serve(StreamableHttpClientTransport::from_uri(url.to_string())).await?)
+}
+
+struct Throughput {
+    per_second: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    busy: usize,
+}
+
+/// `CLIENTS` sessions each calling trivial Execs back to back for `duration`.
+async fn throughput(url: &str, duration: Duration) -> Result<Throughput> {
+    let mut clients = Vec::with_capacity(CLIENTS);
+    for _ in 0..CLIENTS {
+        clients.push(Arc::new(connect(url).await?));
+    }
+    for client in &clients {
+        exec(client).await?;
+    }
+    let started = Instant::now();
+    let deadline = started + duration;
+    let runs = clients.iter().cloned().map(|client| {
+        tokio::spawn(async move {
+            let (mut ms, mut busy) = (Vec::new(), 0usize);
+            while Instant::now() < deadline {
+                let call = Instant::now();
+                match exec_once(&client).await? {
+                    true => ms.push(call.elapsed().as_secs_f64() * 1e3),
+                    false => busy += 1,
+                }
+            }
+            Ok::<_, anyhow::Error>((ms, busy))
+        })
+    });
+    let mut all = Vec::new();
+    let mut busy = 0;
+    for run in futures::future::join_all(runs).await {
+        let (ms, refused) = run??;
+        all.extend(ms);
+        busy += refused;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    for client in clients {
+        if let Ok(client) = Arc::try_unwrap(client) {
+            client.cancel().await?;
+        }
+    }
+    let p99_ms = quantile(&all, 0.99);
+    let per_second = all.len() as f64 / elapsed;
+    Ok(Throughput { per_second, p50_ms: median(&mut all), p99_ms, busy })
+}
+
+struct Memory {
+    base_mb: f64,
+    with_sessions_mb: f64,
+}
+
+impl Memory {
+    fn per_session_kb(&self) -> f64 {
+        (self.with_sessions_mb - self.base_mb) * 1024.0 / SESSIONS as f64
+    }
+}
+
+/// The server's RSS, then again with `SESSIONS` more sessions initialized and left open.
+async fn sessions_rss(server: &HttpServer) -> Result<Memory> {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let base_mb = rss_mb(server.child.id())?;
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+    for _ in 0..SESSIONS {
+        let response = http
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize.to_string())
+            .send()
+            .await?;
+        let session = response.headers().get("mcp-session-id").context("a session id")?.to_str()?.to_string();
+        // The answer's stream ends once the answer is out.
+        response.bytes().await?;
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        http.post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", session)
+            .body(initialized.to_string())
+            .send()
+            .await?;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    Ok(Memory { base_mb, with_sessions_mb: rss_mb(server.child.id())? })
+}
+
+fn rss_mb(pid: u32) -> Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .context("VmRSS")?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()?;
+    Ok(kb / 1024.0)
+}
+
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(binary: &Path, workdir: &PathBuf, cache: &Path) -> Result<Self> {
+        let mut child = Command::new(binary)
+            .args(["serve", "--http", "127.0.0.1:0", "--concurrency", "64", "--client-concurrency", "4"])
+            .current_dir(workdir)
+            .env("EXEC_HOST_CACHE_DIR", cache)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let mut lines = BufReader::new(child.stderr.take().context("stderr")?).lines();
+        let url = loop {
+            let line = lines.next().context("serve --http ended before it served")??;
+            if let Some(url) = line.strip_prefix("exec-host: serving MCP at ") {
+                break url.to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+        Ok(HttpServer { child, url })
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
