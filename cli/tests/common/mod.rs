@@ -1,5 +1,7 @@
 //! What the command-line test suites share: the binary under test with the tests' own
 //! configuration folders, the shared compiled-guest cache, and the fixture MCP server.
+// Each suite that includes this module uses a part of it.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,8 +42,6 @@ pub fn test_crate_binary(name: &str) -> PathBuf {
 }
 
 /// The npm packages pinned in tests/mcp-servers (installed with `npm ci` if needed).
-// Not every suite that includes this module runs Node.
-#[allow(dead_code)]
 pub fn test_packages() -> std::path::PathBuf {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers");
