@@ -596,3 +596,30 @@ fn stateless_replicas_answer_any_request_and_refuse_what_would_need_a_session() 
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["result"]["content"][0]["text"], "42", "{body}");
 }
+
+#[test]
+fn over_http_a_client_that_vanishes_mid_exec_has_it_aborted_down_to_the_downstream_call() {
+    let setup = Setup::new();
+    for mode in [&[][..], &["--stateless"][..]] {
+        let _ = std::fs::remove_file(setup.cancel_log());
+        let server = setup.http(mode);
+        let plan =
+            json!({"connect": server.connect(None, None), "steps": [exec("await tools.mcp__fx__never({}); return 'never'")]});
+        let mut client = Command::new("node")
+            .arg(test_packages().join("sdk-client.mjs"))
+            .arg(plan.to_string())
+            .current_dir(test_packages())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(logged_within(&setup.cancel_log(), "started never", 20), "{mode:?}: the downstream call started");
+        // The client process dies: its connections close without a word.
+        client.kill().unwrap();
+        client.wait().unwrap();
+        assert!(logged_within(&setup.cancel_log(), "cancelled never", 10), "{mode:?}: the downstream call was cancelled");
+        // And the server serves the next client.
+        let next = sdk(server.connect(None, None), json!([exec("return 'next'")]), None);
+        assert_eq!(next[1]["text"], "next", "{mode:?}: {next:?}");
+    }
+}

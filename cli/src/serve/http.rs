@@ -25,9 +25,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use exec_host::{CancellationToken, Session};
 use futures::StreamExt;
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_server::SessionId;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio_util::task::TaskTracker;
+use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 
 use super::jsonrpc::{INVALID_PARAMS, Screened, screen};
 use super::{Capacity, ClientApprover, Gateway};
@@ -199,8 +202,11 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, request: Request, next: Next
             format!("the request body is larger than {} bytes, this server's bound (--max-body-bytes)", guard.max_body_bytes);
         return refusal(StatusCode::PAYLOAD_TOO_LARGE, SERVER_ERROR, &message);
     };
-    match screen(&bytes) {
-        Screened::Pass(_) => {}
+    let request_id = match screen(&bytes) {
+        Screened::Pass(message) => match *message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id),
+            _ => None,
+        },
         Screened::Ignore => return StatusCode::ACCEPTED.into_response(),
         Screened::Answer { code, response } => {
             // A request that cannot be read is a bad request; one with params that do not
@@ -208,15 +214,58 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, request: Request, next: Next
             let status = if code == INVALID_PARAMS { StatusCode::OK } else { StatusCode::BAD_REQUEST };
             return (status, [(header::CONTENT_TYPE, "application/json")], Body::from(response.to_string())).into_response();
         }
-    }
+    };
+    let session = parts.headers.get("mcp-session-id").and_then(|id| id.to_str().ok()).map(SessionId::from);
     let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    // A client whose connection closes before its answer was sent has left: its request is
+    // cancelled as if it had said so, down to the downstream calls.
+    let on_abandon = match (session, request_id) {
+        (Some(session), Some(id)) => {
+            let manager = guard.manager.clone();
+            Some(move || {
+                let cancelled = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": id, "reason": "the client's connection closed before the answer"}});
+                let Ok(cancelled) = serde_json::from_value::<ClientJsonRpcMessage>(cancelled) else { return };
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    runtime.spawn(async move { manager.accept_message(&session, cancelled).await });
+                }
+            })
+        }
+        _ => None,
+    };
     let sending = guard.responses.token();
-    response.map(|body| {
-        Body::from_stream(body.into_data_stream().map(move |frame| {
-            let _sending = &sending;
-            frame
-        }))
-    })
+    response.map(|body| Body::from_stream(Answer { body: body.into_data_stream(), sent: false, on_abandon, _sending: sending }))
+}
+
+/// An answer on its way to the client: counted among those being sent, and told when it is
+/// dropped before its end (the client's connection closed).
+struct Answer<F: FnOnce()> {
+    body: axum::body::BodyDataStream,
+    sent: bool,
+    on_abandon: Option<F>,
+    _sending: TaskTrackerToken,
+}
+
+impl<F: FnOnce() + Unpin> futures::Stream for Answer<F> {
+    type Item = Result<axum::body::Bytes, axum::Error>;
+
+    fn poll_next(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Self::Item>> {
+        let next = self.body.poll_next_unpin(cx);
+        if let std::task::Poll::Ready(None) = next {
+            self.sent = true;
+        }
+        next
+    }
+}
+
+impl<F: FnOnce()> Drop for Answer<F> {
+    fn drop(&mut self) {
+        if !self.sent
+            && let Some(on_abandon) = self.on_abandon.take()
+        {
+            on_abandon();
+        }
+    }
 }
 
 /// Compares the `Authorization` header with the token in constant time.
