@@ -33,7 +33,9 @@ use crate::policy::{Approver, Authorized, ModeChoice, Notes, Policy};
 use crate::pool::{Declaration, DeferralTable, ExecStatus, Pool};
 use crate::render::{self, Compaction, ToolResult};
 use crate::results::{MemoryResultStore, ResultStore, VIEW_TOOL_CALL, ViewToolCall};
-use crate::runtime::{CallWatcher, ExecRequest, Limits, Sandbox, SandboxOptions, ScriptTools, SetupError, ToolFuture};
+use crate::runtime::{
+    CallWatcher, ConsoleWatcher, ExecRequest, Limits, Sandbox, SandboxOptions, ScriptTools, SetupError, ToolFuture,
+};
 use crate::search::{self, Reachable, SearchParams, SearchResult};
 use crate::settings::{self, Layer, PermissionMode, Settings, SettingsError, SettingsFiles, SettingsSource};
 use crate::tools::builtin::{self, Workspace, WorkspaceError};
@@ -86,17 +88,26 @@ pub struct CallOptions {
     pub abort: CancellationToken,
     /// Sees an `Exec`'s call record each time a nested call reaches the host.
     pub on_nested_call: Option<CallWatcher>,
+    /// Sees each console line of an `Exec` as the script writes it.
+    pub on_console: Option<ConsoleWatcher>,
 }
 
 impl CallOptions {
     pub fn new(abort: CancellationToken) -> Self {
-        CallOptions { abort, on_nested_call: None }
+        CallOptions { abort, on_nested_call: None, on_console: None }
     }
 
     /// Calls `watcher` with the whole record of an `Exec`'s nested calls each time one
     /// reaches the host (for a live summary).
     pub fn on_nested_call(mut self, watcher: impl Fn(&[crate::runtime::NestedCall]) + Send + Sync + 'static) -> Self {
         self.on_nested_call = Some(Arc::new(watcher));
+        self
+    }
+
+    /// Calls `watcher` with each console line of an `Exec` as the script writes it (within
+    /// the log cap, which bounds what it sees): its level and its text.
+    pub fn on_console(mut self, watcher: impl Fn(crate::runtime::ConsoleLevel, &str) + Send + Sync + 'static) -> Self {
+        self.on_console = Some(Arc::new(watcher));
         self
     }
 }
@@ -565,6 +576,7 @@ impl Session {
             limits: self.inner.limits.clone(),
             abort: options.abort,
             watcher: options.on_nested_call,
+            console: options.on_console,
         };
         let outcome = self.inner.sandbox.exec(request, scope).await;
         let mut result = render::exec_result(id, outcome, &self.inner.limits, started.elapsed());

@@ -159,6 +159,33 @@ async fn the_call_record_updates_while_the_script_runs() {
 }
 
 #[tokio::test]
+async fn console_lines_are_seen_as_they_are_written_within_the_log_cap() {
+    use exec_host::ConsoleLevel::*;
+    let harness = Harness::with_limits(Limits::default().with_max_log_chars(30)).await;
+    let seen: Arc<Mutex<Vec<(exec_host::ConsoleLevel, String)>>> = Arc::default();
+    let (sink, calls_seen) = (seen.clone(), seen.clone());
+    // A line written before a call is seen before the call reaches the host.
+    let options = CallOptions::default()
+        .on_console(move |level, text| sink.lock().unwrap().push((level, text.to_string())))
+        .on_nested_call(move |_| calls_seen.lock().unwrap().push((Info, "(a call)".into())));
+    let code = "console.log('a'); await tools.echo({}); console.warn('b'); console.error('c'); console.debug('d');
+                console.info('e'); console.log('x'.repeat(100)); console.log('past the cap'); return 1";
+    let outcome = harness.run_options(code, options).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let expected: Vec<(exec_host::ConsoleLevel, String)> = vec![
+        (Log, "a".into()),
+        (Info, "(a call)".into()),
+        (Warn, "b".into()),
+        (Error, "c".into()),
+        (Debug, "d".into()),
+        (Info, "e".into()),
+        // "a", "[warn] b", "[error] c", "d", "e" took 20 of the 30 characters.
+        (Log, "x".repeat(10)),
+    ];
+    assert_eq!(*seen.lock().unwrap(), expected);
+}
+
+#[tokio::test]
 async fn the_outcome_records_calls_even_when_the_script_fails() {
     let harness = Harness::new().await;
     let limits = Limits::default().with_budget(Duration::from_millis(100));

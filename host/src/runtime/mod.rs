@@ -33,6 +33,7 @@ pub use limits::*;
 pub use outcome::Failure;
 pub(crate) use outcome::{ExecOutcome, ExecRequest};
 pub(crate) use state::ExecState;
+pub use state::{ConsoleLevel, ConsoleWatcher};
 
 use self::calls::{CallRecord, Images, NestedCalls, NestedWaitExceeded};
 use self::clock::{Charged, GuestClock, Ticker};
@@ -145,7 +146,7 @@ impl Sandbox {
     /// Runs one script whose `tools` reach `tools`. Never panics and never fails as a call:
     /// every way a script can go wrong is a failure in the outcome.
     pub(crate) async fn exec(&self, request: ExecRequest, tools: Arc<dyn ScriptTools>) -> ExecOutcome {
-        let ExecRequest { code, limits, abort, watcher } = request;
+        let ExecRequest { code, limits, abort, watcher, console } = request;
         if code.trim().is_empty() {
             return ExecOutcome::refused("the code is empty");
         }
@@ -161,7 +162,7 @@ impl Sandbox {
         let store_limits = StoreLimitsBuilder::new().memory_size(memory).build();
         let state = ExecState::new(
             calls,
-            ConsoleLog::new(limits.max_log_chars),
+            ConsoleLog::new(limits.max_log_chars).watched(console),
             Images::new(limits.max_images),
             clock.clone(),
             store_limits,

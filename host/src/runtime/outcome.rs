@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Limits;
 use super::calls::{CallWatcher, NestedCall};
+use super::state::ConsoleWatcher;
 use crate::tools::{Image, Stage};
 
 /// One Exec: the script, its limits, its abort signal, and who watches its calls.
@@ -19,6 +20,8 @@ pub(crate) struct ExecRequest {
     /// Cancelling it ends the Exec promptly with a failure result.
     pub abort: CancellationToken,
     pub watcher: Option<CallWatcher>,
+    /// Sees each console line as it is kept.
+    pub console: Option<ConsoleWatcher>,
 }
 
 /// How an Exec failed. Every way a script can go wrong ends here; none is a panic or a

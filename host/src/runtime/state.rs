@@ -96,9 +96,36 @@ impl GuestHost for ExecState {
     }
 }
 
+/// The level of a console line: the `console` method the script called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConsoleLevel {
+    Log,
+    Info,
+    Warn,
+    Error,
+    Debug,
+}
+
+impl From<Level> for ConsoleLevel {
+    fn from(level: Level) -> Self {
+        match level {
+            Level::Log => ConsoleLevel::Log,
+            Level::Info => ConsoleLevel::Info,
+            Level::Warn => ConsoleLevel::Warn,
+            Level::Error => ConsoleLevel::Error,
+            Level::Debug => ConsoleLevel::Debug,
+        }
+    }
+}
+
+/// Sees each console line of an Exec as it is kept (within the log cap, so it sees at most
+/// `max_log_chars` characters in all): its level, and its text without the level's prefix.
+pub type ConsoleWatcher = Arc<dyn Fn(ConsoleLevel, &str) + Send + Sync>;
+
 /// Console output of one script, capped at a number of characters. Output before a
 /// failure or a termination is kept: each line reaches the host as it is written.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct ConsoleLog {
     pub lines: Vec<String>,
     chars: usize,
@@ -106,11 +133,18 @@ pub(crate) struct ConsoleLog {
     /// Characters written past the cap (for a line the guest already cut, the units it
     /// did not pass count too).
     pub cut_chars: usize,
+    watcher: Option<ConsoleWatcher>,
 }
 
 impl ConsoleLog {
     pub fn new(max_chars: usize) -> Self {
         ConsoleLog { max_chars, ..Default::default() }
+    }
+
+    /// The same log, with `watcher` told of each line kept.
+    pub fn watched(mut self, watcher: Option<ConsoleWatcher>) -> Self {
+        self.watcher = watcher;
+        self
     }
 
     /// Keeps one line within the cap; `cut_units` is what the guest cut from it already.
@@ -126,14 +160,22 @@ impl ConsoleLog {
         if length <= room {
             self.lines.push(format!("{prefix}{message}"));
             self.chars += length;
+            self.tell(level, message);
             return;
         }
         if room > 0 {
             let line: String = prefix.chars().chain(message.chars()).take(room).collect();
+            self.tell(level, line.get(prefix.len()..).unwrap_or_default());
             self.lines.push(line);
             self.chars += room;
         }
         self.cut_chars += length - room;
+    }
+
+    fn tell(&self, level: Level, text: &str) {
+        if let Some(watcher) = &self.watcher {
+            watcher(level.into(), text);
+        }
     }
 }
 
