@@ -90,7 +90,11 @@ fn parse_mode(text: &str) -> Result<PermissionMode, String> {
 #[derive(Args, Debug)]
 struct RunFlags {
     /// The script file; `-` reads it from standard input.
-    script: PathBuf,
+    #[arg(required_unless_present = "eval", conflicts_with = "eval")]
+    script: Option<PathBuf>,
+    /// Run CODE, given on the command line, instead of a script file.
+    #[arg(short = 'e', long = "eval", value_name = "CODE")]
+    eval: Option<String>,
     #[command(flatten)]
     session: SessionFlags,
     #[command(flatten)]
@@ -303,10 +307,20 @@ fn init_logging(verbose: u8) {
 }
 
 fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
-    let code = read_script(&flags.script)?;
-    if code.trim().is_empty() {
-        return Err(UsageError(format!("the script {} is empty; there is nothing to run", shown(&flags.script))));
-    }
+    let code = match (&flags.eval, &flags.script) {
+        (Some(code), _) if code.trim().is_empty() => {
+            return Err(UsageError("the code given with -e is empty; there is nothing to run".into()));
+        }
+        (Some(code), _) => code.clone(),
+        (None, Some(script)) => {
+            let code = read_script(script)?;
+            if code.trim().is_empty() {
+                return Err(UsageError(format!("the script {} is empty; there is nothing to run", shown(script))));
+            }
+            code
+        }
+        (None, None) => return Err(UsageError("give a script file, `-` for standard input, or -e CODE".into())),
+    };
     let session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
     Ok(RunConfig { code, session, limits, json: flags.json, cache_dir: cache_dir(flags.no_cache) })
@@ -544,15 +558,19 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         // The script is a model's Exec call: authorized like one, reaching the same pool.
         let call = ToolCall::new(run_id(), exec_host::tools::names::EXEC, json!({ "code": config.code }));
         let result = session.call(call, abort).await;
+        // The result is out before the servers are closed: closing them never delays it.
+        print_result(&result, json);
         session.shutdown().await;
-        Ok(Some(result))
+        Ok(Some(result.ok()))
     })?;
-    let Some(result) = result else {
-        eprintln!("exec-host: interrupted before the script started");
-        return Ok(ExitCode::from(1));
-    };
-    print_result(&result, json);
-    Ok(if result.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    match result {
+        None => {
+            eprintln!("exec-host: interrupted before the script started");
+            Ok(ExitCode::from(1))
+        }
+        Some(true) => Ok(ExitCode::SUCCESS),
+        Some(false) => Ok(ExitCode::from(1)),
+    }
 }
 
 /// Serves the session over MCP (stdio or HTTP) until the client closes the connection

@@ -860,3 +860,75 @@ fn a_terminal_is_shown_escape_sequences_not_given_them() {
     let output = setup.run(&["run", &script]);
     assert!(stdout(&output).contains("\u{1b}[2Jcleared"), "{}", stdout(&output));
 }
+
+#[test]
+fn a_stdio_server_gets_a_small_environment_and_its_entry_expands_variables() {
+    let setup = Setup::new();
+    let dump = setup.workspace.path().join("server-env.txt");
+    // A "server" that writes its environment down and exits; its start fails, and the run
+    // goes on without it.
+    let config = json!({"mcpServers": {
+        "envdump": {"command": "${EXEC_HOST_TEST_SHELL:-sh}", "args": ["-c", "env > \"$0\"", "${EXEC_HOST_TEST_DUMP}"],
+                    "env": {"CONFIGURED": "yes-${EXEC_HOST_TEST_TOKEN}"}},
+        "off": {"command": "does-not-exist", "disabled": true},
+        "legacy": {"type": "sse", "url": "https://example.invalid/sse"}
+    }});
+    std::fs::write(setup.workspace.path().join("servers.json"), config.to_string()).unwrap();
+    let script = setup.script("s.js", "return 1");
+    let output = exec_host(setup.workspace.path(), &setup.cache)
+        .args(["run", "--mcp-config", "servers.json", &script])
+        .env("EXEC_HOST_TEST_DUMP", &dump)
+        .env("EXEC_HOST_TEST_TOKEN", "t0k")
+        .env("SECRET_API_KEY", "must-not-leak")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let environment = std::fs::read_to_string(&dump).expect("the server ran with the expanded arguments");
+    let names: Vec<&str> = environment.lines().filter_map(|line| line.split_once('=').map(|(name, _)| name)).collect();
+    assert!(environment.lines().any(|line| line == "CONFIGURED=yes-t0k"), "{environment}");
+    assert!(names.contains(&"PATH") && names.contains(&"HOME"), "{names:?}");
+    assert!(!environment.contains("must-not-leak") && !names.contains(&"EXEC_HOST_TEST_TOKEN"), "{names:?}");
+    for name in &names {
+        assert!(
+            exec_host::mcp::INHERITED_ENV.contains(name) || ["CONFIGURED", "PWD", "SHLVL", "_", "OLDPWD"].contains(name),
+            "{name} reached the server"
+        );
+    }
+    // The disabled entry is not started; the SSE one is skipped with a warning naming it.
+    assert!(!stderr(&output).contains("does-not-exist"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("server `legacy` is skipped: it uses the SSE transport"), "{}", stderr(&output));
+}
+
+#[test]
+fn code_given_with_e_runs_and_the_result_comes_before_the_servers_close() {
+    let setup = Setup::new();
+    let output = setup.run(&["run", "-e", "console.log('hi'); return 6 * 7", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = json_of(&output);
+    assert_eq!((result["value"].clone(), result["logs"].clone()), (json!(42), json!(["hi"])));
+    assert_usage_error(&setup.run(&["run", "-e", "  "]), "the code given with -e is empty");
+    let both = setup.run(&["run", "-e", "return 1", "script.js"]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    let neither = setup.run(&["run"]);
+    assert_eq!(neither.status.code(), Some(2), "{}", stderr(&neither));
+
+    // A server that lingers once its input closes (it is killed after a grace of its own):
+    // the result is printed before the run waits for it.
+    let config = json!({"mcpServers": {"fx": {"command": fixture_mcp_server(), "args": ["--linger"]}}});
+    std::fs::write(setup.workspace.path().join("servers.json"), config.to_string()).unwrap();
+    let mut child = exec_host(setup.workspace.path(), &setup.cache)
+        .args(["run", "--mcp-config", "servers.json", "-e", "return (await tools.mcp__fx__echo({ v: 5 })).v"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+    let printed = started.elapsed();
+    child.wait().unwrap();
+    let ended = started.elapsed();
+    assert!(!first.is_empty(), "the result was printed");
+    // The lingering server is given its grace before it is killed; the result did not wait.
+    assert!(ended - printed >= std::time::Duration::from_millis(400), "printed {printed:?}, ended {ended:?}");
+}

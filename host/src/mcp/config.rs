@@ -132,6 +132,9 @@ struct Entry {
     headers: BTreeMap<String, String>,
     #[serde(default, rename = "alwaysLoad")]
     always_load: bool,
+    /// The entry is kept in the file but not started (as Claude Code and Cursor write it).
+    #[serde(default)]
+    disabled: bool,
 }
 
 impl McpConfig {
@@ -158,6 +161,18 @@ impl McpConfig {
         for (name, entry) in parsed.mcp_servers {
             let server_error = |reason: String| ConfigError::Server { file: file.to_path_buf(), name: name.clone(), reason };
             check_name(&name).map_err(|why| server_error(why.to_string()))?;
+            if entry.disabled {
+                continue;
+            }
+            if entry.kind.as_deref() == Some("sse") {
+                // One server other clients can reach and this host cannot is no reason to
+                // refuse the file's other servers.
+                tracing::warn!(
+                    "{}: server `{name}` is skipped: it uses the SSE transport, which exec-host does not support (write \"type\": \"http\" if it also serves streamable HTTP)",
+                    file.display()
+                );
+                continue;
+            }
             let always_load = entry.always_load;
             let transport = entry.transport().map_err(server_error)?;
             servers.insert(name, ServerConfig { transport, always_load });
@@ -188,28 +203,66 @@ impl Entry {
         let kind = match (self.kind.as_deref(), &self.command, &self.url) {
             (Some(kind), _, _) => kind.to_string(),
             (None, Some(_), _) => "stdio".to_string(),
-            (None, None, Some(_)) => {
-                return Err("has a `url` but no `type`; write \"type\": \"http\" for a streamable HTTP server".into());
-            }
-            (None, None, None) => return Err("needs a `command` (stdio) or `\"type\": \"http\"` with a `url`".into()),
+            // A `url` alone is a streamable HTTP server, as Cursor writes it.
+            (None, None, Some(_)) => "http".to_string(),
+            (None, None, None) => return Err("needs a `command` (stdio) or a `url` (streamable HTTP)".into()),
         };
         match kind.as_str() {
             "stdio" => {
-                let command =
-                    self.command.filter(|c| !c.trim().is_empty()).ok_or("a stdio server needs a non-empty `command`")?;
-                Ok(Transport::Stdio { command, args: self.args, env: self.env, cwd: self.cwd })
+                let command = self.command.map(|c| expand(&c, "command")).transpose()?;
+                let command = command.filter(|c| !c.trim().is_empty()).ok_or("a stdio server needs a non-empty `command`")?;
+                let args = self.args.iter().map(|arg| expand(arg, "args")).collect::<Result<_, _>>()?;
+                let env = expand_values(self.env, "env")?;
+                Ok(Transport::Stdio { command, args, env, cwd: self.cwd })
             }
             "http" | "streamable-http" | "streamableHttp" => {
-                let url = self.url.ok_or("an http server needs a `url`")?;
+                let url = expand(&self.url.ok_or("an http server needs a `url`")?, "url")?;
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!("`url` must start with http:// or https://, got {url:?}"));
                 }
-                Ok(Transport::Http { url, headers: self.headers })
+                Ok(Transport::Http { url, headers: expand_values(self.headers, "headers")? })
             }
             "sse" => Err("the SSE transport is not supported; use \"type\": \"http\" (streamable HTTP)".into()),
             other => Err(format!("unknown `type` {other:?}; use \"stdio\" or \"http\"")),
         }
     }
+}
+
+/// `text` with each `${NAME}` replaced by the environment variable `NAME`, and each
+/// `${NAME:-default}` by `NAME`, or `default` when it is unset or empty (as Claude Code
+/// expands its configuration). A `$` not followed by `{` stays as it is. `field` names where
+/// the text came from in errors.
+fn expand(text: &str, field: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let inside = &rest[at + 2..];
+        let end = inside.find('}').ok_or_else(|| format!("`{field}`: `${{` without its closing `}}` in {text:?}"))?;
+        let (name, default) = match inside[..end].split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (&inside[..end], None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("`{field}`: `${{{}}}` does not name an environment variable", &inside[..end]));
+        }
+        match (std::env::var(name).ok().filter(|value| !value.is_empty()), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(format!(
+                    "`{field}` uses `${{{name}}}`, which is not set in the environment (write `${{{name}:-default}}` to give a default)"
+                ));
+            }
+        }
+        rest = &inside[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn expand_values(map: BTreeMap<String, String>, field: &str) -> Result<BTreeMap<String, String>, String> {
+    map.into_iter().map(|(key, value)| Ok((key, expand(&value, field)?))).collect()
 }
 
 /// Server names end up inside tool names (`mcp__<server>__<tool>`): they must be short,
@@ -283,8 +336,6 @@ mod tests {
     fn servers_without_a_usable_transport_are_refused() {
         let cases = [
             (r#"{"mcpServers": {"a": {}}}"#, "needs a `command`"),
-            (r#"{"mcpServers": {"a": {"url": "https://x"}}}"#, "write \"type\": \"http\""),
-            (r#"{"mcpServers": {"a": {"type": "sse", "url": "https://x"}}}"#, "SSE transport is not supported"),
             (r#"{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}"#, "must start with http://"),
             (r#"{"mcpServers": {"a": {"type": "grpc"}}}"#, "unknown `type`"),
             (r#"{"mcpServers": {"a": {"command": "  "}}}"#, "non-empty `command`"),
@@ -292,6 +343,55 @@ mod tests {
         for (text, needle) in cases {
             let err = parse(text).unwrap_err().to_string();
             assert!(err.starts_with("servers.json: server `a`: ") && err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn entries_as_other_clients_write_them() {
+        let config = parse(
+            r#"{"mcpServers": {
+                "cursor": {"url": "https://x.example/mcp"},
+                "old": {"type": "sse", "url": "https://y.example/sse"},
+                "off": {"command": "server", "disabled": true}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["cursor"], "the SSE entry and the disabled one are skipped");
+        assert_eq!(
+            config.servers["cursor"].transport,
+            Transport::Http { url: "https://x.example/mcp".into(), headers: BTreeMap::new() }
+        );
+    }
+
+    #[test]
+    fn environment_variables_are_expanded() {
+        // SAFETY: this test alone sets and reads these variable names.
+        unsafe {
+            std::env::set_var("EXEC_HOST_CONFIG_TEST_TOKEN", "t0k");
+            std::env::remove_var("EXEC_HOST_CONFIG_TEST_UNSET");
+        }
+        let config = parse(
+            r#"{"mcpServers": {
+                "s": {"command": "${EXEC_HOST_CONFIG_TEST_UNSET:-node}", "args": ["--token=${EXEC_HOST_CONFIG_TEST_TOKEN}", "$HOME", "a$b"],
+                      "env": {"T": "${EXEC_HOST_CONFIG_TEST_TOKEN}-x"}},
+                "h": {"url": "https://${EXEC_HOST_CONFIG_TEST_UNSET:-h.example}/mcp",
+                      "headers": {"Authorization": "Bearer ${EXEC_HOST_CONFIG_TEST_TOKEN}"}}
+            }}"#,
+        )
+        .unwrap();
+        let Transport::Stdio { command, args, env, .. } = &config.servers["s"].transport else { panic!() };
+        assert_eq!(command, "node");
+        assert_eq!(args, &["--token=t0k", "$HOME", "a$b"]);
+        assert_eq!(env["T"], "t0k-x");
+        let Transport::Http { url, headers } = &config.servers["h"].transport else { panic!() };
+        assert_eq!((url.as_str(), headers["Authorization"].as_str()), ("https://h.example/mcp", "Bearer t0k"));
+        for (text, needle) in [
+            (r#"{"mcpServers": {"s": {"command": "${EXEC_HOST_CONFIG_TEST_UNSET}"}}}"#, "is not set in the environment"),
+            (r#"{"mcpServers": {"s": {"command": "x", "args": ["${OPEN"]}}}"#, "without its closing"),
+            (r#"{"mcpServers": {"s": {"command": "x", "args": ["${a b}"]}}}"#, "does not name an environment variable"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.starts_with("servers.json: server `s`: ") && err.contains(needle), "{text}: {err}");
         }
     }
 

@@ -157,6 +157,9 @@ struct StderrTail {
     done: Arc<Notify>,
 }
 
+/// The variables of this process a stdio server inherits; its entry's `env` adds to them.
+pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
 fn spawn(
     server: &str,
     command: &str,
@@ -170,6 +173,14 @@ fn spawn(
         return Err(format!("its `cwd` {} is not a directory", dir.display()));
     }
     let mut process = tokio::process::Command::new(command);
+    // A server gets a small default environment and what its entry sets, never every secret
+    // of this process (as the official MCP SDKs start servers).
+    process.env_clear();
+    for name in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            process.env(name, value);
+        }
+    }
     process.args(args).envs(env).kill_on_drop(true).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Some(dir) = cwd {
         process.current_dir(dir);

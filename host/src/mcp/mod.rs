@@ -15,6 +15,7 @@ pub(crate) mod tool;
 
 pub use crate::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
 pub use config::{ConfigError, McpConfig, ServerConfig, Transport};
+pub use connection::INHERITED_ENV;
 pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, ServerLimits, ServerState, StartError};
 pub use stdio::MAX_MESSAGE_BYTES;
 pub use tool::SkippedTool;

@@ -30,8 +30,12 @@ pub const MAX_TOOLS_PER_SERVER: usize = 10_000;
 /// Pages of one `tools/list` read at most: a cursor that never ends is a server's fault.
 pub const MAX_LIST_PAGES: usize = 1_000;
 
-/// Default time a server has to start and answer `initialize` and `tools/list`.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time a server has to start and answer `initialize` and `tools/list`. Every
+/// server starts at once, so this is what one server that hangs costs a run. The published
+/// servers tried answer within 2 s of a warm start (an `npx` download on first use can take
+/// longer: raise it with `--mcp-connect-timeout-ms` then); 10 s leaves them room while a
+/// dead server no longer holds every run for half a minute.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default bound on the bytes of calls waiting to reach one server (see
 /// [`ServerLimits::queued_bytes`]).
 pub const DEFAULT_QUEUED_BYTES: usize = 64 * 1024 * 1024;
