@@ -565,6 +565,7 @@ impl Session {
         };
         let notes = Notes::default();
         let scope = Arc::new(ExecScope {
+            session: self.inner.clone(),
             reachable: view.reachable.clone(),
             funnel: self.funnel.clone(),
             exec_call_id: id.as_str().into(),
@@ -657,33 +658,47 @@ fn exec_declared(view: &View) -> Result<(), ToolError> {
 }
 
 /// Why a direct call names no tool, with the names close to it (declared, or pooled and
-/// called from a script). A name too long
-/// to be a tool's is not compared (the model chose it; comparing costs its length).
+/// called from a script).
 fn unknown_tool(name: &str, view: &View) -> String {
     if name == TOOL_SEARCH {
         return "`ToolSearch` is not a tool of its own: call tools.ToolSearch({ query }) inside an Exec script".to_string();
     }
     let mut message = crate::funnel::unknown_tool(name);
-    if name.len() > MAX_TOOL_NAME_LEN {
-        return message;
-    }
     let declared = view.declarations.iter().map(|declaration| (declaration.name.as_str(), ""));
     let pooled = view.pool.names().map(|pooled| (pooled, " (from an Exec script)"));
-    let mut candidates: Vec<(f64, &str, &str)> = declared
-        .chain(pooled)
-        .map(|(candidate, how)| (strsim::normalized_damerau_levenshtein(name, candidate), candidate, how))
-        .filter(|(similarity, _, _)| *similarity >= 0.6)
-        .collect();
-    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    let close: Vec<String> = candidates.iter().take(3).map(|(_, candidate, how)| format!("`{candidate}`{how}")).collect();
-    if !close.is_empty() {
-        message.push_str(&format!("; did you mean {}?", close.join(" or ")));
+    if let Some(close) = close_names(name, declared.chain(pooled)) {
+        message.push_str(&format!("; did you mean {close}?"));
     }
     message
 }
 
+/// Up to three of `candidates` (a name, and how it is reached) close to `name`, best first,
+/// as `` `a` or `b` ``; `None` when none is close. Two MCP tool names are compared by their
+/// tool parts alone: the shared `mcp__` and server would make every tool of a server look
+/// alike, and the same tool on another server is a good guess for a wrong server name.
+/// A name too long to be a tool's is not compared (the model chose it; comparing costs its
+/// length).
+fn close_names<'a>(name: &str, candidates: impl Iterator<Item = (&'a str, &'a str)>) -> Option<String> {
+    if name.len() > MAX_TOOL_NAME_LEN {
+        return None;
+    }
+    let similarity = |candidate: &str| match (split_mcp_name(name), split_mcp_name(candidate)) {
+        (Some((_, tool)), Some((_, other_tool))) => strsim::normalized_damerau_levenshtein(tool, other_tool),
+        _ => strsim::normalized_damerau_levenshtein(name, candidate),
+    };
+    let mut close: Vec<(f64, &str, &str)> = candidates
+        .map(|(candidate, how)| (similarity(candidate), candidate, how))
+        .filter(|(similarity, _, _)| *similarity >= 0.6)
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let shown: Vec<String> = close.iter().take(3).map(|(_, candidate, how)| format!("`{candidate}`{how}")).collect();
+    (!shown.is_empty()).then(|| shown.join(" or "))
+}
+
 /// What one `Exec`'s script reaches: the pool of the moment it started, through the funnel.
 struct ExecScope {
+    /// The session's servers and their start failures, for the reason a name is unreachable.
+    session: Arc<Inner>,
     reachable: Arc<Reachable>,
     funnel: Arc<Funnel>,
     exec_call_id: Arc<str>,
@@ -726,14 +741,35 @@ impl ExecScope {
         } else if let Some(rule) = self.view.settings.denying_rule(name) {
             format!("the permissions.deny rule `{}` in {} removes it", rule.value, rule.source)
         } else if let Some((server, tool)) = split_mcp_name(name) {
-            format!("MCP server `{server}` did not offer `{tool}` when the script started")
+            self.server_reason(name, server, tool)
         } else {
             "only this session's catalogue tools are".to_string()
         };
+        let close = close_names(name, self.reachable.names().iter().map(|pooled| (pooled.as_str(), "")));
+        let close = close.map(|close| format!(" Did you mean {close}?")).unwrap_or_default();
         ToolError::discovery(format!(
-            "`{name}` is not reachable from this script: {why}. \
+            "`{name}` is not reachable from this script: {why}.{close} \
              Use tools.ToolSearch({{ query: \"...\" }}) to find a tool's exact name and call shape."
         ))
+    }
+
+    /// Why MCP server `server` gives the script no `tool`: it has none, it left, it never
+    /// started, there is no such server, or the tool came after the script started.
+    fn server_reason(&self, name: &str, server: &str, tool: &str) -> String {
+        if self.session.registry.snapshot().contains(name) {
+            return format!("MCP server `{server}` offers `{tool}` only since the script started; the next Exec can call it");
+        }
+        let state = self.session.servers.states().into_iter().find(|(known, _)| known == server).map(|(_, state)| state);
+        match state {
+            Some(ServerState::Connected { .. }) => format!("MCP server `{server}` has no tool `{tool}`"),
+            Some(ServerState::Disconnected { reason }) => {
+                format!("MCP server `{server}` disconnected ({reason}), and its tools left the catalogue")
+            }
+            _ => match self.session.start_failures.iter().find(|failure| failure.server == server) {
+                Some(failure) => format!("MCP server `{server}` failed to start: {}", failure.reason),
+                None => format!("no MCP server `{server}` is configured"),
+            },
+        }
     }
 }
 

@@ -242,7 +242,8 @@ async fn a_server_that_exits_fails_its_calls_in_flight_and_leaves_the_reachable_
     assert!(matches!(&harness.session.server_states()[0], (name, ServerState::Disconnected { .. }) if name == "fx"));
 
     let outcome = harness.run("return await tools.mcp__fx__echo({})").await;
-    assert!(outcome.text().contains("MCP server `fx` did not offer `echo` when the script started"), "{}", outcome.text());
+    assert!(outcome.text().contains("MCP server `fx` disconnected ("), "{}", outcome.text());
+    assert!(outcome.text().contains("and its tools left the catalogue"), "{}", outcome.text());
     let outcome = harness.run("return await tools.mcp__other__greet({name: 'still here'})").await;
     assert_eq!(outcome.value(), Some(&json!("hello, still here")), "the other server is unaffected");
 
@@ -350,6 +351,21 @@ async fn servers_that_cannot_start_are_reported_once_each_and_the_others_work() 
     let outcome = harness.run("return await tools.mcp__good__greet({name: 'ok'})").await;
     assert_eq!(outcome.value(), Some(&json!("hello, ok")), "{}", outcome.text());
     assert_eq!(harness.session.server_states().len(), 1, "nothing is left of the servers that failed");
+
+    // A script that names an unreachable tool hears the real reason, and what is close.
+    let why = |call: &'static str| {
+        let harness = &harness;
+        async move {
+            let code = format!("try {{ await {call}; return 'ran' }} catch (e) {{ return e.message }}");
+            harness.run(&code).await.value().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+        }
+    };
+    let failed = why("tools.mcp__exits__anything({})").await;
+    assert!(failed.contains("MCP server `exits` failed to start: ") && failed.contains("cannot open its database"), "{failed}");
+    let missing_tool = why("tools.mcp__good__greeet({})").await;
+    assert!(missing_tool.contains("MCP server `good` has no tool `greeet`. Did you mean `mcp__good__greet`?"), "{missing_tool}");
+    let unknown = why("tools.mcp__nobody__greet({})").await;
+    assert!(unknown.contains("no MCP server `nobody` is configured. Did you mean `mcp__good__greet`?"), "{unknown}");
     within(10, harness.session.shutdown()).await;
     assert!(harness.available().iter().all(|d| !d.name.starts_with("mcp__")));
 }
