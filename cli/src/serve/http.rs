@@ -32,7 +32,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 
-use super::jsonrpc::{INVALID_PARAMS, Screened, screen};
+use super::jsonrpc::{INVALID_PARAMS, Screened, error_response, screen};
 use super::{Capacity, ClientApprover, Gateway};
 
 /// How long a stopping server gives its running calls by default.
@@ -277,7 +277,7 @@ fn bearer_matches(header: Option<&HeaderValue>, token: &str) -> bool {
 
 /// A refusal as a JSON-RPC error, which MCP clients show.
 fn refusal(status: StatusCode, code: i32, message: &str) -> Response {
-    let body = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    let body = error_response(serde_json::Value::Null, code, message);
     (status, [(header::CONTENT_TYPE, "application/json")], Body::from(body.to_string())).into_response()
 }
 

@@ -69,6 +69,16 @@ fn shape_error<T: DeserializeOwned>(params: Value) -> Option<String> {
     Some(if path == "." { inner.to_string() } else { format!("{path}: {inner}") })
 }
 
+/// JSON-RPC's error response to the request `id` (`null` when it could not be read).
+pub fn error_response(id: Value, code: i32, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+/// The answer to a message that could not be read: a parse error.
+pub fn unreadable(message: &str) -> Screened {
+    answer(Value::Null, PARSE_ERROR, message.to_string())
+}
+
 fn answer(id: Value, code: i32, message: String) -> Screened {
-    Screened::Answer { code, response: json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }) }
+    Screened::Answer { code, response: error_response(id, code, &message) }
 }

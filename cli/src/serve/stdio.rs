@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
-use super::jsonrpc::{PARSE_ERROR, Screened, screen};
+use super::jsonrpc::{Screened, screen, unreadable};
 use super::{Capacity, ClientApprover, Gateway};
 
 /// Messages waiting in either direction; past it the sender waits.
@@ -100,10 +100,10 @@ async fn read_lines(
             Ok(line) if line.trim().is_empty() => continue,
             Ok(line) => screen(line.as_bytes()),
             Err(LinesCodecError::MaxLineLengthExceeded) => {
-                parse_error(format!("the message is longer than {max_line_bytes} bytes, this server's bound (--max-body-bytes)"))
+                unreadable(&format!("the message is longer than {max_line_bytes} bytes, this server's bound (--max-body-bytes)"))
             }
             Err(LinesCodecError::Io(error)) if error.kind() == std::io::ErrorKind::InvalidData => {
-                parse_error("the message is not UTF-8".to_string())
+                unreadable("the message is not UTF-8")
             }
             Err(LinesCodecError::Io(_)) => return,
         };
@@ -116,11 +116,6 @@ async fn read_lines(
             return;
         }
     }
-}
-
-fn parse_error(message: String) -> Screened {
-    let response = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": PARSE_ERROR, "message": message } });
-    Screened::Answer { code: PARSE_ERROR, response }
 }
 
 /// Writes each message as one line, flushing when no other is waiting, until every sender
