@@ -8,8 +8,11 @@
 //!   context runs with this context as its realm.
 //!
 //! A script is the body of an async function. The loop drains the job queue, then looks at
-//! the script's promise; while it is pending and calls are in flight it blocks in the
-//! host's `wait-next` and hands the finished call to the promise the script holds.
+//! the script's promise; while it is pending and calls are in flight or timers pending it
+//! blocks in the host's `wait-next`, hands each finished call to the promise the script
+//! holds, and runs each due timer's callback as a task of its own (after the jobs queued
+//! before it). An error thrown by a timer's or a `queueMicrotask` callback is uncaught:
+//! the run fails with it, as a throw from the script's body would.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
@@ -22,6 +25,7 @@ use rquickjs::{Context, Ctx, Exception, Function, Object, Persistent, Promise, R
 
 use crate::encode::{self, Bounds, PlainPrototypes};
 use crate::exec_host::sandbox::{console, tool_search, tools};
+use crate::web;
 use crate::{RunOptions, ScriptError};
 
 /// The script becomes the body of this function. The prefix has no line break, so line
@@ -31,6 +35,8 @@ const SCRIPT_SUFFIX: &str = "\n})";
 const SCRIPT_NAME: &CStr = c"script.js";
 const PRELUDE: &str = include_str!("prelude.js");
 const PRELUDE_NAME: &CStr = c"prelude.js";
+const WEB: &str = include_str!("web.js");
+const WEB_NAME: &CStr = c"web.js";
 
 type CompilerIntrinsics = (intrinsic::Eval, intrinsic::RegExpCompiler, intrinsic::RegExp);
 type SandboxIntrinsics = (
@@ -63,11 +69,17 @@ thread_local! {
     /// Calls started and not yet delivered, by id; empty with a pending script promise
     /// means that promise can never settle.
     static PENDING: RefCell<HashMap<u32, Settlers>> = RefCell::new(HashMap::new());
-    /// State of `Math.random` (xorshift64*), seeded by the host for every run.
+    /// The callback of each pending timer, by id; cleared timers are removed at once, so
+    /// empty (with no call pending) means nothing can wake the script.
+    static TIMERS: RefCell<HashMap<u32, Persistent<Function<'static>>>> = RefCell::new(HashMap::new());
+    /// The first error a callback the engine runs for the script threw (a `queueMicrotask`
+    /// callback): the run fails with it once the job that threw it returns.
+    static UNCAUGHT: RefCell<Option<Persistent<Value<'static>>>> = const { RefCell::new(None) };
     /// What one call's arguments may take, set for each run.
     static BOUNDS: Cell<Bounds> = const { Cell::new(Bounds { bytes: 0, depth: 0 }) };
     /// UTF-16 units of one console line passed to the host, set for each run.
     static LOG_LINE_CHARS: Cell<u32> = const { Cell::new(0) };
+    /// State of `Math.random` (xorshift64*), seeded by the host for every run.
     static RANDOM_STATE: Cell<u64> = const { Cell::new(0x9E37_79B9_7F4A_7C15) };
 }
 
@@ -89,12 +101,18 @@ impl Engine {
         unsafe { qjs::JS_SetModuleLoaderFunc(compiler.get_runtime_ptr(), None, Some(refuse_import), std::ptr::null_mut()) };
         let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE.lines().count())
             .map_err(|e| format!("the prelude does not compile: {e:?}"))?;
+        let web = compile(&compiler, WEB, WEB_NAME, WEB.lines().count())
+            .map_err(|e| format!("the web globals do not compile: {e:?}"))?;
         let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
             let object: Object = ctx.globals().get::<_, Object>("Object")?.get("prototype")?;
             let array: Object = ctx.globals().get::<_, Object>("Array")?.get("prototype")?;
             let _ = PLAIN.with(|plain| plain.set(PlainPrototypes::of(&object, &array)));
+            let host = host_object(&ctx)?;
+            web::natives(&ctx, &host)?;
             let factory: Function = load(&ctx, &prelude)?;
-            let hooks: Object = factory.call((host_object(&ctx)?,))?;
+            let hooks: Object = factory.call((host.clone(),))?;
+            let install_web: Function = load(&ctx, &web)?;
+            install_web.call::<_, ()>((host,))?;
             install_random(&ctx)?;
             Ok(Persistent::save(&ctx, hooks))
         });
@@ -171,6 +189,37 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
             console::write(level, &message, cut_units.max(0.0) as u64);
         }),
     )?;
+    host.set(
+        "startTimer",
+        Func::from(|ctx: Ctx<'js>, delay_ms: u32, callback: Function<'js>| -> rquickjs::Result<u32> {
+            match tools::start_timer(delay_ms) {
+                Ok(id) => {
+                    TIMERS.with(|timers| timers.borrow_mut().insert(id, Persistent::save(&ctx, callback)));
+                    Ok(id)
+                }
+                Err(message) => Err(ctx.throw(range_error(&ctx, &message))),
+            }
+        }),
+    )?;
+    host.set(
+        "cancelTimer",
+        Func::from(|id: u32| {
+            if TIMERS.with(|timers| timers.borrow_mut().remove(&id)).is_some() {
+                tools::cancel_timer(id);
+            }
+        }),
+    )?;
+    host.set(
+        "reportError",
+        Func::from(|ctx: Ctx<'js>, error: Value<'js>| {
+            UNCAUGHT.with(|uncaught| {
+                let mut uncaught = uncaught.borrow_mut();
+                if uncaught.is_none() {
+                    *uncaught = Some(Persistent::save(&ctx, error));
+                }
+            });
+        }),
+    )?;
     host.set("logLineChars", Func::from(|| LOG_LINE_CHARS.get()))?;
     host.set("prefixLength", SCRIPT_PREFIX.len() as u32)?;
     Ok(host)
@@ -186,6 +235,17 @@ fn type_error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
     // SAFETY: the context pointer is live for `'js`, and the format string is a constant
     // with no conversions, so no argument is read.
     unsafe { qjs::JS_ThrowTypeError(ctx.as_raw().as_ptr(), c"".as_ptr()) };
+    let error = ctx.catch();
+    if let Some(object) = error.as_object() {
+        let _ = object.set("message", message);
+    }
+    error
+}
+
+/// A `RangeError` of the sandbox realm, as a value.
+fn range_error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
+    // SAFETY: as in `type_error`.
+    unsafe { qjs::JS_ThrowRangeError(ctx.as_raw().as_ptr(), c"".as_ptr()) };
     let error = ctx.catch();
     if let Some(object) = error.as_object() {
         let _ = object.set("message", message);
@@ -334,7 +394,7 @@ fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<Strin
     let main: Function = load(ctx, bytecode).map_err(|e| thrown(ctx, &hooks, e))?;
     let promise: Promise = main.call(()).map_err(|e| thrown(ctx, &hooks, e))?;
     loop {
-        while ctx.execute_pending_job() {}
+        drain_jobs(ctx, &hooks)?;
         match promise.state() {
             PromiseState::Resolved => {
                 let value: Value = match promise.result() {
@@ -353,17 +413,53 @@ fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<Strin
             }
             PromiseState::Pending => {}
         }
-        if PENDING.with(|pending| pending.borrow().is_empty()) {
+        if PENDING.with(|pending| pending.borrow().is_empty()) && TIMERS.with(|timers| timers.borrow().is_empty()) {
             return Err(ScriptError::NeverSettles);
         }
-        let finished = tools::wait_next();
-        if finished.is_empty() {
+        let events = tools::wait_next();
+        if events.is_empty() {
             return Err(ScriptError::NeverSettles);
         }
-        for done in finished {
-            settle(ctx, done);
+        for event in events {
+            match event {
+                tools::Event::Call(done) => settle(ctx, done),
+                tools::Event::Timer(id) => {
+                    // A timer's callback is a task: the jobs queued before it run first, and
+                    // once the script's promise has settled no further timer runs.
+                    drain_jobs(ctx, &hooks)?;
+                    if !matches!(promise.state(), PromiseState::Pending) {
+                        break;
+                    }
+                    fire_timer(ctx, &hooks, id)?;
+                }
+            }
         }
     }
+}
+
+/// Runs the job queue dry; fails with the first error a callback reported as uncaught.
+fn drain_jobs<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>) -> Result<(), ScriptError> {
+    while ctx.execute_pending_job() {
+        if UNCAUGHT.with(|uncaught| uncaught.borrow().is_some()) {
+            break;
+        }
+    }
+    match UNCAUGHT.with(|uncaught| uncaught.borrow_mut().take()) {
+        None => Ok(()),
+        Some(error) => match error.restore(ctx) {
+            Ok(reason) => Err(thrown_value(ctx, hooks, reason)),
+            Err(e) => Err(thrown(ctx, hooks, e)),
+        },
+    }
+}
+
+/// Runs the callback of a due timer, unless it was cleared meanwhile.
+fn fire_timer<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, id: u32) -> Result<(), ScriptError> {
+    let Some(callback) = TIMERS.with(|timers| timers.borrow_mut().remove(&id)) else {
+        return Ok(());
+    };
+    let callback = callback.restore(ctx).map_err(|e| internal(ctx, e))?;
+    callback.call::<_, ()>(()).map_err(|e| thrown(ctx, hooks, e))
 }
 
 /// Hands a finished call to the promise the script holds.
@@ -413,10 +509,14 @@ fn encode_result<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, value: Value<'js>) ->
 
 /// The script's error as text, using the prelude's formatting when it still works.
 fn thrown<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, error: rquickjs::Error) -> ScriptError {
-    let reason = match error {
-        rquickjs::Error::Exception => ctx.catch(),
-        other => return ScriptError::Thrown(format!("InternalError: {other}")),
-    };
+    match error {
+        rquickjs::Error::Exception => thrown_value(ctx, hooks, ctx.catch()),
+        other => ScriptError::Thrown(format!("InternalError: {other}")),
+    }
+}
+
+/// A thrown value as the script's error text.
+fn thrown_value<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, reason: Value<'js>) -> ScriptError {
     let described = hooks.get::<_, Function>("describeError").and_then(|describe| describe.call::<_, String>((reason.clone(),)));
     match described {
         Ok(text) => ScriptError::Thrown(text),

@@ -11,6 +11,7 @@
 
 mod encode;
 mod engine;
+mod web;
 
 wit_bindgen::generate!({
     world: "sandbox",

@@ -25,7 +25,7 @@ mod generated {
 }
 
 pub(crate) use generated::exec_host::sandbox::console::Level;
-pub(crate) use generated::exec_host::sandbox::tools::{Completion, Started, ToolValue};
+pub(crate) use generated::exec_host::sandbox::tools::{Completion, Event, Started, ToolValue};
 pub(crate) use generated::{RunOptions, SandboxPre, ScriptError};
 
 use generated::exec_host::sandbox::{console, tool_search, tools};
@@ -65,9 +65,17 @@ pub(crate) trait GuestHost: WasiView + Send + 'static {
     /// refused) at once.
     fn start_call(&mut self, name: String, args_json: String) -> Started;
 
-    /// `tools.wait-next`: waits for at least one started call to finish and returns every
-    /// call finished by then; empty when none is in flight. An error traps the guest.
-    fn wait_next(&mut self) -> impl Future<Output = wasmtime::Result<Vec<Completion>>> + Send;
+    /// `tools.start-timer`: starts a timer due in `delay_ms`; `Err` is the script's message
+    /// when it may not have another one pending.
+    fn start_timer(&mut self, delay_ms: u32) -> Result<u32, String>;
+
+    /// `tools.cancel-timer`: forgets a pending timer; an unknown id is ignored.
+    fn cancel_timer(&mut self, id: u32);
+
+    /// `tools.wait-next`: waits for at least one started call to finish or one timer to
+    /// fall due, and returns every call finished and every timer due by then; empty when
+    /// no call is in flight and no timer is pending. An error traps the guest.
+    fn wait_next(&mut self) -> impl Future<Output = wasmtime::Result<Vec<Event>>> + Send;
 
     /// `tool-search.search`: answers `tools.ToolSearch(args)` at once.
     fn search(&mut self, args_json: String) -> Result<String, String>;
@@ -126,7 +134,15 @@ impl<T: GuestHost> tools::Host for Imports<'_, T> {
         self.0.start_call(name, args_json)
     }
 
-    async fn wait_next(&mut self) -> wasmtime::Result<Vec<Completion>> {
+    fn start_timer(&mut self, delay_ms: u32) -> Result<u32, String> {
+        self.0.start_timer(delay_ms)
+    }
+
+    fn cancel_timer(&mut self, id: u32) {
+        self.0.cancel_timer(id)
+    }
+
+    async fn wait_next(&mut self) -> wasmtime::Result<Vec<Event>> {
         self.0.wait_next().await
     }
 }

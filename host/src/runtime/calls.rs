@@ -1,4 +1,5 @@
-//! Nested calls of one script: started without blocking, awaited together, recorded.
+//! Nested calls of one script: started without blocking, awaited together (with the
+//! script's timers), recorded.
 //!
 //! A call starts when the script starts it: its future is polled once right away, and a
 //! tool that answers at once is answered in the same round trip. What is still pending
@@ -22,6 +23,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
+use super::timers::Timers;
 use crate::tools::names::TOOL_SEARCH;
 use crate::tools::{Image, MAX_TOOL_NAME_LEN, Stage, ToolError, ToolOutput};
 
@@ -43,12 +45,12 @@ pub(crate) type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 
 /// Why the host ended a script while it waited.
 #[derive(Debug, thiserror::Error)]
-#[error("the script waited more than {limit:?} in all for nested tool calls")]
+#[error("the script waited more than {limit:?} in all for nested tool calls and timers")]
 pub struct NestedWaitExceeded {
     pub limit: Duration,
 }
 
-/// Finished calls handed to the guest in one `wait-next`.
+/// Finished calls (and, apart, due timers) handed to the guest in one `wait-next`.
 const MAX_BATCH: usize = 256;
 
 /// Characters of a call's arguments kept in the call record.
@@ -59,6 +61,13 @@ pub const RECORDED_MESSAGE_CHARS: usize = 2_000;
 
 /// A call that finished, under the id the guest knows it by.
 pub(crate) type Finished = (u32, Result<ToolOutput, ToolError>);
+
+/// What one `wait-next` hands the guest: the calls that finished, then the timers that
+/// are due, in the order they fell due.
+pub(crate) struct Woken {
+    pub calls: Vec<Finished>,
+    pub timers: Vec<u32>,
+}
 
 /// What starting a call gives back at once.
 pub(crate) enum Started {
@@ -186,45 +195,66 @@ impl NestedCalls {
         }
     }
 
-    /// Waits for at least one call to finish, then takes every call that has finished by
-    /// then (at most [`MAX_BATCH`]). Empty when none is in flight.
-    pub async fn finished(&mut self) -> Result<Vec<Finished>, NestedWaitExceeded> {
-        let Some(first) = self.next().await? else { return Ok(Vec::new()) };
-        let mut batch = vec![first];
+    /// Waits for at least one call to finish or one of `timers` to fall due, then takes
+    /// every call that has finished and every timer that is due by then (at most
+    /// [`MAX_BATCH`] of each). Empty when no call is in flight and no timer is pending.
+    pub async fn finished(&mut self, timers: &mut Timers) -> Result<Woken, NestedWaitExceeded> {
+        let first = self.next(timers.next_deadline()).await?;
+        let mut batch: Vec<_> = first.into_iter().flatten().collect();
         while batch.len() < MAX_BATCH && !self.in_flight.is_empty() {
             match self.in_flight.next().now_or_never() {
                 Some(Some(done)) => batch.push(done),
                 _ => break,
             }
         }
-        let finished = batch
+        let calls = batch
             .into_iter()
             .map(|((id, result), bytes)| {
                 self.argument_bytes_in_flight -= bytes;
                 (id, self.record.finish(id, result))
             })
             .collect();
-        Ok(finished)
+        Ok(Woken { calls, timers: timers.take_due(Instant::now(), MAX_BATCH) })
     }
 
-    /// Waits for the next call to finish. `Ok(None)` when none is in flight.
-    async fn next(&mut self) -> Result<Option<(Finished, usize)>, NestedWaitExceeded> {
-        if self.in_flight.is_empty() {
+    /// Waits for the next call to finish (`Some(Some(call))`) or for `deadline` to pass
+    /// (`Some(None)`). `None` when no call is in flight and there is no deadline. The time
+    /// spent counts toward `max_nested_wait`, whatever was waited for.
+    async fn next(&mut self, deadline: Option<Instant>) -> Result<Option<Option<(Finished, usize)>>, NestedWaitExceeded> {
+        if self.in_flight.is_empty() && deadline.is_none() {
             return Ok(None);
         }
         let started = Instant::now();
+        let in_flight = &mut self.in_flight;
+        let wait = async move {
+            let timer = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            if in_flight.is_empty() {
+                timer.await;
+                return None;
+            }
+            tokio::select! {
+                biased;
+                done = in_flight.next() => done,
+                () = timer => None,
+            }
+        };
         let next = match self.max_nested_wait {
-            None => self.in_flight.next().await,
+            None => wait.await,
             Some(limit) => {
                 let left = limit.saturating_sub(self.waited);
-                match tokio::time::timeout(left, self.in_flight.next()).await {
+                match tokio::time::timeout(left, wait).await {
                     Ok(next) => next,
                     Err(_) => return Err(NestedWaitExceeded { limit }),
                 }
             }
         };
         self.waited += started.elapsed();
-        Ok(next)
+        Ok(Some(next))
     }
 
     /// Answers `tools.ToolSearch(...)`: counted and recorded like any call, answered at once.

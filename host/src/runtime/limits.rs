@@ -33,6 +33,12 @@ pub const MAX_ARGUMENT_DEPTH: u32 = 100;
 /// `max_argument_bytes` together.
 pub const IN_FLIGHT_ARGUMENTS: usize = 4;
 
+/// Timers one script may have pending at once (`setTimeout` past it throws a
+/// `RangeError`). The host keeps a deadline for each: this is what keeps a script from
+/// sizing the host's memory with timers. Timers are not tool calls and do not count
+/// toward `max_calls`.
+pub const MAX_PENDING_TIMERS: usize = 1_000;
+
 /// Largest memory limit: a 32-bit WebAssembly memory cannot grow past 4 GiB.
 pub const MAX_MEMORY_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
@@ -53,8 +59,8 @@ pub struct Limits {
     pub max_images: usize,
     /// Memory of the script's sandbox, in bytes.
     pub max_memory_bytes: u64,
-    /// Optional cap on the total time the script waits for nested calls. `None` (the
-    /// default) waits as long as the calls take; an abort still ends the Exec.
+    /// Optional cap on the total time the script waits for nested calls and timers. `None`
+    /// (the default) waits as long as they take; an abort still ends the Exec.
     pub max_nested_wait: Option<Duration>,
     /// Bytes of one call's arguments (as JSON text); a larger call alone is refused, and
     /// the calls in flight hold [`IN_FLIGHT_ARGUMENTS`] times this at most together. The

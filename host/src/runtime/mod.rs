@@ -1,10 +1,10 @@
 //! The runtime: one wasmtime engine, the guest component compiled once (and cached across
 //! processes), and a fresh store per Exec from a pre-initialised snapshot.
 //!
-//! Per Exec: a store with memory limits, the budget clock, the nested calls in flight, and
-//! an instance from the pooling allocator. The script runs in the guest's `run` export;
-//! whatever happens to it (a throw, a trap, the budget, an abort) becomes an
-//! `ExecOutcome`; this module never panics on a script's behalf.
+//! Per Exec: a store with memory limits, the budget clock, the nested calls in flight, the
+//! pending timers, and an instance from the pooling allocator. The script runs in the
+//! guest's `run` export; whatever happens to it (a throw, a trap, the budget, an abort)
+//! becomes an `ExecOutcome`; this module never panics on a script's behalf.
 //!
 //! The runtime knows nothing of pools, settings or the funnel: where a script's calls go
 //! is a `ScriptTools` handed in by the layer above.
@@ -15,6 +15,7 @@ mod clock;
 mod limits;
 mod outcome;
 mod state;
+mod timers;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -37,11 +37,13 @@ pub enum Failure {
     Thrown(String),
     /// The script returned a value JSON cannot carry.
     Unserializable(String),
-    /// The script awaits a promise that nothing can settle.
+    /// The script awaits a promise that nothing can settle (no call in flight, no timer
+    /// pending).
     NeverSettles,
     /// The script ran for its whole budget of its own time.
     BudgetExceeded { budget: Duration },
-    /// The script waited longer than the caller's `max_nested_wait` for nested calls.
+    /// The script waited longer than the caller's `max_nested_wait` for nested calls and
+    /// timers.
     NestedWaitExceeded { limit: Duration },
     /// The caller aborted the Exec.
     Aborted,
@@ -69,7 +71,7 @@ impl Failure {
                 budget.as_millis()
             ),
             Failure::NestedWaitExceeded { limit } => format!(
-                "The script was ended: it waited more than {} ms in all for tool calls to finish. {COMPLETED_CALLS_NOTE}",
+                "The script was ended: it waited more than {} ms in all for tool calls and timers to finish. {COMPLETED_CALLS_NOTE}",
                 limit.as_millis()
             ),
             Failure::Aborted => format!("The script was aborted before it finished. {COMPLETED_CALLS_NOTE}"),

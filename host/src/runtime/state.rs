@@ -1,8 +1,9 @@
 //! What one Exec's store holds (its WASI context with no files, no sockets and no
-//! environment; its nested calls, console output, images and clock) and how it answers
-//! the guest's imports.
+//! environment; its nested calls, timers, console output, images and clock) and how it
+//! answers the guest's imports.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
@@ -11,7 +12,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::calls::{self, Images, NestedCalls};
 use super::clock::GuestClock;
-use crate::guest::{Completion, GuestHost, Level, Started, ToolValue};
+use super::timers::Timers;
+use crate::guest::{Completion, Event, GuestHost, Level, Started, ToolValue};
 use crate::tools::{ScriptValue, ToolError, ToolOutput};
 
 /// Bytes of the guest's own stderr kept (it carries an engine panic's message).
@@ -22,6 +24,7 @@ pub(crate) struct ExecState {
     pub(crate) table: ResourceTable,
     pub(crate) limiter: StoreLimits,
     pub(crate) calls: NestedCalls,
+    pub(crate) timers: Timers,
     pub(crate) console: ConsoleLog,
     pub(crate) images: Images,
     pub(crate) clock: Arc<GuestClock>,
@@ -39,7 +42,7 @@ impl ExecState {
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
         // No preopens, no environment, no arguments; stdout is discarded.
         let wasi = wasmtime_wasi::WasiCtxBuilder::new().stderr(stderr.clone()).build();
-        ExecState { wasi, table: ResourceTable::new(), limiter, calls, console, images, clock, stderr }
+        ExecState { wasi, table: ResourceTable::new(), limiter, calls, timers: Timers::default(), console, images, clock, stderr }
     }
 
     /// A finished call as the script gets it: images set aside as attachments, the value
@@ -77,12 +80,26 @@ impl GuestHost for ExecState {
         }
     }
 
-    async fn wait_next(&mut self) -> wasmtime::Result<Vec<Completion>> {
-        // Polling the calls in flight, the last poll of each included, is not the script's time.
+    fn start_timer(&mut self, delay_ms: u32) -> Result<u32, String> {
+        self.timers.start(Duration::from_millis(u64::from(delay_ms)))
+    }
+
+    fn cancel_timer(&mut self, id: u32) {
+        self.timers.cancel(id);
+    }
+
+    async fn wait_next(&mut self) -> wasmtime::Result<Vec<Event>> {
+        // Polling the calls in flight, the last poll of each included, and waiting for a
+        // timer are not the script's time.
         let paused = self.clock.pause();
-        let finished = self.calls.finished().await?;
+        let woken = self.calls.finished(&mut self.timers).await?;
         drop(paused);
-        Ok(finished.into_iter().map(|(id, result)| Completion { id, outcome: self.deliver(result) }).collect())
+        let mut events = Vec::with_capacity(woken.calls.len() + woken.timers.len());
+        for (id, result) in woken.calls {
+            events.push(Event::Call(Completion { id, outcome: self.deliver(result) }));
+        }
+        events.extend(woken.timers.into_iter().map(Event::Timer));
+        Ok(events)
     }
 
     fn search(&mut self, args_json: String) -> Result<String, String> {

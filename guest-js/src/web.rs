@@ -1,0 +1,421 @@
+//! The native half of the web-standard globals (`web.js` is the other half): the work that
+//! is byte-level or table-driven, done in Rust. Each function here takes and returns plain
+//! values; `web.js` checks arguments, raises the errors the standards name, and builds
+//! the objects a script sees, all in the sandbox realm.
+//!
+//! Strings arrive well-formed: `web.js` replaces lone surrogates before it calls in, as
+//! the standards' USVString conversion does, so every string here is valid UTF-8.
+
+use std::cell::OnceCell;
+use std::fmt::Write;
+
+use rquickjs::convert::List;
+use rquickjs::function::{Constructor, Func, Opt};
+use rquickjs::{BigInt, Ctx, Function, Object, TypedArray, Value, qjs};
+use url::Url;
+
+/// QuickJS class ids of objects the public API has no test for, read from sample objects
+/// when the engine starts (so no id is hard-coded).
+#[derive(Clone, Copy)]
+struct ClassIds {
+    object: qjs::JSClassID,
+    number: qjs::JSClassID,
+    string: qjs::JSClassID,
+    boolean: qjs::JSClassID,
+    bigint: qjs::JSClassID,
+    shared_buffer: qjs::JSClassID,
+}
+
+thread_local! {
+    static CLASS_IDS: OnceCell<ClassIds> = const { OnceCell::new() };
+}
+
+/// Adds the native helpers to the prelude's `host` object.
+pub fn natives<'js>(ctx: &Ctx<'js>, host: &Object<'js>) -> rquickjs::Result<()> {
+    let globals = ctx.globals();
+    let boxed: Function = globals.get("Object")?;
+    let boxed = |value: Value<'js>| -> rquickjs::Result<qjs::JSClassID> { Ok(class_id(&boxed.call::<_, Value>((value,))?)) };
+    let shared: Constructor = globals.get("SharedArrayBuffer")?;
+    let ids = ClassIds {
+        object: class_id(Object::new(ctx.clone())?.as_value()),
+        number: boxed(Value::new_number(ctx.clone(), 0.0))?,
+        string: boxed(rquickjs::String::from_str(ctx.clone(), "")?.into_value())?,
+        boolean: boxed(Value::new_bool(ctx.clone(), false))?,
+        bigint: boxed(BigInt::from_i64(ctx.clone(), 0)?.into_value())?,
+        shared_buffer: class_id(&shared.construct::<_, Value>((0,))?),
+    };
+    CLASS_IDS.with(|cell| {
+        let _ = cell.set(ids);
+    });
+
+    host.set("kindOf", Func::from(|value: Value<'js>| kind_of(&value)))?;
+    host.set("base64Encode", Func::from(|text: String| base64_encode(&text)))?;
+    host.set("base64Decode", Func::from(|text: String| base64_decode(&text)))?;
+    host.set("utf8Encode", Func::from(|ctx: Ctx<'js>, text: String| TypedArray::<u8>::new(ctx, text.into_bytes())))?;
+    host.set("utf8EncodeInto", Func::from(|text: String, dest: TypedArray<'js, u8>| utf8_encode_into(&text, &dest)))?;
+    host.set(
+        "utf8Decode",
+        Func::from(|bytes: TypedArray<'js, u8>, fatal: bool, strip_bom: bool, stream: bool| {
+            // SAFETY: the view's bytes stay put while this native function runs: no JS runs
+            // until it returns, and the slice does not outlive it.
+            let slice = bytes.as_raw().map(|raw| unsafe { raw.as_ref() }).unwrap_or(&[]);
+            utf8_decode(slice, fatal, strip_bom, stream).map(List)
+        }),
+    )?;
+    host.set("urlParse", Func::from(|input: String, base: Opt<String>| url_parse(&input, base.0.as_deref())))?;
+    host.set("urlSet", Func::from(|href: String, part: u32, value: String| url_set(&href, part, &value)))?;
+    host.set("formParse", Func::from(|text: String| form_parse(&text)))?;
+    host.set("formSerialize", Func::from(|list: Vec<String>| form_serialize(&list)))?;
+    host.set("numberDigits", Func::from(|x: f64| List(number_digits(x))))?;
+    host.set(
+        "formatDecimal",
+        Func::from(|digits: String, point: i32, min_integer: u32, min_fraction: u32, max_fraction: u32, grouping: bool| {
+            format_decimal(&digits, point, min_integer, min_fraction, max_fraction, grouping)
+        }),
+    )?;
+    Ok(())
+}
+
+fn class_id(value: &Value<'_>) -> qjs::JSClassID {
+    // SAFETY: reads the class id of a live value; no reference is taken or released.
+    unsafe { qjs::JS_GetClassID(value.as_raw()) }
+}
+
+/// What `structuredClone` must do with an object: its kind by the engine's own brand, so
+/// neither a `Symbol.toStringTag` nor a changed prototype can disguise it.
+fn kind_of(value: &Value<'_>) -> &'static str {
+    if !value.is_object() {
+        return "primitive";
+    }
+    let raw = value.as_raw();
+    let Some(ids) = CLASS_IDS.with(|cell| cell.get().copied()) else { return "other" };
+    // SAFETY: each test only reads the class of a live value.
+    unsafe {
+        if qjs::JS_IsProxy(raw) {
+            "proxy"
+        } else if qjs::JS_IsFunction(value.ctx().as_raw().as_ptr(), raw) {
+            "function"
+        } else if qjs::JS_IsArray(raw) {
+            "array"
+        } else if qjs::JS_IsError(raw) {
+            "error"
+        } else if qjs::JS_IsDate(raw) {
+            "date"
+        } else if qjs::JS_IsRegExp(raw) {
+            "regexp"
+        } else if qjs::JS_IsMap(raw) {
+            "map"
+        } else if qjs::JS_IsSet(raw) {
+            "set"
+        } else if qjs::JS_IsDataView(raw) {
+            "dataview"
+        } else if qjs::JS_GetTypedArrayType(raw) >= 0 {
+            "typedarray"
+        } else {
+            let id = qjs::JS_GetClassID(raw);
+            match id {
+                _ if id == ids.shared_buffer => "other",
+                _ if qjs::JS_IsArrayBuffer(raw) => "arraybuffer",
+                _ if id == ids.object => "object",
+                _ if id == ids.number => "number",
+                _ if id == ids.string => "string",
+                _ if id == ids.boolean => "boolean",
+                _ if id == ids.bigint => "bigint",
+                _ => "other",
+            }
+        }
+    }
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `btoa`: `None` when a character is past U+00FF.
+fn base64_encode(text: &str) -> Option<String> {
+    let bytes: Vec<u8> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect::<Option<_>>()?;
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let group = chunk.iter().enumerate().fold(0u32, |group, (i, &b)| group | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(BASE64[(group >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `atob`: the HTML standard's forgiving-base64 decode, as a byte string; `None` when
+/// the text is not base64.
+fn base64_decode(text: &str) -> Option<String> {
+    let mut data: Vec<u8> = text.bytes().filter(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')).collect();
+    if data.len().is_multiple_of(4) {
+        for _ in 0..2 {
+            if data.last() == Some(&b'=') {
+                data.pop();
+            }
+        }
+    }
+    if data.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = String::with_capacity(data.len() / 4 * 3 + 2);
+    let (mut bits, mut count) = (0u32, 0u32);
+    for b in data {
+        let value = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        let value = u32::from(value);
+        bits = bits << 6 | value;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push(char::from((bits >> count) as u8));
+            bits &= (1 << count) - 1;
+        }
+    }
+    // Bits left over past the last whole byte are dropped, whatever they are.
+    Some(out)
+}
+
+/// `TextEncoder.encodeInto`: writes the whole characters of `text` that fit into `dest`;
+/// returns `[read, written]`, `read` in UTF-16 units.
+fn utf8_encode_into(text: &str, dest: &TypedArray<'_, u8>) -> Vec<f64> {
+    let Some(raw) = dest.as_raw() else { return vec![0.0, 0.0] };
+    // SAFETY: the view's bytes stay put while this native function runs (no JS runs until
+    // it returns); nothing else holds a reference into them meanwhile.
+    let out = unsafe { &mut *raw.as_ptr() };
+    let (mut read, mut written) = (0usize, 0usize);
+    for c in text.chars() {
+        let size = c.len_utf8();
+        if written + size > out.len() {
+            break;
+        }
+        c.encode_utf8(&mut out[written..written + size]);
+        written += size;
+        read += c.len_utf16();
+    }
+    vec![read as f64, written as f64]
+}
+
+/// `TextDecoder.decode`: `[text, held]`, where `held` counts the bytes at the end kept back
+/// for the next call of a stream (an incomplete character); `None` when `fatal` and the
+/// bytes are not UTF-8. Ill-formed sequences become U+FFFD, one per maximal subpart, as
+/// the Encoding standard says.
+fn utf8_decode(bytes: &[u8], fatal: bool, strip_bom: bool, stream: bool) -> Option<(String, u32)> {
+    let held = if stream { incomplete_tail(bytes) } else { 0 };
+    let mut bytes = &bytes[..bytes.len() - held];
+    if strip_bom && bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes = &bytes[3..];
+    }
+    let text = if fatal { std::str::from_utf8(bytes).ok()?.to_string() } else { String::from_utf8_lossy(bytes).into_owned() };
+    Some((text, held as u32))
+}
+
+/// How many bytes at the end of `bytes` begin a character that is not complete yet.
+fn incomplete_tail(bytes: &[u8]) -> usize {
+    for size in 1..=3.min(bytes.len()) {
+        let tail = &bytes[bytes.len() - size..];
+        if tail[0] & 0xC0 != 0x80 {
+            // A lead byte: its character is incomplete when decoding it stops at the end.
+            return match std::str::from_utf8(tail) {
+                Err(e) if e.valid_up_to() == 0 && e.error_len().is_none() => size,
+                _ => 0,
+            };
+        }
+    }
+    0
+}
+
+/// The parts of a URL, in the order `web.js` reads them.
+fn url_parts(url: &Url) -> Vec<String> {
+    use url::quirks;
+    [
+        quirks::href(url),
+        &quirks::origin(url),
+        quirks::protocol(url),
+        quirks::username(url),
+        quirks::password(url),
+        quirks::host(url),
+        quirks::hostname(url),
+        quirks::port(url),
+        quirks::pathname(url),
+        quirks::search(url),
+        quirks::hash(url),
+    ]
+    .into_iter()
+    .map(str::to_string)
+    .collect()
+}
+
+/// `new URL(input, base)`: the parts, or `None` when either does not parse.
+fn url_parse(input: &str, base: Option<&str>) -> Option<Vec<String>> {
+    let url = match base {
+        None => Url::parse(input).ok()?,
+        Some(base) => Url::options().base_url(Some(&Url::parse(base).ok()?)).parse(input).ok()?,
+    };
+    Some(url_parts(&url))
+}
+
+/// A URL setter: `part` indexes [`url_parts`]. `None` when the new `href` does not parse;
+/// every other setter ignores a value it cannot take, as the standard says.
+fn url_set(href: &str, part: u32, value: &str) -> Option<Vec<String>> {
+    use url::quirks;
+    let mut url = Url::parse(href).ok()?;
+    match part {
+        0 => quirks::set_href(&mut url, value).ok()?,
+        2 => drop(quirks::set_protocol(&mut url, value)),
+        3 => drop(quirks::set_username(&mut url, value)),
+        4 => drop(quirks::set_password(&mut url, value)),
+        5 => drop(quirks::set_host(&mut url, value)),
+        6 => drop(quirks::set_hostname(&mut url, value)),
+        7 => drop(quirks::set_port(&mut url, value)),
+        8 => quirks::set_pathname(&mut url, value),
+        9 => quirks::set_search(&mut url, value),
+        10 => quirks::set_hash(&mut url, value),
+        _ => {}
+    }
+    Some(url_parts(&url))
+}
+
+/// `application/x-www-form-urlencoded` text as a flat list `[name, value, name, value, …]`.
+fn form_parse(text: &str) -> Vec<String> {
+    form_urlencoded::parse(text.as_bytes()).flat_map(|(name, value)| [name.into_owned(), value.into_owned()]).collect()
+}
+
+/// A flat list `[name, value, …]` as `application/x-www-form-urlencoded` text.
+fn form_serialize(list: &[String]) -> String {
+    let mut serializer = form_urlencoded::Serializer::new(String::new());
+    for pair in list.chunks_exact(2) {
+        serializer.append_pair(&pair[0], &pair[1]);
+    }
+    serializer.finish()
+}
+
+/// The shortest decimal digits that read back as `x` (its magnitude), and where the
+/// decimal point falls among them: `1234.5` is `("12345", 4)`, `0.05` is `("5", -1)`.
+fn number_digits(x: f64) -> (String, i32) {
+    let text = format!("{:e}", x.abs());
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (digits, exponent.parse::<i32>().unwrap_or(0) + 1)
+}
+
+/// A decimal magnitude in en-US form: `digits` with the point after `point` of them, rounded
+/// half away from zero to at most `max_fraction` fraction digits, with at least
+/// `min_fraction` fraction digits and `min_integer` integer digits, grouped by thousands
+/// when `grouping`. This is how V8's `toLocaleString` rounds: from the shortest decimal
+/// form of the number, not from its exact binary value (`1.005` rounds to `1.01`).
+fn format_decimal(digits: &str, point: i32, min_integer: u32, min_fraction: u32, max_fraction: u32, grouping: bool) -> String {
+    let mut digits: Vec<u8> = digits.bytes().filter(u8::is_ascii_digit).map(|d| d - b'0').collect();
+    let mut point = i64::from(point);
+    // Leading zeros until the point falls inside the digits, so rounding has a place.
+    if point < 1 {
+        let zeros = (1 - point) as usize;
+        digits.splice(0..0, std::iter::repeat_n(0, zeros));
+        point = 1;
+    }
+    let keep = (point + i64::from(max_fraction)) as usize;
+    if keep < digits.len() {
+        let round_up = digits[keep] >= 5;
+        digits.truncate(keep);
+        if round_up {
+            let mut i = keep;
+            loop {
+                if i == 0 {
+                    digits.insert(0, 1);
+                    point += 1;
+                    break;
+                }
+                i -= 1;
+                if digits[i] == 9 {
+                    digits[i] = 0;
+                } else {
+                    digits[i] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    let point = point as usize;
+    if digits.len() < point {
+        digits.resize(point, 0);
+    }
+    let (integer, fraction) = digits.split_at(point);
+    let first = integer.iter().position(|&d| d != 0).unwrap_or(integer.len());
+    let mut integer: Vec<u8> = integer[first..].to_vec();
+    while integer.len() < min_integer.max(1) as usize {
+        integer.insert(0, 0);
+    }
+    let mut fraction = fraction.to_vec();
+    while fraction.len() > min_fraction as usize && fraction.last() == Some(&0) {
+        fraction.pop();
+    }
+    fraction.resize(fraction.len().max(min_fraction as usize), 0);
+
+    let mut out = String::with_capacity(integer.len() * 4 / 3 + fraction.len() + 2);
+    for (i, d) in integer.iter().enumerate() {
+        if grouping && i > 0 && (integer.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        let _ = write!(out, "{d}");
+    }
+    if !fraction.is_empty() {
+        out.push('.');
+        for d in &fraction {
+            let _ = write!(out, "{d}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn en(x: f64, min: u32, max: u32) -> String {
+        let (digits, point) = number_digits(x);
+        let sign = if x.is_sign_negative() { "-" } else { "" };
+        format!("{sign}{}", format_decimal(&digits, point, 1, min, max, true))
+    }
+
+    #[test]
+    fn numbers_format_as_v8_does_in_en_us() {
+        assert_eq!(en(1234567.891, 0, 3), "1,234,567.891");
+        assert_eq!(en(1.005, 0, 2), "1.01");
+        assert_eq!(en(0.0005, 0, 3), "0.001");
+        assert_eq!(en(0.0004, 0, 3), "0");
+        assert_eq!(en(999.9999, 0, 3), "1,000");
+        assert_eq!(en(-2.5, 0, 0), "-3");
+        assert_eq!(en(1e21, 0, 3), "1,000,000,000,000,000,000,000");
+        assert_eq!(en(5.0, 2, 2), "5.00");
+        assert_eq!(en(0.1 + 0.2, 0, 3), "0.3");
+    }
+
+    #[test]
+    fn forgiving_base64() {
+        assert_eq!(base64_decode(" YW Jj\n").as_deref(), Some("abc"));
+        assert_eq!(base64_decode("YQ").as_deref(), Some("a"));
+        assert_eq!(base64_decode("YR==").as_deref(), Some("a"));
+        assert_eq!(base64_decode("Y"), None);
+        assert_eq!(base64_decode("YQ="), None);
+        assert_eq!(base64_encode("\u{ff}").as_deref(), Some("/w=="));
+        assert_eq!(base64_encode("\u{100}"), None);
+    }
+
+    #[test]
+    fn streams_hold_back_an_incomplete_character() {
+        assert_eq!(incomplete_tail(b"a\xE2\x82"), 2);
+        assert_eq!(incomplete_tail(b"a\xE2\x82\xAC"), 0);
+        assert_eq!(incomplete_tail(b"a\xFF"), 0);
+        assert_eq!(utf8_decode(b"\xEF\xBB\xBFa\xF0\x9F", false, true, true), Some(("a".into(), 2)));
+        assert_eq!(utf8_decode(b"a\xF0\x9F", false, false, false), Some(("a\u{FFFD}".into(), 0)));
+        assert_eq!(utf8_decode(b"\xC0", true, false, false), None);
+    }
+}

@@ -1,0 +1,2 @@
+await new Promise((resolve) => setTimeout(resolve, 2000));
+return 'unreachable';
