@@ -47,6 +47,12 @@ enum Command {
     /// Serve the session over MCP (stdio, or streamable HTTP at /mcp): one constant `Exec`
     /// tool in front of every configured MCP server, for any MCP client.
     Serve(ServeFlags),
+    /// Print a completion script for SHELL (bash, elvish, fish, powershell, zsh) on stdout.
+    #[command(after_help = "Install it where your shell looks, for example:\n  \
+        exec-host completions bash > ~/.local/share/bash-completion/completions/exec-host\n  \
+        exec-host completions zsh > ~/.zfunc/_exec-host   (with ~/.zfunc in fpath)\n  \
+        exec-host completions fish > ~/.config/fish/completions/exec-host.fish")]
+    Completions { shell: clap_complete::Shell },
 }
 
 /// Where the tools come from: the workspace, MCP servers, settings.
@@ -277,6 +283,10 @@ fn main() -> ExitCode {
             resolve_session(flags.session).and_then(|session| search(session, flags.query, flags.max_results, flags.json))
         }
         Command::Serve(flags) => resolve_serve(flags).and_then(serve),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "exec-host", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match outcome {
         Ok(code) => code,
@@ -651,7 +661,8 @@ fn tools(config: SessionConfig, as_json: bool, dts: bool, stats: bool) -> Result
         Ok(if dts {
             session.declaration_file().map_err(usage)?
         } else if stats {
-            declaration_stats(&pool)
+            let prepared = session.prepare(&[]).map_err(usage)?;
+            declaration_stats(&pool, prepared.append.first())
         } else if as_json {
             let prepared = session.prepare(&[]).map_err(usage)?;
             let announcement = prepared.append.first().map(|message| message.text());
@@ -720,8 +731,9 @@ fn settings_in_force(session: &Session) -> Vec<String> {
     session.settings_files().iter().filter(|file| file.is_file()).map(|file| file.display().to_string()).collect()
 }
 
-/// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat.
-fn declaration_stats(exec_pool: &Pool) -> String {
+/// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat,
+/// and the announcement that Exec mode adds once per conversation.
+fn declaration_stats(exec_pool: &Pool, announcement: Option<&exec_host::Message>) -> String {
     let size = |declarations: &[exec_host::Declaration]| {
         let bytes = serde_json::to_string(declarations).map(|text| text.len()).unwrap_or(0);
         (declarations.len(), bytes)
@@ -729,9 +741,13 @@ fn declaration_stats(exec_pool: &Pool) -> String {
     let (exec_count, exec_bytes) = size(&exec_pool.declarations());
     let (flat_count, flat_bytes) = size(&exec_pool.declarations_without_exec());
     let tokens = |bytes: usize| bytes.div_ceil(BYTES_PER_TOKEN);
-    let mut out = format!("{:<11}{:>14}{:>12}{:>10}\n", "", "declarations", "bytes", "~tokens");
-    out += &format!("{:<11}{:>14}{:>12}{:>10}\n", "Exec mode", exec_count, exec_bytes, tokens(exec_bytes));
-    out += &format!("{:<11}{:>14}{:>12}{:>10}\n", "flat mode", flat_count, flat_bytes, tokens(flat_bytes));
+    let row = |label: &str, count: usize, bytes: usize| format!("{label:<14}{count:>8}{bytes:>10}{:>10}\n", tokens(bytes));
+    let mut out = format!("{:<14}{:>8}{:>10}{:>10}\n", "", "count", "bytes", "~tokens");
+    out += &row("Exec mode", exec_count, exec_bytes);
+    out += &row("flat mode", flat_count, flat_bytes);
+    if let Some(announcement) = announcement {
+        out += &row("announcement", exec_pool.pooled().len(), announcement.text().len());
+    }
     if !exec_pool.exec_declared() {
         out += &format!("{}: both modes declare the same tools.\n", exec_pool.exec_status());
     } else if exec_bytes <= flat_bytes {
@@ -749,7 +765,12 @@ fn declaration_stats(exec_pool: &Pool) -> String {
             exec_pool.pooled().len(),
         );
     }
-    out += &format!("Declarations are counted as compact JSON; tokens are estimated at {BYTES_PER_TOKEN} bytes each.\n");
+    out += "Counts are declarations, and for the announcement the pool's names it lists; it is sent once per \
+conversation (again when the pool changes), not in every request.\n";
+    out += &format!(
+        "Bytes are UTF-8 bytes of the declarations as compact JSON and of the announcement's text; tokens are estimated \
+as bytes / {BYTES_PER_TOKEN}, rounded up (a model-independent rule of thumb, not a tokenizer).\n"
+    );
     out
 }
 

@@ -512,10 +512,32 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
         let line = text.lines().find(|line| line.starts_with(label)).unwrap_or_else(|| panic!("no {label} row in\n{text}"));
         line[label.len()..].split_whitespace().map(|n| n.parse().unwrap()).collect()
     };
-    let (exec, flat) = (row("Exec mode"), row("flat mode"));
+    let (exec, flat, announcement) = (row("Exec mode"), row("flat mode"), row("announcement"));
     assert!(exec[0] < flat[0] && exec[1] < flat[1], "{text}");
     assert_eq!(exec[2], exec[1].div_ceil(4), "{text}");
     assert!(text.contains("fewer bytes"), "{text}");
+
+    // The announcement counts the pool's names, and its bytes are those of its text.
+    let listed = json_of(&setup.run(&["tools", "--json", "--mcp-config", &config]));
+    let names = listed["pool"].as_array().unwrap().len();
+    assert_eq!(announcement[0], names, "{text}");
+    assert_eq!(announcement[1], listed["announcement"].as_str().unwrap().len(), "{text}");
+    assert!(text.contains("rounded up") && text.contains("once per conversation"), "the method is stated:\n{text}");
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    let setup = Setup::new();
+    for (shell, marker) in [("bash", "complete -F"), ("zsh", "#compdef exec-host"), ("fish", "complete -c exec-host")] {
+        let output = setup.run(&["completions", shell]);
+        assert_eq!(output.status.code(), Some(0), "{shell}: {}", stderr(&output));
+        let script = stdout(&output);
+        assert!(script.contains(marker), "{shell}: {script}");
+        for word in ["run", "serve", "mcp-config", "workspace"] {
+            assert!(script.contains(word), "{shell} completes {word}");
+        }
+    }
+    assert_usage_error(&setup.run(&["completions", "cmd.exe"]), "invalid value");
 }
 
 #[test]
@@ -931,4 +953,32 @@ fn code_given_with_e_runs_and_the_result_comes_before_the_servers_close() {
     assert!(!first.is_empty(), "the result was printed");
     // The lingering server is given its grace before it is killed; the result did not wait.
     assert!(ended - printed >= std::time::Duration::from_millis(400), "printed {printed:?}, ended {ended:?}");
+}
+
+#[test]
+fn a_server_the_settings_deny_entirely_is_not_started() {
+    let setup = Setup::new();
+    let marker = setup.workspace.path().join("started.txt");
+    // Each "server" notes that it ran, then becomes the fixture server.
+    let noting = |name: &str| json!({"command": "sh", "args": ["-c", format!("echo {name} >> \"$0\"; exec \"$1\""), &marker, fixture_mcp_server()]});
+    let config = mcp_config(&setup, json!({"kept": noting("kept"), "gone": noting("gone"), "starred": noting("starred")}));
+    std::fs::write(
+        setup.workspace.path().join("deny.json"),
+        r#"{"permissions": {"deny": ["mcp__gone", "mcp__starred__*", "mcp__kept__fail"]}}"#,
+    )
+    .unwrap();
+    let script = setup.script(
+        "s.js",
+        "let why; try { await tools.mcp__gone__greet({ name: 'x' }); } catch (e) { why = e.message; }
+         return { greeting: await tools.mcp__kept__greet({ name: 'x' }), why };",
+    );
+    let output = setup.run(&["run", "--json", "--settings", "deny.json", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let value = &json_of(&output)["value"];
+    assert_eq!(value["greeting"], "hello, x", "a server denied one tool still starts");
+    let why = value["why"].as_str().unwrap();
+    assert!(why.contains("the permissions.deny rule `mcp__gone` in") && why.contains("deny.json"), "{why}");
+    let started = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(started.lines().collect::<Vec<_>>(), ["kept"], "only the server with a reachable tool ran");
+    assert!(!stderr(&output).contains("gone"), "not starting a denied server is no warning: {}", stderr(&output));
 }

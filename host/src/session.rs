@@ -326,7 +326,7 @@ impl SessionBuilder {
         sources.extend(self.settings_sources);
         let settings = Arc::new(SettingsFiles::new(sources));
         // Read once now, so a broken file stops the session before anything starts.
-        settings.current()?;
+        let current = settings.current()?;
         let mut tools = self.tools;
         let workspace = match &self.workspace {
             Some(dir) => {
@@ -354,7 +354,8 @@ impl SessionBuilder {
                 None => Sandbox::with_options(cache_outside(self.sandbox_options, self.workspace.as_deref())).await,
             }
         };
-        let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&self.servers));
+        let wanted = not_denied(self.servers, &current);
+        let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&wanted));
         let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone(), policy));
         let inner = Inner {
             registry,
@@ -478,7 +479,15 @@ impl Session {
 
     /// Connects an MCP server while the session runs; its tools join the pool of every
     /// later request.
+    /// A server whose every tool a `permissions.deny` rule removes is not started.
     pub async fn add_server(&self, name: &str, config: ServerConfig) -> Result<Connected, StartError> {
+        let settings =
+            self.inner.settings.current_or_last_good().map_err(|e| StartError { server: name.into(), reason: e.to_string() })?;
+        if let Some(rule) = settings.denying_server_rule(name) {
+            let reason =
+                format!("not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
+            return Err(StartError { server: name.into(), reason });
+        }
         self.inner.servers.add(name, config).await
     }
 
@@ -693,6 +702,19 @@ fn close_names<'a>(name: &str, candidates: impl Iterator<Item = (&'a str, &'a st
     close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     let shown: Vec<String> = close.iter().take(3).map(|(_, candidate, how)| format!("`{candidate}`{how}")).collect();
     (!shown.is_empty()).then(|| shown.join(" or "))
+}
+
+/// `config` without the servers whose every tool the settings deny: starting one would
+/// only run a process no call may reach.
+fn not_denied(mut config: McpConfig, settings: &Settings) -> McpConfig {
+    config.servers.retain(|name, _| match settings.denying_server_rule(name) {
+        Some(rule) => {
+            tracing::info!(server = %name, "MCP server not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
+            false
+        }
+        None => true,
+    });
+    config
 }
 
 /// What one `Exec`'s script reaches: the pool of the moment it started, through the funnel.
