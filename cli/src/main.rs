@@ -17,11 +17,13 @@ use exec_host::mcp::McpConfig;
 use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
 use exec_host::session::default_results_dir;
 use exec_host::{
-    CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, SessionError, ToolCall, ToolResult,
+    CallOptions, CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, SessionError, ToolCall,
+    ToolResult,
     exec_tool,
 };
 
 mod approve;
+mod progress;
 mod serve;
 mod terminal;
 use serde_json::{Value, json};
@@ -108,6 +110,10 @@ struct RunFlags {
     /// Print one JSON object: ok, text, value, logs, images, calls, call_details, summary, error.
     #[arg(long)]
     json: bool,
+    /// No live progress on standard error (shown only when it is a terminal): the count
+    /// of calls, the tools being waited on, and console lines as the script writes them.
+    #[arg(short, long)]
+    quiet: bool,
     /// Do not read or write the compiled-guest cache.
     #[arg(long)]
     no_cache: bool,
@@ -202,6 +208,10 @@ struct ToolsFlags {
     /// Print a TypeScript declaration file of what a script can reach.
     #[arg(long, conflicts_with = "stats")]
     dts: bool,
+    /// With --dts: print SCRIPT as Exec runs it (the body of an async function) followed by
+    /// the declarations, one file for `tsc --noEmit` to check; its lines are the script's.
+    #[arg(long, value_name = "SCRIPT", requires = "dts")]
+    script: Option<PathBuf>,
     /// Print the size of the declarations with Exec and without it, side by side.
     #[arg(long)]
     stats: bool,
@@ -240,6 +250,7 @@ struct RunConfig {
     session: SessionConfig,
     limits: Limits,
     json: bool,
+    quiet: bool,
     cache_dir: Option<PathBuf>,
 }
 
@@ -277,7 +288,11 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Run(flags) => resolve(flags).and_then(run),
         Command::Tools(flags) => {
-            resolve_session(flags.session).and_then(|session| tools(session, flags.json, flags.dts, flags.stats))
+            let script = flags.script.as_deref().map(read_script).transpose();
+            script.and_then(|script| {
+                let dts = flags.dts.then_some(script);
+                resolve_session(flags.session).and_then(|session| tools(session, flags.json, dts, flags.stats))
+            })
         }
         Command::Search(flags) => {
             resolve_session(flags.session).and_then(|session| search(session, flags.query, flags.max_results, flags.json))
@@ -333,7 +348,7 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
     };
     let session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
-    Ok(RunConfig { code, session, limits, json: flags.json, cache_dir: cache_dir(flags.no_cache) })
+    Ok(RunConfig { code, session, limits, json: flags.json, quiet: flags.quiet, cache_dir: cache_dir(flags.no_cache) })
 }
 
 fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
@@ -567,7 +582,16 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         };
         // The script is a model's Exec call: authorized like one, reaching the same pool.
         let call = ToolCall::new(run_id(), exec_host::tools::names::EXEC, json!({ "code": config.code }));
-        let result = session.call(call, abort).await;
+        let progress = progress::Progress::for_stderr(config.quiet);
+        let options = CallOptions::new(abort);
+        let options = match &progress {
+            Some(progress) => progress.watch(options),
+            None => options,
+        };
+        let result = session.call_with(call, options).await;
+        if let Some(progress) = &progress {
+            progress.finish();
+        }
         // The result is out before the servers are closed: closing them never delays it.
         print_result(&result, json);
         session.shutdown().await;
@@ -655,11 +679,16 @@ fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session) -> Resul
     })
 }
 
-fn tools(config: SessionConfig, as_json: bool, dts: bool, stats: bool) -> Result<ExitCode, UsageError> {
+/// `exec-host tools`; `dts` is `Some` for `--dts`, with the script of `--script`.
+fn tools(config: SessionConfig, as_json: bool, dts: Option<Option<String>>, stats: bool) -> Result<ExitCode, UsageError> {
     let text = with_session(config, |session| {
         let pool = session.pool().map_err(usage)?;
-        Ok(if dts {
-            session.declaration_file().map_err(usage)?
+        Ok(if let Some(script) = dts {
+            let declarations = session.declaration_file().map_err(usage)?;
+            match script {
+                Some(script) => exec_host::checkable_script(&script, &declarations),
+                None => declarations,
+            }
         } else if stats {
             let prepared = session.prepare(&[]).map_err(usage)?;
             declaration_stats(&pool, prepared.append.first())

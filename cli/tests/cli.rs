@@ -877,7 +877,9 @@ fn a_terminal_is_shown_escape_sequences_not_given_them() {
     let (status, _, screen) = on_a_terminal(&setup, &["run", &script], &[], true);
     assert_eq!(status, Some(0), "{screen}");
     assert!(screen.contains("\\u{1b}]0;owned\\u{7}") && screen.contains("\\u{1b}[2Jcleared\\u{202e}"), "{screen}");
-    assert!(!screen.contains('\u{1b}'), "no escape reached the terminal: {screen:?}");
+    // The only escape is the host's own, which erases its status line.
+    let without_status = screen.replace("\r\u{1b}[2K", "\r");
+    assert!(!without_status.contains('\u{1b}'), "no escape of the script reached the terminal: {screen:?}");
     // Into a pipe, the text is the script's own.
     let output = setup.run(&["run", &script]);
     assert!(stdout(&output).contains("\u{1b}[2Jcleared"), "{}", stdout(&output));
@@ -981,4 +983,43 @@ fn a_server_the_settings_deny_entirely_is_not_started() {
     let started = std::fs::read_to_string(&marker).unwrap();
     assert_eq!(started.lines().collect::<Vec<_>>(), ["kept"], "only the server with a reachable tool ran");
     assert!(!stderr(&output).contains("gone"), "not starting a denied server is no warning: {}", stderr(&output));
+}
+
+#[test]
+fn a_terminal_sees_calls_and_console_lines_while_the_script_runs() {
+    let setup = Setup::new();
+    let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server()}}));
+    let script = setup.script(
+        "s.js",
+        "console.log('starting');
+         const quick = tools.mcp__fx__slow({ ms: 300 });
+         const long = tools.mcp__fx__slow({ ms: 900 });
+         await quick;
+         console.warn('one is back');
+         await long;
+         return 'done';",
+    );
+    let (status, stdout, screen) = run_on_a_terminal(&setup, &["run", "--mcp-config", &config, &script], &[]);
+    assert_eq!(status, Some(0), "{screen}");
+    assert!(stdout.contains("done"), "{stdout}");
+    // Console lines as they happen, the count with the tools being waited on, and the
+    // status line erased before the end.
+    let first = screen.find("starting").unwrap_or_else(|| panic!("{screen:?}"));
+    let both = screen.find("2 tool calls, waiting on mcp__fx__slow, mcp__fx__slow").unwrap_or_else(|| panic!("{screen:?}"));
+    let warned = screen.find("[warn] one is back").unwrap_or_else(|| panic!("{screen:?}"));
+    let one = screen.rfind("2 tool calls, waiting on mcp__fx__slow\r").unwrap_or_else(|| panic!("{screen:?}"));
+    assert!(first < both && both < warned && warned < one, "in the order they happened: {screen:?}");
+    let summary = screen.rfind("2 tool calls\r\n").unwrap_or_else(|| panic!("{screen:?}"));
+    let erased = screen.rfind("\r\u{1b}[2K").unwrap();
+    assert!(one < erased && erased < summary, "the status line is gone before the summary: {screen:?}");
+
+    // --quiet shows none of it; --json output is the same object as ever.
+    let (status, stdout, screen) = run_on_a_terminal(&setup, &["run", "--quiet", "--json", "--mcp-config", &config, &script], &[]);
+    assert_eq!(status, Some(0), "{screen}");
+    assert!(!screen.contains("waiting on") && !screen.contains("starting"), "{screen:?}");
+    let result: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!((result["value"].clone(), result["logs"].clone()), (json!("done"), json!(["starting", "[warn] one is back"])));
+    // Into a pipe, standard error has no progress.
+    let output = setup.run(&["run", "--mcp-config", &config, &script]);
+    assert!(!stderr(&output).contains("waiting on") && !stderr(&output).contains('\u{1b}'), "{}", stderr(&output));
 }
