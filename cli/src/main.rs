@@ -17,11 +17,13 @@ use exec_host::mcp::McpConfig;
 use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
 use exec_host::session::default_results_dir;
 use exec_host::{
-    CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, SessionError, ToolCall, ToolResult,
+    CallOptions, CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, SessionError, ToolCall,
+    ToolResult,
     exec_tool,
 };
 
 mod approve;
+mod progress;
 mod serve;
 mod terminal;
 use serde_json::{Value, json};
@@ -47,6 +49,12 @@ enum Command {
     /// Serve the session over MCP (stdio, or streamable HTTP at /mcp): one constant `Exec`
     /// tool in front of every configured MCP server, for any MCP client.
     Serve(ServeFlags),
+    /// Print a completion script for SHELL (bash, elvish, fish, powershell, zsh) on stdout.
+    #[command(after_help = "Install it where your shell looks, for example:\n  \
+        exec-host completions bash > ~/.local/share/bash-completion/completions/exec-host\n  \
+        exec-host completions zsh > ~/.zfunc/_exec-host   (with ~/.zfunc in fpath)\n  \
+        exec-host completions fish > ~/.config/fish/completions/exec-host.fish")]
+    Completions { shell: clap_complete::Shell },
 }
 
 /// Where the tools come from: the workspace, MCP servers, settings.
@@ -102,6 +110,10 @@ struct RunFlags {
     /// Print one JSON object: ok, text, value, logs, images, calls, call_details, summary, error.
     #[arg(long)]
     json: bool,
+    /// No live progress on standard error (shown only when it is a terminal): the count
+    /// of calls, the tools being waited on, and console lines as the script writes them.
+    #[arg(short, long)]
+    quiet: bool,
     /// Do not read or write the compiled-guest cache.
     #[arg(long)]
     no_cache: bool,
@@ -196,6 +208,10 @@ struct ToolsFlags {
     /// Print a TypeScript declaration file of what a script can reach.
     #[arg(long, conflicts_with = "stats")]
     dts: bool,
+    /// With --dts: print SCRIPT as Exec runs it (the body of an async function) followed by
+    /// the declarations, one file for `tsc --noEmit` to check; its lines are the script's.
+    #[arg(long, value_name = "SCRIPT", requires = "dts")]
+    script: Option<PathBuf>,
     /// Print the size of the declarations with Exec and without it, side by side.
     #[arg(long)]
     stats: bool,
@@ -234,6 +250,7 @@ struct RunConfig {
     session: SessionConfig,
     limits: Limits,
     json: bool,
+    quiet: bool,
     cache_dir: Option<PathBuf>,
 }
 
@@ -271,12 +288,20 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Run(flags) => resolve(flags).and_then(run),
         Command::Tools(flags) => {
-            resolve_session(flags.session).and_then(|session| tools(session, flags.json, flags.dts, flags.stats))
+            let script = flags.script.as_deref().map(read_script).transpose();
+            script.and_then(|script| {
+                let dts = flags.dts.then_some(script);
+                resolve_session(flags.session).and_then(|session| tools(session, flags.json, dts, flags.stats))
+            })
         }
         Command::Search(flags) => {
             resolve_session(flags.session).and_then(|session| search(session, flags.query, flags.max_results, flags.json))
         }
         Command::Serve(flags) => resolve_serve(flags).and_then(serve),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "exec-host", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match outcome {
         Ok(code) => code,
@@ -323,7 +348,7 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
     };
     let session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
-    Ok(RunConfig { code, session, limits, json: flags.json, cache_dir: cache_dir(flags.no_cache) })
+    Ok(RunConfig { code, session, limits, json: flags.json, quiet: flags.quiet, cache_dir: cache_dir(flags.no_cache) })
 }
 
 fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
@@ -557,7 +582,16 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         };
         // The script is a model's Exec call: authorized like one, reaching the same pool.
         let call = ToolCall::new(run_id(), exec_host::tools::names::EXEC, json!({ "code": config.code }));
-        let result = session.call(call, abort).await;
+        let progress = progress::Progress::for_stderr(config.quiet);
+        let options = CallOptions::new(abort);
+        let options = match &progress {
+            Some(progress) => progress.watch(options),
+            None => options,
+        };
+        let result = session.call_with(call, options).await;
+        if let Some(progress) = &progress {
+            progress.finish();
+        }
         // The result is out before the servers are closed: closing them never delays it.
         print_result(&result, json);
         session.shutdown().await;
@@ -645,13 +679,19 @@ fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session) -> Resul
     })
 }
 
-fn tools(config: SessionConfig, as_json: bool, dts: bool, stats: bool) -> Result<ExitCode, UsageError> {
+/// `exec-host tools`; `dts` is `Some` for `--dts`, with the script of `--script`.
+fn tools(config: SessionConfig, as_json: bool, dts: Option<Option<String>>, stats: bool) -> Result<ExitCode, UsageError> {
     let text = with_session(config, |session| {
         let pool = session.pool().map_err(usage)?;
-        Ok(if dts {
-            session.declaration_file().map_err(usage)?
+        Ok(if let Some(script) = dts {
+            let declarations = session.declaration_file().map_err(usage)?;
+            match script {
+                Some(script) => exec_host::checkable_script(&script, &declarations),
+                None => declarations,
+            }
         } else if stats {
-            declaration_stats(&pool)
+            let prepared = session.prepare(&[]).map_err(usage)?;
+            declaration_stats(&pool, prepared.append.first())
         } else if as_json {
             let prepared = session.prepare(&[]).map_err(usage)?;
             let announcement = prepared.append.first().map(|message| message.text());
@@ -720,8 +760,9 @@ fn settings_in_force(session: &Session) -> Vec<String> {
     session.settings_files().iter().filter(|file| file.is_file()).map(|file| file.display().to_string()).collect()
 }
 
-/// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat.
-fn declaration_stats(exec_pool: &Pool) -> String {
+/// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat,
+/// and the announcement that Exec mode adds once per conversation.
+fn declaration_stats(exec_pool: &Pool, announcement: Option<&exec_host::Message>) -> String {
     let size = |declarations: &[exec_host::Declaration]| {
         let bytes = serde_json::to_string(declarations).map(|text| text.len()).unwrap_or(0);
         (declarations.len(), bytes)
@@ -729,9 +770,13 @@ fn declaration_stats(exec_pool: &Pool) -> String {
     let (exec_count, exec_bytes) = size(&exec_pool.declarations());
     let (flat_count, flat_bytes) = size(&exec_pool.declarations_without_exec());
     let tokens = |bytes: usize| bytes.div_ceil(BYTES_PER_TOKEN);
-    let mut out = format!("{:<11}{:>14}{:>12}{:>10}\n", "", "declarations", "bytes", "~tokens");
-    out += &format!("{:<11}{:>14}{:>12}{:>10}\n", "Exec mode", exec_count, exec_bytes, tokens(exec_bytes));
-    out += &format!("{:<11}{:>14}{:>12}{:>10}\n", "flat mode", flat_count, flat_bytes, tokens(flat_bytes));
+    let row = |label: &str, count: usize, bytes: usize| format!("{label:<14}{count:>8}{bytes:>10}{:>10}\n", tokens(bytes));
+    let mut out = format!("{:<14}{:>8}{:>10}{:>10}\n", "", "count", "bytes", "~tokens");
+    out += &row("Exec mode", exec_count, exec_bytes);
+    out += &row("flat mode", flat_count, flat_bytes);
+    if let Some(announcement) = announcement {
+        out += &row("announcement", exec_pool.pooled().len(), announcement.text().len());
+    }
     if !exec_pool.exec_declared() {
         out += &format!("{}: both modes declare the same tools.\n", exec_pool.exec_status());
     } else if exec_bytes <= flat_bytes {
@@ -749,7 +794,12 @@ fn declaration_stats(exec_pool: &Pool) -> String {
             exec_pool.pooled().len(),
         );
     }
-    out += &format!("Declarations are counted as compact JSON; tokens are estimated at {BYTES_PER_TOKEN} bytes each.\n");
+    out += "Counts are declarations, and for the announcement the pool's names it lists; it is sent once per \
+conversation (again when the pool changes), not in every request.\n";
+    out += &format!(
+        "Bytes are UTF-8 bytes of the declarations as compact JSON and of the announcement's text; tokens are estimated \
+as bytes / {BYTES_PER_TOKEN}, rounded up (a model-independent rule of thumb, not a tokenizer).\n"
+    );
     out
 }
 

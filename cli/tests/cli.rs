@@ -512,10 +512,32 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
         let line = text.lines().find(|line| line.starts_with(label)).unwrap_or_else(|| panic!("no {label} row in\n{text}"));
         line[label.len()..].split_whitespace().map(|n| n.parse().unwrap()).collect()
     };
-    let (exec, flat) = (row("Exec mode"), row("flat mode"));
+    let (exec, flat, announcement) = (row("Exec mode"), row("flat mode"), row("announcement"));
     assert!(exec[0] < flat[0] && exec[1] < flat[1], "{text}");
     assert_eq!(exec[2], exec[1].div_ceil(4), "{text}");
     assert!(text.contains("fewer bytes"), "{text}");
+
+    // The announcement counts the pool's names, and its bytes are those of its text.
+    let listed = json_of(&setup.run(&["tools", "--json", "--mcp-config", &config]));
+    let names = listed["pool"].as_array().unwrap().len();
+    assert_eq!(announcement[0], names, "{text}");
+    assert_eq!(announcement[1], listed["announcement"].as_str().unwrap().len(), "{text}");
+    assert!(text.contains("rounded up") && text.contains("once per conversation"), "the method is stated:\n{text}");
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    let setup = Setup::new();
+    for (shell, marker) in [("bash", "complete -F"), ("zsh", "#compdef exec-host"), ("fish", "complete -c exec-host")] {
+        let output = setup.run(&["completions", shell]);
+        assert_eq!(output.status.code(), Some(0), "{shell}: {}", stderr(&output));
+        let script = stdout(&output);
+        assert!(script.contains(marker), "{shell}: {script}");
+        for word in ["run", "serve", "mcp-config", "workspace"] {
+            assert!(script.contains(word), "{shell} completes {word}");
+        }
+    }
+    assert_usage_error(&setup.run(&["completions", "cmd.exe"]), "invalid value");
 }
 
 #[test]
@@ -855,7 +877,9 @@ fn a_terminal_is_shown_escape_sequences_not_given_them() {
     let (status, _, screen) = on_a_terminal(&setup, &["run", &script], &[], true);
     assert_eq!(status, Some(0), "{screen}");
     assert!(screen.contains("\\u{1b}]0;owned\\u{7}") && screen.contains("\\u{1b}[2Jcleared\\u{202e}"), "{screen}");
-    assert!(!screen.contains('\u{1b}'), "no escape reached the terminal: {screen:?}");
+    // The only escape is the host's own, which erases its status line.
+    let without_status = screen.replace("\r\u{1b}[2K", "\r");
+    assert!(!without_status.contains('\u{1b}'), "no escape of the script reached the terminal: {screen:?}");
     // Into a pipe, the text is the script's own.
     let output = setup.run(&["run", &script]);
     assert!(stdout(&output).contains("\u{1b}[2Jcleared"), "{}", stdout(&output));
@@ -931,4 +955,71 @@ fn code_given_with_e_runs_and_the_result_comes_before_the_servers_close() {
     assert!(!first.is_empty(), "the result was printed");
     // The lingering server is given its grace before it is killed; the result did not wait.
     assert!(ended - printed >= std::time::Duration::from_millis(400), "printed {printed:?}, ended {ended:?}");
+}
+
+#[test]
+fn a_server_the_settings_deny_entirely_is_not_started() {
+    let setup = Setup::new();
+    let marker = setup.workspace.path().join("started.txt");
+    // Each "server" notes that it ran, then becomes the fixture server.
+    let noting = |name: &str| json!({"command": "sh", "args": ["-c", format!("echo {name} >> \"$0\"; exec \"$1\""), &marker, fixture_mcp_server()]});
+    let config = mcp_config(&setup, json!({"kept": noting("kept"), "gone": noting("gone"), "starred": noting("starred")}));
+    std::fs::write(
+        setup.workspace.path().join("deny.json"),
+        r#"{"permissions": {"deny": ["mcp__gone", "mcp__starred__*", "mcp__kept__fail"]}}"#,
+    )
+    .unwrap();
+    let script = setup.script(
+        "s.js",
+        "let why; try { await tools.mcp__gone__greet({ name: 'x' }); } catch (e) { why = e.message; }
+         return { greeting: await tools.mcp__kept__greet({ name: 'x' }), why };",
+    );
+    let output = setup.run(&["run", "--json", "--settings", "deny.json", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let value = &json_of(&output)["value"];
+    assert_eq!(value["greeting"], "hello, x", "a server denied one tool still starts");
+    let why = value["why"].as_str().unwrap();
+    assert!(why.contains("the permissions.deny rule `mcp__gone` in") && why.contains("deny.json"), "{why}");
+    let started = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(started.lines().collect::<Vec<_>>(), ["kept"], "only the server with a reachable tool ran");
+    assert!(!stderr(&output).contains("gone"), "not starting a denied server is no warning: {}", stderr(&output));
+}
+
+#[test]
+fn a_terminal_sees_calls_and_console_lines_while_the_script_runs() {
+    let setup = Setup::new();
+    let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server()}}));
+    let script = setup.script(
+        "s.js",
+        "console.log('starting');
+         const quick = tools.mcp__fx__slow({ ms: 300 });
+         const long = tools.mcp__fx__slow({ ms: 900 });
+         await quick;
+         console.warn('one is back');
+         await long;
+         return 'done';",
+    );
+    let (status, stdout, screen) = run_on_a_terminal(&setup, &["run", "--mcp-config", &config, &script], &[]);
+    assert_eq!(status, Some(0), "{screen}");
+    assert!(stdout.contains("done"), "{stdout}");
+    // Console lines as they happen, the count with the tools being waited on, and the
+    // status line erased before the end.
+    let first = screen.find("starting").unwrap_or_else(|| panic!("{screen:?}"));
+    let both = screen.find("2 tool calls, waiting on mcp__fx__slow, mcp__fx__slow").unwrap_or_else(|| panic!("{screen:?}"));
+    let warned = screen.find("[warn] one is back").unwrap_or_else(|| panic!("{screen:?}"));
+    let one = screen.rfind("2 tool calls, waiting on mcp__fx__slow\r").unwrap_or_else(|| panic!("{screen:?}"));
+    assert!(first < both && both < warned && warned < one, "in the order they happened: {screen:?}");
+    let summary = screen.rfind("2 tool calls\r\n").unwrap_or_else(|| panic!("{screen:?}"));
+    let erased = screen.rfind("\r\u{1b}[2K").unwrap();
+    assert!(one < erased && erased < summary, "the status line is gone before the summary: {screen:?}");
+
+    // --quiet shows none of it; --json output is the same object as ever.
+    let (status, stdout, screen) = run_on_a_terminal(&setup, &["run", "--quiet", "--json", "--mcp-config", &config, &script], &[]);
+    assert_eq!(status, Some(0), "{screen}");
+    assert!(!screen.contains("waiting on") && !screen.contains("starting"), "{screen:?}");
+    let result: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!((result["value"].clone(), result["logs"].clone()), (json!("done"), json!(["starting", "[warn] one is back"])));
+    // Into a pipe, standard error has no progress.
+    let output = setup.run(&["run", "--mcp-config", &config, &script]);
+    assert!(!stderr(&output).contains("waiting on") && !stderr(&output).contains('\u{1b}'), "{}", stderr(&output));
 }

@@ -9,6 +9,18 @@ use crate::tools::ToolDefinition;
 /// Console methods a script has; each prints its arguments on one line.
 const CONSOLE_METHODS: [&str; 5] = ["log", "info", "warn", "error", "debug"];
 
+/// What goes before a script so it reads as Exec runs it: the body of an async function
+/// (top-level `await` and `return`). On the script's first line, so its lines keep their
+/// numbers; columns on line 1 are shifted by its length.
+const SCRIPT_PREFIX: &str = "export {}; void (async () => { ";
+
+/// `script` as Exec runs it, then `declarations`: one TypeScript file a type checker reads
+/// as a whole (`tsc --noEmit --strict --target es2022 --lib es2022 FILE`), whose errors
+/// are at the script's own line numbers.
+pub fn checkable_script(script: &str, declarations: &str) -> String {
+    format!("{SCRIPT_PREFIX}{script}\n}})();\n\n{declarations}")
+}
+
 /// The declaration file for `tools` (in the order given), `ToolSearch` and `console`.
 pub fn declaration_file(tools: &[ToolDefinition]) -> String {
     let mut out = String::from(

@@ -29,7 +29,7 @@ impl ExecParams {
     /// Reads an `Exec` call's arguments; a missing or blank `code` is a params error, and
     /// no sandbox starts for it.
     pub fn from_args(args: Map<String, Value>) -> Result<ExecParams, ToolError> {
-        let params: ExecParams = crate::tools::builtin::read_params("Exec", args)
+        let params: ExecParams = crate::tools::params::read_params("Exec", args)
             .map_err(|e| ToolError::params(format!("{}; it takes {{ \"code\": \"<script>\" }}", e.message)))?;
         if params.code.trim().is_empty() {
             return Err(ToolError::params("Exec: `code` is empty; there is no script to run"));
@@ -114,8 +114,8 @@ mod tests {
         let error = ExecParams::from_args(args(json!({"code": "  \n"}))).unwrap_err();
         assert!(error.message.contains("`code` is empty"), "{}", error.message);
         let error = ExecParams::from_args(args(json!({"script": "return 1"}))).unwrap_err();
-        assert!(error.message.contains("missing field `code`"), "{}", error.message);
+        assert!(error.message.contains("\"code\" is a required property"), "{}", error.message);
         let error = ExecParams::from_args(args(json!({"code": 7}))).unwrap_err();
-        assert!(error.message.starts_with("Exec: `code`: invalid type"), "{}", error.message);
+        assert!(error.message.starts_with("Exec: `code`: 7 is not of type \"string\""), "{}", error.message);
     }
 }

@@ -36,6 +36,7 @@
 //! [`search`], [`settings`], [`mcp`], [`runtime`] (the sandbox and its limits), [`tools`].
 
 pub mod announce;
+mod callee;
 mod dts;
 pub mod exec_tool;
 mod funnel;
@@ -54,6 +55,7 @@ pub mod settings;
 pub mod signature;
 pub mod text_file;
 pub mod tools;
+mod typescript;
 
 /// Entry points of the fuzz targets in `fuzz/` into parsers the crate keeps private; built
 /// only with `--cfg fuzzing`, which `scripts/fuzz` sets.
@@ -74,6 +76,7 @@ pub mod fuzzing {
     }
 }
 
+pub use dts::checkable_script;
 pub use message::{ContentBlock, Message, Role};
 pub use policy::{Approval, ApprovalRequest, Approver};
 pub use pool::{Declaration, DeferralTable, ExecStatus, Pool};

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::tools::builtin::read_params;
+use crate::tools::params::read_params;
 use crate::tools::{CallContext, Tool, ToolDefinition, ToolError, ToolOutput};
 
 /// The name of the tool that reads kept results.

@@ -77,8 +77,8 @@ fn expected_shape() -> String {
 
 /// Reads the arguments of one search; a wrong shape is refused with the expected one.
 pub(crate) fn parse_params(args: Map<String, Value>) -> Result<SearchParams, ToolError> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|e| ToolError::params(format!("ToolSearch: {e}. It takes one object of this shape: {}", expected_shape())))
+    crate::tools::params::read_params(TOOL_SEARCH, args)
+        .map_err(|e| ToolError::params(format!("{}. It takes one object of this shape: {}", e.message, expected_shape())))
 }
 
 /// Answers `params` from `pool`, indexing it first (see [`Reachable`] to search one pool often).

@@ -34,12 +34,14 @@ use crate::pool::{Declaration, DeferralTable, ExecStatus, Pool};
 use crate::render::{self, Compaction, ToolResult};
 use crate::results::{MemoryResultStore, ResultStore, VIEW_TOOL_CALL, ViewToolCall};
 use crate::runtime::{
-    CallWatcher, ConsoleWatcher, ExecRequest, Limits, Sandbox, SandboxOptions, ScriptTools, SetupError, ToolFuture,
+    CallWatcher, ConsoleWatcher, ExecOutcome, ExecRequest, Failure, Limits, Sandbox, SandboxOptions, ScriptTools, SetupError,
+    ToolFuture,
 };
 use crate::search::{self, Reachable, SearchParams, SearchResult};
 use crate::settings::{self, Layer, PermissionMode, Settings, SettingsError, SettingsFiles, SettingsSource};
 use crate::tools::builtin::{self, Workspace, WorkspaceError};
 use crate::tools::names::{EXEC, TOOL_SEARCH, split_mcp_name};
+use crate::{callee, typescript};
 use crate::tools::{CallContext, Effect, MAX_TOOL_NAME_LEN, Origin, Registry, RegistryError, Tool, ToolError, ToolSet};
 
 /// Why a session could not start, or cannot say what a request may use.
@@ -326,7 +328,7 @@ impl SessionBuilder {
         sources.extend(self.settings_sources);
         let settings = Arc::new(SettingsFiles::new(sources));
         // Read once now, so a broken file stops the session before anything starts.
-        settings.current()?;
+        let current = settings.current()?;
         let mut tools = self.tools;
         let workspace = match &self.workspace {
             Some(dir) => {
@@ -354,7 +356,8 @@ impl SessionBuilder {
                 None => Sandbox::with_options(cache_outside(self.sandbox_options, self.workspace.as_deref())).await,
             }
         };
-        let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&self.servers));
+        let wanted = not_denied(self.servers, &current);
+        let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&wanted));
         let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone(), policy));
         let inner = Inner {
             registry,
@@ -478,7 +481,15 @@ impl Session {
 
     /// Connects an MCP server while the session runs; its tools join the pool of every
     /// later request.
+    /// A server whose every tool a `permissions.deny` rule removes is not started.
     pub async fn add_server(&self, name: &str, config: ServerConfig) -> Result<Connected, StartError> {
+        let settings =
+            self.inner.settings.current_or_last_good().map_err(|e| StartError { server: name.into(), reason: e.to_string() })?;
+        if let Some(rule) = settings.denying_server_rule(name) {
+            let reason =
+                format!("not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
+            return Err(StartError { server: name.into(), reason });
+        }
         self.inner.servers.add(name, config).await
     }
 
@@ -579,7 +590,20 @@ impl Session {
             watcher: options.on_nested_call,
             console: options.on_console,
         };
-        let outcome = self.inner.sandbox.exec(request, scope).await;
+        let mut outcome = self.inner.sandbox.exec(request.clone(), scope.clone()).await;
+        // A script the engine cannot parse may be TypeScript: read as such, with its types
+        // erased, it runs; if it does not parse either, the error that says more is kept (the
+        // engine's names the token, the TypeScript parser's reads past the types).
+        if let Err(Failure::Syntax(engine_error)) = &mut outcome.result {
+            match typescript::erase(&request.code) {
+                Ok(erased) => outcome = self.exec_erased(&request, scope, erased).await,
+                Err(error) if line_of(&error) != line_of(engine_error) => *engine_error = error,
+                Err(_) => {}
+            }
+        }
+        if let Err(Failure::Thrown(error)) = &mut outcome.result {
+            explain_not_a_function(&request.code, error, &view.reachable);
+        }
         let mut result = render::exec_result(id, outcome, &self.inner.limits, started.elapsed());
         if result.ok() {
             let value = || result.value().cloned().unwrap_or(Value::Null);
@@ -587,6 +611,19 @@ impl Session {
         }
         result.messages = take(&notes);
         result
+    }
+
+    /// Runs a TypeScript script with its types erased (see [`crate::typescript`]); the
+    /// positions its failure names are the original text's.
+    async fn exec_erased(&self, request: &ExecRequest, scope: Arc<ExecScope>, erased: typescript::Erased) -> ExecOutcome {
+        let request = ExecRequest { code: erased.code.clone(), ..request.clone() };
+        let mut outcome = self.inner.sandbox.exec(request, scope).await;
+        if let Err(Failure::Syntax(text) | Failure::Thrown(text) | Failure::Unserializable(text) | Failure::Crashed(text)) =
+            &mut outcome.result
+        {
+            *text = erased.remap(text);
+        }
+        outcome
     }
 
     /// A call of a tool declared flat. A pooled tool is not declared: the model reaches it
@@ -695,6 +732,36 @@ fn close_names<'a>(name: &str, candidates: impl Iterator<Item = (&'a str, &'a st
     (!shown.is_empty()).then(|| shown.join(" or "))
 }
 
+/// The engine's bare `TypeError: not a function` in `error`, naming what was called; a
+/// `tools.<name>` this script cannot reach is said to be one, with the closest names.
+fn explain_not_a_function(code: &str, error: &mut String, reachable: &Reachable) {
+    let Some((named, callee)) = callee::name_callee(code, error) else { return };
+    *error = named;
+    let Some(name) = callee.strip_prefix("tools.").filter(|name| !reachable.contains(name)) else { return };
+    let close = close_names(name, reachable.names().iter().map(|pooled| (pooled.as_str(), "")));
+    let close = close.map(|close| format!(" Did you mean {close}?")).unwrap_or_default();
+    let (first, frames) = error.split_once('\n').map_or((error.as_str(), String::new()), |(first, rest)| (first, format!("\n{rest}")));
+    *error = format!("{first} (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close}){frames}");
+}
+
+/// The line a syntax error names (`(line 3, column 7)`).
+fn line_of(syntax_error: &str) -> Option<&str> {
+    syntax_error.rsplit_once("(line ")?.1.split(',').next()
+}
+
+/// `config` without the servers whose every tool the settings deny: starting one would
+/// only run a process no call may reach.
+fn not_denied(mut config: McpConfig, settings: &Settings) -> McpConfig {
+    config.servers.retain(|name, _| match settings.denying_server_rule(name) {
+        Some(rule) => {
+            tracing::info!(server = %name, "MCP server not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
+            false
+        }
+        None => true,
+    });
+    config
+}
+
 /// What one `Exec`'s script reaches: the pool of the moment it started, through the funnel.
 struct ExecScope {
     /// The session's servers and their start failures, for the reason a name is unreachable.
@@ -720,8 +787,9 @@ impl ScriptTools for ExecScope {
         let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone() }, cancel);
         // The settings are read at the moment of the call: a rule added while the script
         // runs applies to it.
+        let tool = name.clone();
         let request = CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone() };
-        Box::pin(async move { funnel.call(request).await })
+        Box::pin(async move { funnel.call(request).await.map_err(|error| error.naming(&tool)) })
     }
 
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {

@@ -245,6 +245,13 @@ impl Rule {
         }
     }
 
+    /// Whether the rule covers every tool MCP server `server` could offer (`mcp__server` or
+    /// `mcp__server__*`, with no specifier).
+    pub fn covers_server(&self, server: &str) -> bool {
+        let whole_server = self.tool.strip_suffix("__*").unwrap_or(&self.tool);
+        self.pattern.is_none() && whole_server.strip_prefix(MCP_PREFIX) == Some(server)
+    }
+
     /// Whether the rule has a specifier this host cannot apply (a tool it does not have).
     pub fn is_foreign(&self) -> bool {
         self.pattern.is_some() && self.path.is_none()
@@ -626,6 +633,12 @@ impl Settings {
         self.denying_rule(name).is_some()
     }
 
+    /// The first `deny` rule that removes every tool of MCP server `server`, with its source:
+    /// such a server is not started at all.
+    pub fn denying_server_rule(&self, server: &str) -> Option<&Sourced<Rule>> {
+        self.deny.iter().find(|rule| rule.value.covers_server(server))
+    }
+
     /// The first `deny` rule that removes tool `name` altogether, with its source.
     pub fn denying_rule(&self, name: &str) -> Option<&Sourced<Rule>> {
         self.deny.iter().find(|rule| rule.value.covers_tool(name))
@@ -841,6 +854,11 @@ mod tests {
         }
         assert!(!covers("mcp__tickets", "mcp__ticketsx__a") && !covers("mcp__", "mcp____a"));
         assert!(!covers("write_file(/etc/*)", "write_file"), "a rule with a pattern is about some calls only");
+
+        let whole = |rule: &str, server: &str| Rule::parse(rule).unwrap().covers_server(server);
+        assert!(whole("mcp__tickets", "tickets") && whole("mcp__tickets__*", "tickets"));
+        assert!(!whole("mcp__tickets__create", "tickets"), "one tool of a server is not the server");
+        assert!(!whole("mcp__tickets", "tick") && !whole("mcp__tick", "tickets") && !whole("tickets", "tickets"));
     }
 
     #[test]

@@ -77,7 +77,9 @@ fn parameters_and_result(input: &Value, output: Option<&Value>, depth: usize) ->
         Some(schema) => Renderer::new(schema).render(schema, depth),
         None => "unknown".to_string(),
     };
-    format!("(args: {args}): Promise<{result}>")
+    // A tool that requires no argument may be called with none: `tools.ls()`.
+    let optional = input.get("required").and_then(Value::as_array).is_none_or(|required| required.is_empty());
+    format!("(args{}: {args}): Promise<{result}>", if optional { "?" } else { "" })
 }
 
 struct Renderer<'a> {

@@ -133,9 +133,18 @@ async fn grep_and_glob_are_bounded() {
 async fn bad_parameters_say_what_is_wrong() {
     let harness = Harness::new().await;
     let unknown = refusal(&harness, "tools.read_file({ file: 'a.txt' })").await;
-    assert!(unknown.contains("unknown field `file`"), "{unknown}");
+    assert!(unknown.contains("Additional properties are not allowed ('file' was unexpected)"), "{unknown}");
     let missing = refusal(&harness, "tools.write_file({ path: 'a.txt' })").await;
-    assert!(missing.contains("missing field `content`"), "{missing}");
+    assert!(missing.contains("\"content\" is a required property"), "{missing}");
+    // In JSON Schema's words, never the decoder's: each field at fault, a huge value cut.
+    let negative = refusal(&harness, "tools.read_file({ path: 'a.txt', limit: -1 })").await;
+    assert_eq!(negative, "read_file: `limit`: -1 is less than the minimum of 0");
+    let several = refusal(&harness, "tools.read_file({ path: 5, offset: 'x'.repeat(100000), limit: -1, a: 1 })").await;
+    assert!(several.starts_with("read_file: "), "{several}");
+    assert!(several.contains("`path`: 5 is not of type \"string\"") && several.contains("more"), "{several}");
+    assert!(several.len() < 2_000 && !several.contains("usize") && !several.contains("u64"), "{several}");
+    let absent = refusal(&harness, "tools.read_file({ path: 'absent.txt' })").await;
+    assert_eq!(absent, "read_file: `absent.txt` does not exist in the workspace", "a failed call names its tool");
     let regex = refusal(&harness, "tools.grep({ pattern: '(' })").await;
     assert!(regex.contains("not a valid regular expression"), "{regex}");
     let glob = refusal(&harness, "tools.glob({ pattern: '[' })").await;
@@ -155,4 +164,83 @@ async fn edit_file_replaces_exactly_what_it_is_told() {
     assert_eq!(std::fs::read_to_string(harness.dir.path().join("a.txt")).unwrap(), "1 two 1");
     let missing = refusal(&harness, "tools.edit_file({ path: 'a.txt', old_string: 'zzz', new_string: 'y' })").await;
     assert_eq!(missing, "edit_file: old_string was not found in `a.txt`");
+}
+
+#[tokio::test]
+async fn glob_and_grep_leave_out_what_git_ignores_unless_asked_for_all() {
+    let harness = Harness::new().await;
+    let root = harness.dir.path();
+    for (path, text) in [
+        (".gitignore", "target/\n*.log\n!keep.log\n"),
+        ("src/main.rs", "fn main() { todo!() }\n"),
+        ("src/.gitignore", "generated.rs\n"),
+        ("src/generated.rs", "// todo: generated\n"),
+        ("target/debug/out.rs", "// TODO in a build folder\n"),
+        ("debug.log", "todo in a log\n"),
+        ("keep.log", "todo kept\n"),
+        (".hidden/notes.rs", "// todo hidden\n"),
+        (".env.rs", "// todo dotfile\n"),
+    ] {
+        std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+        std::fs::write(root.join(path), text).unwrap();
+    }
+    let globbed = run(&harness, "return (await tools.glob({ pattern: '**/*.{rs,log}' })).matches").await;
+    assert_eq!(globbed, json!(["keep.log", "src/main.rs"]));
+    let everything = run(&harness, "return (await tools.glob({ pattern: '**/*.{rs,log}', all: true })).matches").await;
+    assert_eq!(
+        everything,
+        json!([".env.rs", "debug.log", "keep.log", ".hidden/notes.rs", "src/generated.rs", "src/main.rs", "target/debug/out.rs"])
+    );
+    // A folder given as the path is searched even when it is itself ignored or hidden.
+    let inside = run(&harness, "return (await tools.glob({ pattern: '*', path: '.hidden' })).matches").await;
+    assert_eq!(inside, json!([".hidden/notes.rs"]));
+
+    let paths = "(r) => r.matches.map((m) => m.path)";
+    let found = run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'todo' }}))")).await;
+    assert_eq!(found, json!(["keep.log", "src/main.rs"]));
+    let any_case = run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'todo', case_insensitive: true, all: true }}))")).await;
+    assert_eq!(
+        any_case,
+        json!([".env.rs", "debug.log", "keep.log", ".hidden/notes.rs", "src/generated.rs", "src/main.rs", "target/debug/out.rs"])
+    );
+}
+
+#[tokio::test]
+async fn grep_gives_the_lines_around_a_match_when_asked() {
+    let harness = Harness::new().await;
+    let text: String = (1..=12).map(|n| format!("line {n}{}\n", if n == 2 || n == 4 { " hit" } else { "" })).collect();
+    std::fs::write(harness.dir.path().join("a.txt"), text).unwrap();
+    let found = run(&harness, "return (await tools.grep({ pattern: 'hit', context: 2 })).matches").await;
+    assert_eq!(
+        found,
+        json!([
+            {"path": "a.txt", "line": 2, "text": "line 2 hit", "before": ["line 1"], "after": ["line 3", "line 4 hit"]},
+            {"path": "a.txt", "line": 4, "text": "line 4 hit", "before": ["line 2 hit", "line 3"], "after": ["line 5", "line 6"]}
+        ])
+    );
+    let plain = run(&harness, "return (await tools.grep({ pattern: 'line 12' })).matches").await;
+    assert_eq!(plain, json!([{"path": "a.txt", "line": 12, "text": "line 12"}]), "no context keys unless asked");
+    let too_much = refusal(&harness, "tools.grep({ pattern: 'hit', context: 11 })").await;
+    assert_eq!(too_much, "grep: `context`: 11 is greater than the maximum of 10");
+}
+
+#[tokio::test]
+async fn hostile_gitignore_files_are_passed_over() {
+    let harness = Harness::new().await;
+    let root = harness.dir.path();
+    std::fs::write(root.join("a.txt"), "x\n").unwrap();
+    std::fs::create_dir(root.join("fifo")).unwrap();
+    std::fs::write(root.join("fifo/b.txt"), "x\n").unwrap();
+    // A FIFO where a .gitignore should be is never waited on; a huge one is read only so far.
+    let fifo = std::ffi::CString::new(root.join("fifo/.gitignore").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let mut huge = "*.txt\n".to_string();
+    huge += &"#".repeat(300 * 1024);
+    huge += "\nc.md\n";
+    std::fs::create_dir(root.join("big")).unwrap();
+    std::fs::write(root.join("big/.gitignore"), &huge).unwrap();
+    std::fs::write(root.join("big/a.txt"), "x\n").unwrap();
+    std::fs::write(root.join("big/c.md"), "x\n").unwrap();
+    let found = run(&harness, "return (await tools.glob({ pattern: '**/*.*' })).matches").await;
+    assert_eq!(found, json!(["a.txt", "big/c.md", "fifo/b.txt"]));
 }

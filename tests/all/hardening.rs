@@ -26,10 +26,13 @@ async fn a_server_rule_covers_every_tool_of_the_server_and_degenerate_names_are_
     let fx: Vec<String> = harness.available().into_iter().map(|t| t.name).filter(|n| n.starts_with("mcp__fx__")).collect();
     assert!(fx.iter().all(|n| n.len() > "mcp__fx__".len() && !n.contains([' ', '\u{7}'])), "{fx:?}");
 
-    // Every tool of the server, odd names included, is covered by a rule naming the server.
+    // Every tool of the server, odd names included, is covered by a rule naming the server
+    // (see the settings' own tests): such a server is not even started.
     let denied =
         Harness::with(|b| b.managed_settings(Layer::from_value(json!({"permissions": {"deny": ["mcp__fx"]}})).unwrap())).await;
-    denied.session.add_server("fx", fixture()).await.unwrap();
+    let refused = denied.session.add_server("fx", fixture()).await.unwrap_err();
+    assert!(refused.reason.contains("the permissions.deny rule `mcp__fx`"), "{}", refused.reason);
+    assert!(denied.session.server_states().is_empty(), "no process was started");
     assert!(denied.available().iter().all(|t| !t.name.starts_with("mcp__fx")));
     let search = denied.run("return (await tools.ToolSearch({ query: 'echo' })).matches.map((m) => m.name)").await;
     assert!(!search.text().contains("mcp__fx"), "{}", search.text());

@@ -139,9 +139,10 @@ async fn errors_reject_with_the_servers_text_and_their_stage() {
         .await;
     assert!(outcome.ok(), "{}", outcome.text());
     let messages = outcome.value().unwrap().as_array().unwrap();
-    assert_eq!(messages[0], "the fixture failed on purpose");
-    assert_eq!(messages[1], "MCP server `fx` refused the arguments of `refuse`: `x` must be a number");
-    assert_eq!(messages[2], "MCP server `fx` refused the arguments of `add`: `a` must be a number");
+    // The server's own text, after the name of the tool that failed.
+    assert_eq!(messages[0], "mcp__fx__fail: the fixture failed on purpose");
+    assert_eq!(messages[1], "mcp__fx__refuse: MCP server `fx` refused the arguments of `refuse`: `x` must be a number");
+    assert_eq!(messages[2], "mcp__fx__add: MCP server `fx` refused the arguments of `add`: `a` must be a number");
 
     let flat = Harness::flat().await;
     flat.session.add_server("fx", fixture()).await.unwrap();
@@ -236,7 +237,10 @@ async fn a_server_that_exits_fails_its_calls_in_flight_and_leaves_the_reachable_
     assert!(outcome.ok(), "{}", outcome.text());
     assert_eq!(
         outcome.value().unwrap(),
-        &json!(["MCP server `fx` disconnected before answering `slow`", "MCP server `fx` disconnected before answering `crash`"])
+        &json!([
+            "mcp__fx__slow: MCP server `fx` disconnected before answering `slow`",
+            "mcp__fx__crash: MCP server `fx` disconnected before answering `crash`"
+        ])
     );
     eventually("the server's tools to leave", || !harness.available().iter().any(|d| d.name.starts_with("mcp__fx__"))).await;
     assert!(matches!(&harness.session.server_states()[0], (name, ServerState::Disconnected { .. }) if name == "fx"));
@@ -425,7 +429,12 @@ async fn an_http_server_that_goes_away_fails_its_calls_naming_it_and_leaves() {
     let http = HttpFixture::start().await;
     let harness = harness_with(&[("remote", http.config()), ("local", fixture())]).await;
     let outcome = within(60, harness.run("return await tools.mcp__remote__crash({}).catch(e => e.message)")).await;
-    assert_eq!(outcome.value(), Some(&json!("MCP server `remote` disconnected before answering `crash`")), "{}", outcome.text());
+    assert_eq!(
+        outcome.value(),
+        Some(&json!("mcp__remote__crash: MCP server `remote` disconnected before answering `crash`")),
+        "{}",
+        outcome.text()
+    );
     eventually("the server's tools to leave", || !harness.available().iter().any(|d| d.name.starts_with("mcp__remote__"))).await;
     let states = harness.session.server_states();
     assert!(

@@ -236,7 +236,7 @@ async fn tool_search_refuses_a_wrong_shape_with_the_expected_one() {
         .await;
     assert!(outcome.ok(), "{}", outcome.text());
     let messages: Vec<String> = serde_json::from_value(outcome.value().unwrap().clone()).unwrap();
-    assert!(messages[0].starts_with("ToolSearch: unknown field `q`"), "{}", messages[0]);
+    assert!(messages[0].starts_with("ToolSearch: Additional properties are not allowed ('q' was unexpected)"), "{}", messages[0]);
     assert!(
         messages[0].contains("It takes one object of this shape: {") && messages[0].contains("query: string;"),
         "{}",

@@ -5,6 +5,7 @@
 
 pub(crate) mod builtin;
 pub mod names;
+pub(crate) mod params;
 mod registry;
 
 use std::fmt;
@@ -385,12 +386,42 @@ impl ToolError {
     pub fn projection(message: impl Into<String>) -> Self {
         Self::new(Stage::Projection, message)
     }
+
+    /// The same error, its message starting with the tool it came from (`read_file: ...`)
+    /// unless it names the tool already: a script that awaits many calls learns which one
+    /// failed.
+    pub fn naming(mut self, tool: &str) -> Self {
+        if !names_tool(&self.message, tool) {
+            self.message = format!("{tool}: {}", self.message);
+        }
+        self
+    }
+}
+
+/// Whether `text` has `tool` as a whole word: not inside a longer name (`ls` in `tools`).
+fn names_tool(text: &str, tool: &str) -> bool {
+    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-');
+    text.match_indices(tool).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + tool.len()..].chars().next();
+        !before.is_some_and(part_of_name) && !after.is_some_and(part_of_name)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_error_names_its_tool_once() {
+        let named = |message: &str, tool: &str| ToolError::execution(message).naming(tool).message;
+        assert_eq!(named("`a.txt` does not exist", "read_file"), "read_file: `a.txt` does not exist");
+        assert_eq!(named("read_file: `path`: 5 is not of type \"string\"", "read_file"), "read_file: `path`: 5 is not of type \"string\"");
+        assert_eq!(named("PreToolUse:write_file hook error: no", "write_file"), "PreToolUse:write_file hook error: no");
+        assert_eq!(named("no such entry in tools", "ls"), "ls: no such entry in tools", "`ls` inside `tools` is not the tool");
+        assert_eq!(named("mcp__fx__add_more failed", "mcp__fx__add"), "mcp__fx__add: mcp__fx__add_more failed");
+    }
 
     #[test]
     fn input_schema_must_be_an_object() {

@@ -21,6 +21,10 @@ pub struct Params {
     /// Directory to search in, relative to the workspace. Defaults to the workspace itself.
     #[serde(default)]
     pub path: Option<String>,
+    /// Include hidden files and folders (names starting with ".") and what .gitignore files
+    /// exclude; left out by default.
+    #[serde(default)]
+    pub all: Option<bool>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -36,7 +40,8 @@ impl FileTool for Glob {
     const NAME: &'static str = "glob";
     const EFFECT: Effect = Effect::ReadOnly;
     const DESCRIPTION: &'static str =
-        "Find files and folders in the workspace whose paths match a glob pattern such as \"**/*.md\".";
+        "Find files and folders in the workspace whose paths match a glob pattern such as \"**/*.md\". Hidden entries and \
+what .gitignore files exclude are left out unless `all` is true.";
     type Params = Params;
     type Output = Output;
 
@@ -46,7 +51,7 @@ impl FileTool for Glob {
         let prefix = display_path(&base);
         let mut matches = Vec::new();
         let mut more = false;
-        let stopped = walk(workspace, &base, cancelled, &mut |entry| {
+        let stopped = walk(workspace, &base, params.all.unwrap_or(false), cancelled, &mut |entry| {
             let relative = strip_base(&entry.path, &prefix);
             if matcher.is_match(relative) {
                 if matches.len() == MAX_MATCHES {

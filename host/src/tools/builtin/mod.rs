@@ -11,6 +11,7 @@
 mod edit_file;
 mod glob;
 mod grep;
+mod ignored;
 mod ls;
 mod read_file;
 mod workspace;
@@ -27,6 +28,7 @@ use serde_json::{Map, Value};
 
 pub use workspace::{Workspace, WorkspaceError, real_path};
 
+use super::params::read_params;
 use super::{CallContext, Effect, Tool, ToolDefinition, ToolError, ToolOutput};
 
 /// The builtin tools whose argument `path` names a place in the workspace; a permission rule
@@ -88,18 +90,6 @@ impl<T: FileTool> Tool for Builtin<T> {
             Ok(ToolOutput::structured(value))
         })
     }
-}
-
-/// Reads a tool's typed parameters; a mismatch is a params error naming the field.
-pub(crate) fn read_params<P: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Result<P, ToolError> {
-    serde_path_to_error::deserialize(Value::Object(args)).map_err(|error| {
-        let field = error.path().to_string();
-        let inner = error.into_inner();
-        match field.as_str() {
-            "." => ToolError::params(format!("{tool}: {inner}")),
-            _ => ToolError::params(format!("{tool}: `{field}`: {inner}")),
-        }
-    })
 }
 
 /// All builtin tools, working in `workspace`.

@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 
+use super::ignored::Ignored;
 use crate::tools::ToolError;
 
 /// Entries a directory walk visits before it stops (glob, grep).
@@ -381,14 +382,17 @@ pub struct WalkEntry {
 }
 
 /// Visits the entries under `base` (relative to the workspace) depth first, in name order,
-/// without following symbolic links to directories and skipping `.git`. `visit` returns
-/// `false` to stop. Stops after [`MAX_WALK_ENTRIES`]; returns whether it stopped early.
+/// without following symbolic links to directories and skipping `.git`; unless `all`, hidden
+/// entries and what `.gitignore` files exclude are left out too (see [`Ignored`]). `visit`
+/// returns `false` to stop. Stops after [`MAX_WALK_ENTRIES`]; returns whether it stopped early.
 pub fn walk(
     workspace: &Workspace,
     base: &Path,
+    all: bool,
     cancelled: &dyn Fn() -> bool,
     visit: &mut dyn FnMut(&WalkEntry) -> bool,
 ) -> Result<bool, ToolError> {
+    let mut ignored = Ignored::new(workspace, all);
     let shown = base.to_string_lossy().into_owned();
     let mut stack: Vec<PathBuf> = vec![base.to_path_buf()];
     let mut visited = 0usize;
@@ -413,6 +417,9 @@ pub fn walk(
                 return Ok(true);
             }
             let child = if directory == Path::new(".") { PathBuf::from(&name) } else { directory.join(&name) };
+            if ignored.skips(&child, &name, is_dir) {
+                continue;
+            }
             let entry = WalkEntry { path: display_path(&child), is_file };
             if !visit(&entry) {
                 return Ok(true);
