@@ -18,8 +18,7 @@ use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
 use exec_host::session::default_results_dir;
 use exec_host::{
     CallOptions, CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, SessionError, ToolCall,
-    ToolResult,
-    exec_tool,
+    ToolResult, exec_tool,
 };
 
 mod approve;

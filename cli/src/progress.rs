@@ -45,9 +45,7 @@ impl Progress {
     pub fn watch(&self, options: CallOptions) -> CallOptions {
         let calls = self.clone();
         let console = self.clone();
-        options
-            .on_nested_call(move |record| calls.calls(record))
-            .on_console(move |level, line| console.console(level, line))
+        options.on_nested_call(move |record| calls.calls(record)).on_console(move |level, line| console.console(level, line))
     }
 
     /// Takes the status line off the screen; call it before printing the result.

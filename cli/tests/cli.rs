@@ -1014,7 +1014,8 @@ fn a_terminal_sees_calls_and_console_lines_while_the_script_runs() {
     assert!(one < erased && erased < summary, "the status line is gone before the summary: {screen:?}");
 
     // --quiet shows none of it; --json output is the same object as ever.
-    let (status, stdout, screen) = run_on_a_terminal(&setup, &["run", "--quiet", "--json", "--mcp-config", &config, &script], &[]);
+    let (status, stdout, screen) =
+        run_on_a_terminal(&setup, &["run", "--quiet", "--json", "--mcp-config", &config, &script], &[]);
     assert_eq!(status, Some(0), "{screen}");
     assert!(!screen.contains("waiting on") && !screen.contains("starting"), "{screen:?}");
     let result: Value = serde_json::from_str(stdout.trim()).unwrap();
@@ -1022,4 +1023,91 @@ fn a_terminal_sees_calls_and_console_lines_while_the_script_runs() {
     // Into a pipe, standard error has no progress.
     let output = setup.run(&["run", "--mcp-config", &config, &script]);
     assert!(!stderr(&output).contains("waiting on") && !stderr(&output).contains('\u{1b}'), "{}", stderr(&output));
+}
+
+#[test]
+fn typescript_scripts_run_with_their_types_erased_and_errors_at_their_own_positions() {
+    let setup = Setup::new();
+    std::fs::write(setup.workspace.path().join("notes.txt"), "one\ntwo\n").unwrap();
+    let script = setup.script(
+        "report.ts",
+        "interface Line { n: number; text: string }
+enum Level { Low = 1, High }
+const file = await tools.read_file({ path: 'notes.txt' }) as { content: string };
+const lines: Line[] = file.content.trim().split('\\n').map((text: string, n: number): Line => ({ n, text }));
+function last<T>(items: T[]): T | undefined { return items[items.length - 1]; }
+const listed = await tools.ls();
+return { last: last(lines)!.text, level: Level.High, entries: listed.entries.length };",
+    );
+    let output = setup.run(&["run", "--json", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(json_of(&output)["value"], json!({"last": "two", "level": 2, "entries": 2}));
+
+    // A syntax error past the types is reported where it was written.
+    let broken = setup.script("broken.ts", "const a: number = 1;\nconst b: string[] = [];\nconst c = ;\nreturn a;");
+    let output = setup.run(&["run", &broken]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("SyntaxError: Unexpected token (line 3, column 11)"), "{}", stdout(&output));
+    // A runtime error's frame is the original line, not the erased script's.
+    let thrown = setup.script("thrown.ts", "type T = { a: number };\n\n\nconst v: T | null = null as T | null;\nreturn v!.a;");
+    let output = setup.run(&["run", &thrown]);
+    assert!(stdout(&output).contains("script.js:5:"), "{}", stdout(&output));
+    // Plain JavaScript keeps the engine's own message.
+    let js = setup.script("broken.js", "const a = 1;\nconst c = ;");
+    assert!(stdout(&setup.run(&["run", &js])).contains("unexpected token in expression: ';' (line 2, column 11)"));
+}
+
+#[test]
+fn a_failed_call_names_its_tool_and_the_line_and_a_missing_one_is_named() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "const a = 1;\nconst b = 2;\nawait tools.read_file({ path: 'absent.txt' });");
+    let output = setup.run(&["run", &script]);
+    let text = stdout(&output);
+    assert!(text.contains("Error: read_file: `absent.txt` does not exist in the workspace"), "{text}");
+    assert!(text.contains("script.js:3:"), "the line of the await: {text}");
+
+    let script = setup.script("t.js", "\nconst r = await tools.raed_file({ path: 'x' });");
+    let text = stdout(&setup.run(&["run", &script]));
+    assert!(
+        text.contains(
+            "TypeError: tools.raed_file is not a function (`raed_file` is not a tool this script can reach; \
+             tools.ToolSearch finds tools by keyword. Did you mean `read_file`"
+        ),
+        "{text}"
+    );
+    let text = stdout(&setup.run(&["run", "-e", "const helpers = {};\nhelpers.format(1);"]));
+    assert!(text.contains("TypeError: helpers.format is not a function\n"), "{text}");
+}
+
+#[test]
+fn a_script_is_type_checked_as_exec_runs_it() {
+    let (setup, config) = pool_setup();
+    let tsc = |file: &str| -> Output {
+        Command::new("node")
+            .arg(test_packages().join("node_modules/typescript/bin/tsc"))
+            .args(["--noEmit", "--strict", "--target", "es2022", "--lib", "es2022", file])
+            .current_dir(setup.workspace.path())
+            .output()
+            .unwrap()
+    };
+    let checkable = |name: &str, script: &str| {
+        std::fs::write(setup.workspace.path().join(name), script).unwrap();
+        let output = setup.run(&["tools", "--dts", "--script", name, "--mcp-config", &config]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let file = format!("{name}.check.ts");
+        std::fs::write(setup.workspace.path().join(&file), stdout(&output)).unwrap();
+        file
+    };
+    // Top-level await and return, and the calls that work at run time (ls() takes no argument).
+    let good = checkable(
+        "good.ts",
+        "const listed = await tools.ls();\nconst found = await tools.glob({ pattern: '*.txt' });\nreturn [listed.total, found.matches];",
+    );
+    let checked = tsc(&good);
+    assert!(checked.status.success(), "{}{}", stdout(&checked), stderr(&checked));
+    // An error is reported at the script's own line.
+    let bad = checkable("bad.ts", "const listed = await tools.ls();\n\nconst n: string = listed.total;\nreturn n;");
+    let errors = stdout(&tsc(&bad));
+    assert!(errors.contains("bad.ts.check.ts(3,7): error TS2322"), "{errors}");
+    assert_usage_error(&setup.run(&["tools", "--script", "good.ts"]), "--dts");
 }

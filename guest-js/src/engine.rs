@@ -21,7 +21,7 @@ use std::ffi::CStr;
 use rquickjs::context::intrinsic;
 use rquickjs::function::{Func, Opt};
 use rquickjs::promise::PromiseState;
-use rquickjs::{Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Value, qjs};
+use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value, qjs};
 
 use crate::encode::{self, Bounds, PlainPrototypes};
 use crate::exec_host::sandbox::{console, tool_search, tools};
@@ -253,17 +253,44 @@ fn range_error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
     error
 }
 
-/// An `Error` of the sandbox realm, as a value, without a stack (the host refused a call;
-/// no script frame is worth showing).
+/// An `Error` of the sandbox realm, as a value, whose stack is not taken yet. The engine
+/// takes an error's stack where bytecode first throws it; for a failed call that is the
+/// `await` in the script that receives it, so an uncaught failure names the script's line,
+/// and no stack is paid for at the call or where the host settles it.
 fn error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
-    match Exception::from_message(ctx.clone(), message) {
-        Ok(exception) => {
-            let object = exception.into_object();
-            let _ = object.remove("stack");
-            object.into_value()
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: the context is live for `'js`. The class id is the engine's own error class;
+    // every value made here is owned once: the object by the returned `Value`, the message
+    // string by the property it is defined as (JS_DefinePropertyValueStr takes it).
+    unsafe {
+        let object = qjs::JS_NewObjectClass(raw, error_class(raw));
+        if qjs::JS_IsException(object) {
+            return ctx.catch();
         }
-        Err(_) => ctx.catch(),
+        let text = qjs::JS_NewStringLen(raw, message.as_ptr().cast(), message.len() as _);
+        let flags = (qjs::JS_PROP_WRITABLE | qjs::JS_PROP_CONFIGURABLE) as i32;
+        qjs::JS_DefinePropertyValueStr(raw, object, c"message".as_ptr(), text, flags);
+        Value::from_raw(ctx.clone(), object)
     }
+}
+
+/// The class id of the engine's `Error` objects, read once from an error it made.
+///
+/// # Safety
+/// `ctx` must be a live context.
+unsafe fn error_class(ctx: *mut qjs::JSContext) -> qjs::JSClassID {
+    thread_local! { static CLASS: Cell<qjs::JSClassID> = const { Cell::new(0) }; }
+    CLASS.with(|class| {
+        if class.get() == 0 {
+            // SAFETY: the caller's context is live; the sample error is freed once.
+            unsafe {
+                let sample = qjs::JS_NewError(ctx);
+                class.set(qjs::JS_GetClassID(sample));
+                qjs::JS_FreeValue(ctx, sample);
+            }
+        }
+        class.get()
+    })
 }
 
 /// `Math.random` from a per-run seed: a snapshot would otherwise replay one sequence forever.

@@ -2,11 +2,11 @@
 //! say what was called; the host has the script's text and the position of the failed call,
 //! so it reads the call there and says it, as V8 does: `tools.raed_file is not a function`.
 
-use oxc::allocator::Allocator;
 use oxc::ast::ast::{CallExpression, NewExpression};
 use oxc::ast_visit::{Visit, walk};
-use oxc::parser::{ParseOptions, Parser};
-use oxc::span::{GetSpan, SourceType, Span};
+use oxc::span::{GetSpan, Span};
+
+use crate::parse;
 
 /// The engine's message for a call of something that is not a function.
 const NOT_A_FUNCTION: &str = "TypeError: not a function";
@@ -24,19 +24,16 @@ pub(crate) fn name_callee(source: &str, failure: &str) -> Option<(String, String
     }
     let (line, column) = first_position(rest)?;
     let offset = byte_offset(source, line, column)?;
-    let allocator = Allocator::default();
-    let options = ParseOptions { allow_return_outside_function: true, ..ParseOptions::default() };
-    let parsed = Parser::new(&allocator, source, SourceType::ts()).with_options(options).parse();
-    if !parsed.diagnostics.is_empty() {
-        return None;
-    }
     // The engine points into the call; on the script's first line it may point one
     // character before it.
-    let callee = [offset, offset + 1].into_iter().find_map(|offset| {
-        let mut finder = InnermostCall { offset, callee: None };
-        finder.visit_program(&parsed.program);
-        finder.callee
-    })?;
+    let callee = parse::with_program(source, |_, program| {
+        let program = program.ok()?;
+        [offset, offset + 1].into_iter().find_map(|offset| {
+            let mut finder = InnermostCall { offset, callee: None };
+            finder.visit_program(&program);
+            finder.callee
+        })
+    })??;
     let text = source.get(callee.start as usize..callee.end as usize)?;
     let text = if text.contains('\n') { text.split_whitespace().collect::<String>() } else { text.to_string() };
     if text.chars().count() > MAX_CALLEE_CHARS {

@@ -72,7 +72,8 @@ started together (`Promise.all`) run concurrently.
 - A failed call rejects; catch it to go on. An uncaught error ends the script and reports what \
 it printed so far.
 - `console.log` (and `info`, `warn`, `error`, `debug`) prints.
-- No filesystem, network, timers, imports or `eval`: tools are the only way out.";
+- No filesystem, network, imports or `eval`: tools are the only way out. Timers, `URL`, \
+`structuredClone`, `TextEncoder` and `atob` work; TypeScript syntax is accepted.";
 
 const SEARCH_INTRODUCTION: &str = "\
 The catalogue lists only names. For a tool's parameters, ask `tools.ToolSearch`, in the same \

@@ -43,6 +43,7 @@ mod funnel;
 mod guest;
 pub mod mcp;
 pub mod message;
+mod parse;
 pub mod policy;
 pub mod pool;
 pub mod provider;

@@ -458,7 +458,7 @@ mod tests {
             [SearchMatch {
                 name: tool.name.clone(),
                 description: "Reads a profile.\nSecond line.".into(),
-                signature: "tools[\"mcp__srv__get-user.profile\"](args: {}): Promise<{}>".into(),
+                signature: "tools[\"mcp__srv__get-user.profile\"](args?: {}): Promise<{}>".into(),
             }]
         );
     }

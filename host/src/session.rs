@@ -41,8 +41,8 @@ use crate::search::{self, Reachable, SearchParams, SearchResult};
 use crate::settings::{self, Layer, PermissionMode, Settings, SettingsError, SettingsFiles, SettingsSource};
 use crate::tools::builtin::{self, Workspace, WorkspaceError};
 use crate::tools::names::{EXEC, TOOL_SEARCH, split_mcp_name};
-use crate::{callee, typescript};
 use crate::tools::{CallContext, Effect, MAX_TOOL_NAME_LEN, Origin, Registry, RegistryError, Tool, ToolError, ToolSet};
+use crate::{callee, typescript};
 
 /// Why a session could not start, or cannot say what a request may use.
 #[derive(Debug, thiserror::Error)]
@@ -88,7 +88,7 @@ impl ToolCall {
 pub struct CallOptions {
     /// Cancelling it ends the call promptly with a failure result.
     pub abort: CancellationToken,
-    /// Sees an `Exec`'s call record each time a nested call reaches the host.
+    /// Sees an `Exec`'s call record each time a nested call reaches the host or finishes.
     pub on_nested_call: Option<CallWatcher>,
     /// Sees each console line of an `Exec` as the script writes it.
     pub on_console: Option<ConsoleWatcher>,
@@ -100,7 +100,7 @@ impl CallOptions {
     }
 
     /// Calls `watcher` with the whole record of an `Exec`'s nested calls each time one
-    /// reaches the host (for a live summary).
+    /// reaches the host and each time one finishes (for a live summary).
     pub fn on_nested_call(mut self, watcher: impl Fn(&[crate::runtime::NestedCall]) + Send + Sync + 'static) -> Self {
         self.on_nested_call = Some(Arc::new(watcher));
         self
@@ -596,9 +596,9 @@ impl Session {
         // engine's names the token, the TypeScript parser's reads past the types).
         if let Err(Failure::Syntax(engine_error)) = &mut outcome.result {
             match typescript::erase(&request.code) {
-                Ok(erased) => outcome = self.exec_erased(&request, scope, erased).await,
-                Err(error) if line_of(&error) != line_of(engine_error) => *engine_error = error,
-                Err(_) => {}
+                Some(Ok(erased)) => outcome = self.exec_erased(&request, scope, erased).await,
+                Some(Err(error)) if line_of(&error) != line_of(engine_error) => *engine_error = error,
+                _ => {}
             }
         }
         if let Err(Failure::Thrown(error)) = &mut outcome.result {
@@ -740,8 +740,11 @@ fn explain_not_a_function(code: &str, error: &mut String, reachable: &Reachable)
     let Some(name) = callee.strip_prefix("tools.").filter(|name| !reachable.contains(name)) else { return };
     let close = close_names(name, reachable.names().iter().map(|pooled| (pooled.as_str(), "")));
     let close = close.map(|close| format!(" Did you mean {close}?")).unwrap_or_default();
-    let (first, frames) = error.split_once('\n').map_or((error.as_str(), String::new()), |(first, rest)| (first, format!("\n{rest}")));
-    *error = format!("{first} (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close}){frames}");
+    let (first, frames) =
+        error.split_once('\n').map_or((error.as_str(), String::new()), |(first, rest)| (first, format!("\n{rest}")));
+    *error = format!(
+        "{first} (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close}){frames}"
+    );
 }
 
 /// The line a syntax error names (`(line 3, column 7)`).

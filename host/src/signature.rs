@@ -405,7 +405,10 @@ mod tests {
     #[test]
     fn names_that_are_not_identifiers_use_brackets() {
         let text = call_form("mcp__srv__get-user.profile", &json!({"type": "object"}), Some(&json!({"type": "object"})));
-        assert_eq!(text, "tools[\"mcp__srv__get-user.profile\"](args: {}): Promise<{}>");
+        assert_eq!(
+            text, "tools[\"mcp__srv__get-user.profile\"](args?: {}): Promise<{}>",
+            "nothing required: the argument may be left out"
+        );
         let field = type_of(&json!({"type": "object", "properties": {"user-id": {"type": "string"}}, "required": ["user-id"]}));
         assert_eq!(field, "{\n  \"user-id\": string;\n}");
     }

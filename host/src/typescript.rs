@@ -12,13 +12,13 @@
 
 use std::path::Path;
 
-use oxc::allocator::Allocator;
 use oxc::codegen::{Codegen, CodegenOptions};
-use oxc::parser::{ParseOptions, Parser};
+use oxc::diagnostics::OxcDiagnostic;
 use oxc::semantic::SemanticBuilder;
-use oxc::span::SourceType;
 use oxc::transformer::{TransformOptions, Transformer};
 use regex::{Captures, Regex};
+
+use crate::parse;
 
 /// The name positions in the guest's messages are given under.
 const SCRIPT_NAME: &str = "script.js";
@@ -34,33 +34,29 @@ pub(crate) struct Erased {
 }
 
 /// Reads `source` as TypeScript and erases its types. `Err` is a syntax error (or a
-/// construct the transform refuses) as `SyntaxError: <what> (line L, column C)` of `source`.
-pub(crate) fn erase(source: &str) -> Result<Erased, String> {
-    let allocator = Allocator::default();
-    // The script is the body of an async function: `await` and `return` at its top level.
-    let options = ParseOptions { allow_return_outside_function: true, ..ParseOptions::default() };
-    let parsed = Parser::new(&allocator, source, SourceType::ts()).with_options(options).parse();
-    if let Some(error) = parsed.diagnostics.first() {
-        return Err(describe(source, &error.message, error.labels.iter().map(|label| label.offset() as usize).next()));
-    }
-    let mut program = parsed.program;
-    let scoping = SemanticBuilder::new().build(&program).semantic.into_scoping();
-    let transformed = Transformer::new(&allocator, Path::new("script.ts"), &TransformOptions::default())
-        .build_with_scoping(scoping, &mut program);
-    if let Some(error) = transformed.diagnostics.first() {
-        return Err(describe(source, &error.message, error.labels.iter().map(|label| label.offset() as usize).next()));
-    }
-    let options = CodegenOptions { source_map_path: Some("script.ts".into()), ..CodegenOptions::default() };
-    let generated = Codegen::new().with_options(options).build(&program);
-    let positions = generated
-        .map
-        .map(|map| {
-            map.get_tokens()
-                .map(|token| ((token.get_dst_line(), token.get_dst_col()), (token.get_src_line(), token.get_src_col())))
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(Erased { code: generated.code, positions })
+/// construct the transform refuses) as `SyntaxError: <what> (line L, column C)` of `source`;
+/// `None` a script too deeply nested to be read (see [`parse::MAX_NESTING_CHARACTERS`]).
+pub(crate) fn erase(source: &str) -> Option<Result<Erased, String>> {
+    parse::with_program(source, |allocator, program| {
+        let mut program = program.map_err(|error| describe(source, &error))?;
+        let scoping = SemanticBuilder::new().build(&program).semantic.into_scoping();
+        let transformed = Transformer::new(allocator, Path::new("script.ts"), &TransformOptions::default())
+            .build_with_scoping(scoping, &mut program);
+        if let Some(error) = transformed.diagnostics.first() {
+            return Err(describe(source, error));
+        }
+        let options = CodegenOptions { source_map_path: Some("script.ts".into()), ..CodegenOptions::default() };
+        let generated = Codegen::new().with_options(options).build(&program);
+        let positions = generated
+            .map
+            .map(|map| {
+                map.get_tokens()
+                    .map(|token| ((token.get_dst_line(), token.get_dst_col()), (token.get_src_line(), token.get_src_col())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Erased { code: generated.code, positions })
+    })
 }
 
 impl Erased {
@@ -94,9 +90,11 @@ impl Erased {
     }
 }
 
-/// `SyntaxError: <message> (line L, column C)`, the position of byte `offset` of `source`
+/// `SyntaxError: <message> (line L, column C)`, at the position `error` names in `source`,
 /// counted as the engine counts it: lines and columns from 1, columns in characters.
-fn describe(source: &str, message: &str, offset: Option<usize>) -> String {
+fn describe(source: &str, error: &OxcDiagnostic) -> String {
+    let message = &error.message;
+    let offset = error.labels.iter().map(|label| label.offset() as usize).next();
     let Some(offset) = offset.filter(|offset| *offset <= source.len() && source.is_char_boundary(*offset)) else {
         return format!("SyntaxError: {message}");
     };
@@ -116,6 +114,7 @@ mod tests {
             "interface P { x: number }\nenum Color { Red, Green = 5 }\nconst add = <T extends number>(a: T, b: number): number => a + b;\n\
              const p = { x: 1 } satisfies P;\nreturn [Color.Green, add(1, 2) as number, p!.x];",
         )
+        .unwrap()
         .unwrap();
         assert!(!erased.code.contains("interface") && !erased.code.contains(": number"), "{}", erased.code);
         assert!(erased.code.contains("return [") && erased.code.contains("Color[\"Green\"] = 5"), "{}", erased.code);
@@ -123,16 +122,16 @@ mod tests {
 
     #[test]
     fn syntax_errors_are_at_the_original_line_and_column() {
-        let error = erase("const a: number = 1;\nconst b: string = 'x';\nconst c = ;\n").unwrap_err();
+        let error = erase("const a: number = 1;\nconst b: string = 'x';\nconst c = ;\n").unwrap().unwrap_err();
         assert_eq!(error, "SyntaxError: Unexpected token (line 3, column 11)");
-        let error = erase("const é: string = 'x'; const d = ;").unwrap_err();
+        let error = erase("const é: string = 'x'; const d = ;").unwrap().unwrap_err();
         assert!(error.ends_with("(line 1, column 34)"), "{error}");
     }
 
     #[test]
     fn positions_in_the_erased_code_map_back() {
         let source = "type T = { a: number };\nconst v: T = { a: 1 };\n\n   null.x;";
-        let erased = erase(source).unwrap();
+        let erased = erase(source).unwrap().unwrap();
         let line = erased.code.lines().position(|line| line.contains("null.x")).unwrap() as u32 + 1;
         let column = erased.code.lines().nth(line as usize - 1).unwrap().find("null").unwrap() as u32 + 1;
         assert_eq!(erased.remap(&format!("at <anonymous> (script.js:{line}:{column})")), "at <anonymous> (script.js:4:4)");

@@ -150,7 +150,7 @@ async fn bad_parameters_say_what_is_wrong() {
     let glob = refusal(&harness, "tools.glob({ pattern: '[' })").await;
     assert!(glob.contains("is not valid"), "{glob}");
     let absent = refusal(&harness, "tools.read_file({ path: 'nope.txt' })").await;
-    assert_eq!(absent, "`nope.txt` does not exist in the workspace");
+    assert_eq!(absent, "read_file: `nope.txt` does not exist in the workspace");
 }
 
 #[tokio::test]
@@ -198,7 +198,9 @@ async fn glob_and_grep_leave_out_what_git_ignores_unless_asked_for_all() {
     let paths = "(r) => r.matches.map((m) => m.path)";
     let found = run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'todo' }}))")).await;
     assert_eq!(found, json!(["keep.log", "src/main.rs"]));
-    let any_case = run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'todo', case_insensitive: true, all: true }}))")).await;
+    let any_case =
+        run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'todo', case_insensitive: true, all: true }}))"))
+            .await;
     assert_eq!(
         any_case,
         json!([".env.rs", "debug.log", "keep.log", ".hidden/notes.rs", "src/generated.rs", "src/main.rs", "target/debug/out.rs"])

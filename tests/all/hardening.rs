@@ -321,3 +321,20 @@ async fn a_huge_console_line_is_cut_in_the_guest_and_counted() {
         outcome.text()
     );
 }
+
+#[tokio::test]
+async fn deeply_nested_scripts_are_refused_without_harming_the_host() {
+    let harness = Harness::new().await;
+    // The host reads a script's text when the engine cannot parse it (TypeScript) and when
+    // a call fails on a non-function: neither may exhaust the host's stack.
+    for code in [
+        format!("const x: number = {}1{};", "(".repeat(300_000), ")".repeat(300_000)),
+        format!("let x: {}number{} = 1;", "Array<".repeat(100_000), ">".repeat(100_000)),
+        format!("let f;\nf({}{});", "[".repeat(100_000), "]".repeat(100_000)),
+    ] {
+        let outcome = harness.run(&code).await;
+        assert!(!outcome.ok(), "{}", outcome.text());
+        assert!(outcome.text().len() < 2_000, "{}", outcome.text());
+    }
+    assert_eq!(harness.run("const n: number = 2; return n * 21").await.value(), Some(&json!(42)), "the host still runs scripts");
+}

@@ -20,7 +20,6 @@ async fn no_global_reaches_the_host() {
         "fetch",
         "XMLHttpRequest",
         "WebAssembly",
-        "setTimeout",
         "setInterval",
         "Deno",
         "Bun",

@@ -247,7 +247,12 @@ impl ServerHandler for Gateway {
                     }
                 }
             });
+            // Progress must grow with each notification: a call that finishes is not news.
+            let reported = std::sync::atomic::AtomicUsize::new(0);
             options = options.on_nested_call(move |calls| {
+                if reported.swap(calls.len(), Ordering::Relaxed) == calls.len() {
+                    return;
+                }
                 let Some(last) = calls.last() else { return };
                 let plural = if calls.len() == 1 { "" } else { "s" };
                 let message = format!("{} tool call{plural}, the last `{}`", calls.len(), last.name);

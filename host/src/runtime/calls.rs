@@ -325,7 +325,7 @@ impl NestedCall {
     }
 }
 
-/// Sees the call record each time a call reaches the host, for a live summary.
+/// Sees the call record each time a call reaches the host or finishes, for a live summary.
 pub type CallWatcher = Arc<dyn Fn(&[NestedCall]) + Send + Sync>;
 
 /// Every call a script attempted that reached the host, in order, without de-duplication:
@@ -390,6 +390,9 @@ impl CallRecord {
                 Ok(_) => CallOutcome::Succeeded,
                 Err(error) => CallOutcome::Failed { stage: error.stage, message: cut(&error.message, RECORDED_MESSAGE_CHARS) },
             };
+            if let Some(watcher) = &self.watcher {
+                watcher(&self.calls);
+            }
         }
         result
     }

@@ -417,7 +417,10 @@ mod tests {
     fn an_error_names_its_tool_once() {
         let named = |message: &str, tool: &str| ToolError::execution(message).naming(tool).message;
         assert_eq!(named("`a.txt` does not exist", "read_file"), "read_file: `a.txt` does not exist");
-        assert_eq!(named("read_file: `path`: 5 is not of type \"string\"", "read_file"), "read_file: `path`: 5 is not of type \"string\"");
+        assert_eq!(
+            named("read_file: `path`: 5 is not of type \"string\"", "read_file"),
+            "read_file: `path`: 5 is not of type \"string\""
+        );
         assert_eq!(named("PreToolUse:write_file hook error: no", "write_file"), "PreToolUse:write_file hook error: no");
         assert_eq!(named("no such entry in tools", "ls"), "ls: no such entry in tools", "`ls` inside `tools` is not the tool");
         assert_eq!(named("mcp__fx__add_more failed", "mcp__fx__add"), "mcp__fx__add: mcp__fx__add_more failed");

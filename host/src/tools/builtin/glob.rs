@@ -39,8 +39,7 @@ pub struct Output {
 impl FileTool for Glob {
     const NAME: &'static str = "glob";
     const EFFECT: Effect = Effect::ReadOnly;
-    const DESCRIPTION: &'static str =
-        "Find files and folders in the workspace whose paths match a glob pattern such as \"**/*.md\". Hidden entries and \
+    const DESCRIPTION: &'static str = "Find files and folders in the workspace whose paths match a glob pattern such as \"**/*.md\". Hidden entries and \
 what .gitignore files exclude are left out unless `all` is true.";
     type Params = Params;
     type Output = Output;

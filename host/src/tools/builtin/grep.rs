@@ -97,7 +97,9 @@ impl FileTool for Grep {
 
         let context = params.context.unwrap_or(0);
         if context > MAX_CONTEXT_LINES {
-            return Err(ToolError::params(format!("grep: `context`: {context} is greater than the maximum of {MAX_CONTEXT_LINES}")));
+            return Err(ToolError::params(format!(
+                "grep: `context`: {context} is greater than the maximum of {MAX_CONTEXT_LINES}"
+            )));
         }
         let mut search = Search { workspace, regex: &regex, context, matches: Vec::new(), more: false, skipped: 0 };
         if metadata.is_file() {
