@@ -172,14 +172,14 @@ async fn glob_and_grep_leave_out_what_git_ignores_unless_asked_for_all() {
     let root = harness.dir.path();
     for (path, text) in [
         (".gitignore", "target/\n*.log\n!keep.log\n"),
-        ("src/main.rs", "fn main() { todo!() }\n"),
+        ("src/main.rs", "fn main() { needle() }\n"),
         ("src/.gitignore", "generated.rs\n"),
-        ("src/generated.rs", "// todo: generated\n"),
-        ("target/debug/out.rs", "// TODO in a build folder\n"),
-        ("debug.log", "todo in a log\n"),
-        ("keep.log", "todo kept\n"),
-        (".hidden/notes.rs", "// todo hidden\n"),
-        (".env.rs", "// todo dotfile\n"),
+        ("src/generated.rs", "// needle: generated\n"),
+        ("target/debug/out.rs", "// NEEDLE in a build folder\n"),
+        ("debug.log", "needle in a log\n"),
+        ("keep.log", "needle kept\n"),
+        (".hidden/notes.rs", "// needle hidden\n"),
+        (".env.rs", "// needle dotfile\n"),
     ] {
         std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
         std::fs::write(root.join(path), text).unwrap();
@@ -196,10 +196,10 @@ async fn glob_and_grep_leave_out_what_git_ignores_unless_asked_for_all() {
     assert_eq!(inside, json!([".hidden/notes.rs"]));
 
     let paths = "(r) => r.matches.map((m) => m.path)";
-    let found = run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'todo' }}))")).await;
+    let found = run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'needle' }}))")).await;
     assert_eq!(found, json!(["keep.log", "src/main.rs"]));
     let any_case =
-        run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'todo', case_insensitive: true, all: true }}))"))
+        run(&harness, &format!("return ({paths})(await tools.grep({{ pattern: 'needle', case_insensitive: true, all: true }}))"))
             .await;
     assert_eq!(
         any_case,
