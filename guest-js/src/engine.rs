@@ -235,17 +235,18 @@ fn type_error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
     // SAFETY: the context pointer is live for `'js`, and the format string is a constant
     // with no conversions, so no argument is read.
     unsafe { qjs::JS_ThrowTypeError(ctx.as_raw().as_ptr(), c"".as_ptr()) };
-    let error = ctx.catch();
-    if let Some(object) = error.as_object() {
-        let _ = object.set("message", message);
-    }
-    error
+    caught_with_message(ctx, message)
 }
 
 /// A `RangeError` of the sandbox realm, as a value.
 fn range_error<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
     // SAFETY: as in `type_error`.
     unsafe { qjs::JS_ThrowRangeError(ctx.as_raw().as_ptr(), c"".as_ptr()) };
+    caught_with_message(ctx, message)
+}
+
+/// The error just thrown, taken back as a value, with the whole of `message`.
+fn caught_with_message<'js>(ctx: &Ctx<'js>, message: &str) -> Value<'js> {
     let error = ctx.catch();
     if let Some(object) = error.as_object() {
         let _ = object.set("message", message);
