@@ -15,13 +15,14 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use exec_host::mcp::McpConfig;
 use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
+use exec_host::runtime::GuestSource;
 use exec_host::session::default_results_dir;
 use exec_host::{
-    CallOptions, CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, SessionError, ToolCall,
-    ToolResult, exec_tool,
+    CallOptions, CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, ToolCall, ToolResult, exec_tool,
 };
 
 mod approve;
+mod conformance;
 mod progress;
 mod serve;
 mod terminal;
@@ -48,6 +49,9 @@ enum Command {
     /// Serve the session over MCP (stdio, or streamable HTTP at /mcp): one constant `Exec`
     /// tool in front of every configured MCP server, for any MCP client.
     Serve(ServeFlags),
+    /// Run the WIT-level conformance cases against a guest component (the built-in one by
+    /// default) and print a table of which pass.
+    Conformance(ConformanceFlags),
     /// Print a completion script for SHELL (bash, elvish, fish, powershell, zsh) on stdout.
     #[command(after_help = "Install it where your shell looks, for example:\n  \
         exec-host completions bash > ~/.local/share/bash-completion/completions/exec-host\n  \
@@ -113,9 +117,42 @@ struct RunFlags {
     /// of calls, the tools being waited on, and console lines as the script writes them.
     #[arg(short, long)]
     quiet: bool,
+    #[command(flatten)]
+    sandbox: SandboxFlags,
+}
+
+/// Which guest runs the scripts, and whether its compiled form is cached.
+#[derive(Args, Debug)]
+struct SandboxFlags {
+    /// Run the scripts in this guest component instead of the built-in one: any component of
+    /// the exec-host:sandbox world (see wit/README.md). It is checked before anything runs.
+    #[arg(long, value_name = "FILE.wasm")]
+    guest: Option<PathBuf>,
     /// Do not read or write the compiled-guest cache.
     #[arg(long)]
     no_cache: bool,
+}
+
+impl SandboxFlags {
+    fn options(&self) -> SandboxOptions {
+        let cache_dir = if self.no_cache { None } else { exec_host::runtime::default_cache_dir() };
+        let guest = match &self.guest {
+            Some(path) => GuestSource::File(path.clone()),
+            None => GuestSource::Builtin,
+        };
+        SandboxOptions::default().with_cache_dir(cache_dir).with_guest(guest)
+    }
+}
+
+#[derive(Args, Debug)]
+struct ConformanceFlags {
+    /// Run only the cases whose names contain one of these words.
+    filter: Vec<String>,
+    /// Read the cases from DIR (each NAME.js with its NAME.json) instead of the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    cases: Option<PathBuf>,
+    #[command(flatten)]
+    sandbox: SandboxFlags,
 }
 
 #[derive(Args, Debug)]
@@ -166,9 +203,8 @@ struct ServeFlags {
     session: SessionFlags,
     #[command(flatten)]
     limits: LimitFlags,
-    /// Do not read or write the compiled-guest cache.
-    #[arg(long)]
-    no_cache: bool,
+    #[command(flatten)]
+    sandbox: SandboxFlags,
 }
 
 /// What one script may use.
@@ -250,14 +286,14 @@ struct RunConfig {
     limits: Limits,
     json: bool,
     quiet: bool,
-    cache_dir: Option<PathBuf>,
+    sandbox: SandboxOptions,
 }
 
 /// Everything `serve` needs, resolved from the flags.
 struct ServeConfig {
     session: SessionConfig,
     limits: Limits,
-    cache_dir: Option<PathBuf>,
+    sandbox: SandboxOptions,
     concurrency: u32,
     client_concurrency: u32,
     max_message_bytes: usize,
@@ -266,7 +302,7 @@ struct ServeConfig {
 }
 
 /// A usage or set-up error: one sentence, exit status 2.
-struct UsageError(String);
+pub(crate) struct UsageError(String);
 
 impl<E: std::fmt::Display> From<E> for UsageError {
     fn from(error: E) -> Self {
@@ -297,6 +333,7 @@ fn main() -> ExitCode {
             resolve_session(flags.session).and_then(|session| search(session, flags.query, flags.max_results, flags.json))
         }
         Command::Serve(flags) => resolve_serve(flags).and_then(serve),
+        Command::Conformance(flags) => conformance::run(flags.sandbox.options(), flags.cases.as_deref(), &flags.filter),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "exec-host", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
@@ -347,7 +384,7 @@ fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
     };
     let session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
-    Ok(RunConfig { code, session, limits, json: flags.json, quiet: flags.quiet, cache_dir: cache_dir(flags.no_cache) })
+    Ok(RunConfig { code, session, limits, json: flags.json, quiet: flags.quiet, sandbox: flags.sandbox.options() })
 }
 
 fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
@@ -363,7 +400,7 @@ fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
     Ok(ServeConfig {
         session,
         limits,
-        cache_dir: cache_dir(flags.no_cache),
+        sandbox: flags.sandbox.options(),
         concurrency: flags.concurrency,
         client_concurrency: flags.client_concurrency.min(flags.concurrency),
         max_message_bytes: flags.max_body_bytes,
@@ -441,10 +478,6 @@ fn resolve_limits(flags: &LimitFlags) -> Result<Limits, UsageError> {
         .with_max_nested_wait(flags.max_nested_wait_ms.map(Duration::from_millis));
     limits.check().map_err(|why| UsageError(format!("invalid limits: {why}")))?;
     Ok(limits)
-}
-
-fn cache_dir(no_cache: bool) -> Option<PathBuf> {
-    if no_cache { None } else { exec_host::runtime::default_cache_dir() }
 }
 
 fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
@@ -553,10 +586,10 @@ async fn start_session(
     Ok(Some(session))
 }
 
-/// A session error as one sentence: the error and every cause beneath it.
-fn usage(error: SessionError) -> UsageError {
+/// An error as one sentence: the error and every cause beneath it.
+pub(crate) fn usage<E: std::error::Error>(error: E) -> UsageError {
     let mut sentence = error.to_string();
-    let mut cause = std::error::Error::source(&error);
+    let mut cause = error.source();
     while let Some(inner) = cause {
         let text = inner.to_string();
         if !sentence.contains(&text) {
@@ -575,7 +608,7 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         // Listen first, so a signal during set-up ends the run cleanly too.
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
-        let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir.clone()).with_max_concurrent_execs(4);
+        let sandbox = config.sandbox.with_max_concurrent_execs(4);
         let Some(session) = start_session(config.session, sandbox, config.limits, Start::for_the_author(), &abort).await? else {
             return Ok::<_, UsageError>(None);
         };
@@ -614,7 +647,7 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
     runtime.block_on(async {
         let signal = CancellationToken::new();
         cancel_on_stop_signals(signal.clone())?;
-        let sandbox = SandboxOptions::default().with_cache_dir(config.cache_dir).with_max_concurrent_execs(config.concurrency);
+        let sandbox = config.sandbox.with_max_concurrent_execs(config.concurrency);
         // Each client's gateway makes a session of its own whose calls ask that client.
         let nobody = serve::ClientApprover::never("no MCP client is connected");
         let start = Start::for_a_model(Arc::new(nobody));

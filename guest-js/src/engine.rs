@@ -140,7 +140,7 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
                 label,
                 args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone())),
             ) {
-                Ok(json) => match tools::start_call(&name, &json) {
+                Ok(json) => match tools::call(&name, &json) {
                     tools::Started::Pending(id) => {
                         let settlers = (Persistent::save(&ctx, resolve), Persistent::save(&ctx, reject));
                         PENDING.with(|pending| pending.borrow_mut().insert(id, settlers));

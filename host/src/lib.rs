@@ -37,6 +37,7 @@
 
 pub mod announce;
 mod callee;
+pub mod conformance;
 mod dts;
 pub mod exec_tool;
 mod funnel;

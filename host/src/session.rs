@@ -589,6 +589,8 @@ impl Session {
             abort: options.abort,
             watcher: options.on_nested_call,
             console: options.on_console,
+            trace: false,
+            run_options: None,
         };
         let mut outcome = self.inner.sandbox.exec(request.clone(), scope.clone()).await;
         // A script the engine cannot parse may be TypeScript: read as such, with its types

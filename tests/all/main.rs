@@ -4,7 +4,6 @@
 mod attacks;
 mod budget;
 mod builtin_tools;
-mod conformance;
 mod hardening;
 mod isolation;
 mod mcp;

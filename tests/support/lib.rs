@@ -6,7 +6,7 @@
 //! and tools that fail, never return, or count their calls.
 
 pub mod attack;
-pub mod cases;
+pub mod host_cases;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

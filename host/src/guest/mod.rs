@@ -59,11 +59,55 @@ pub const WASI_INTERFACES: &[&str] = &[
 pub const SANDBOX_INTERFACES: &[&str] =
     &["exec-host:sandbox/tools", "exec-host:sandbox/tool-search", "exec-host:sandbox/console"];
 
+/// Whether `bytes` can be a guest at all, judged from the binary's preamble before anything
+/// compiles it: a component, not a core module or something else. `Err` says what it is.
+pub(crate) fn check_is_component(bytes: &[u8]) -> Result<(), String> {
+    // Every WebAssembly binary starts with `\0asm` and a 4-byte version: a core module's is
+    // 1 (`01 00 00 00`); a component's is `0d 00` (the component-model version) and layer 1.
+    const MAGIC: &[u8] = b"\0asm";
+    const COMPONENT: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
+    const CORE_MODULE: [u8; 4] = [0x01, 0x00, 0x00, 0x00];
+    match bytes.get(..8) {
+        Some(head) if head.starts_with(MAGIC) && head[4..] == COMPONENT => Ok(()),
+        Some(head) if head.starts_with(MAGIC) && head[4..] == CORE_MODULE => Err(
+            "it is a core WebAssembly module, not a component; a guest is a component of the exec-host:sandbox world (wasm-tools component new makes one from a module)".into(),
+        ),
+        Some(head) if head.starts_with(MAGIC) => Err(format!(
+            "it is WebAssembly of a version or layer this host does not know ({:02x} {:02x} {:02x} {:02x})",
+            head[4], head[5], head[6], head[7]
+        )),
+        _ => Err("it is not WebAssembly (it does not start with \\0asm)".into()),
+    }
+}
+
+/// Refuses a guest that imports anything outside [`WASI_INTERFACES`] and
+/// [`SANDBOX_INTERFACES`] (a file system, sockets, HTTP, …): `imports` are the component's
+/// import names, `package:name/interface@version`. Every guest passes this before it is
+/// linked, the built-in one included, so the list above is the whole of what a script's
+/// engine can reach.
+pub(crate) fn check_imports<'a>(imports: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+    let refused: Vec<&str> = imports
+        .into_iter()
+        .filter(|import| {
+            let interface = import.split('@').next().unwrap_or(import);
+            !WASI_INTERFACES.contains(&interface) && !SANDBOX_INTERFACES.contains(&interface)
+        })
+        .collect();
+    match refused.as_slice() {
+        [] => Ok(()),
+        _ => Err(format!(
+            "it imports {}, which the sandbox does not provide: a guest may import only exec-host:sandbox's tools, tool-search and console and the WASI interfaces listed in the WIT's README ({})",
+            refused.iter().take(5).map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
+            WASI_INTERFACES.join(", ")
+        )),
+    }
+}
+
 /// What the host answers for the guest's imports of our own contract.
 pub(crate) trait GuestHost: WasiView + Send + 'static {
-    /// `tools.start-call`: starts a call without blocking; `done` when it is answered (or
+    /// `tools.call`: starts a call without blocking; `done` when it is answered (or
     /// refused) at once.
-    fn start_call(&mut self, name: String, args_json: String) -> Started;
+    fn call(&mut self, name: String, args_json: String) -> Started;
 
     /// `tools.start-timer`: starts a timer due in `delay_ms`; `Err` is the script's message
     /// when it may not have another one pending.
@@ -130,8 +174,8 @@ impl<T: GuestHost> HasData for Imports<'static, T> {
 }
 
 impl<T: GuestHost> tools::Host for Imports<'_, T> {
-    fn start_call(&mut self, name: String, args_json: String) -> Started {
-        self.0.start_call(name, args_json)
+    fn call(&mut self, name: String, args_json: String) -> Started {
+        self.0.call(name, args_json)
     }
 
     fn start_timer(&mut self, delay_ms: u32) -> Result<u32, String> {

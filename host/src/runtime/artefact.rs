@@ -4,6 +4,11 @@
 //! The artefact is built from `guest-js/` and `wit/` by `scripts/build-guest` and
 //! committed, so building the host needs no WebAssembly C toolchain. Its source hash is
 //! committed beside it; a test fails when the sources change without a rebuild.
+//!
+//! Another guest (any component of the `exec-host:sandbox` world, [`GuestSource::File`])
+//! is compiled and cached the same way but not pre-initialised: running its `init` here
+//! would run foreign code before any limit applies, so each Exec calls `init` itself,
+//! inside the script's budget.
 
 use std::hash::Hasher;
 use std::io::Write;
@@ -16,6 +21,7 @@ use wasmtime::{Engine, Store};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
 use super::ExecState;
+use crate::guest;
 
 /// The guest component as built by `scripts/build-guest`.
 pub const GUEST_COMPONENT: &[u8] = include_bytes!("../../artefacts/exec-guest.wasm");
@@ -24,7 +30,30 @@ pub const GUEST_COMPONENT: &[u8] = include_bytes!("../../artefacts/exec-guest.wa
 pub const GUEST_SOURCES_SHA256: &str = include_str!("../../artefacts/exec-guest.sources-sha256");
 
 /// Bumped when what the cache holds changes meaning (for example how it is initialised).
-const CACHE_FORMAT: &str = "exec-host-guest-cache-1";
+const CACHE_FORMAT: &str = "exec-host-guest-cache-2";
+
+/// Bytes of a guest component file the host reads; a larger file is refused unread.
+pub const MAX_GUEST_COMPONENT_BYTES: u64 = 128 * 1024 * 1024;
+
+/// Which guest component runs the scripts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GuestSource {
+    /// The engine built from this repository's `guest-js/`, embedded in the host.
+    #[default]
+    Builtin,
+    /// Any component of the `exec-host:sandbox` world, read from this file. It is checked
+    /// before anything runs: a component, importing nothing outside the contract and the
+    /// listed WASI interfaces, exporting `init` and `run` as the world says.
+    File(PathBuf),
+}
+
+/// A compiled guest, and whether its `init` already ran (pre-initialised) or must run at
+/// the start of each Exec.
+pub(crate) struct Loaded {
+    pub component: Component,
+    pub initialised: bool,
+}
 
 /// Why the sandbox could not be set up. The cause is the error's source.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +61,9 @@ const CACHE_FORMAT: &str = "exec-host-guest-cache-1";
 pub enum SetupError {
     #[error("the WebAssembly engine could not be configured")]
     Engine(#[source] BoxError),
+    /// The guest component is not one this host runs; `reason` says why.
+    #[error("the guest component {guest} was refused: {reason}")]
+    Refused { guest: String, reason: String },
     #[error("the guest component could not be prepared: {step}")]
     Guest {
         step: String,
@@ -46,6 +78,15 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 impl SetupError {
     pub(crate) fn engine(error: wasmtime::Error) -> Self {
         SetupError::Engine(error.into())
+    }
+
+    /// `source` is refused for `reason`, a sentence about "it".
+    pub(crate) fn refused(source: &GuestSource, reason: impl Into<String>) -> Self {
+        let guest = match source {
+            GuestSource::Builtin => "built into exec-host".to_string(),
+            GuestSource::File(path) => format!("`{}`", path.display()),
+        };
+        SetupError::Refused { guest, reason: reason.into() }
     }
 
     pub(crate) fn guest(step: &str, error: impl Into<BoxError>) -> Self {
@@ -66,14 +107,65 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 }
 
 /// The ready-to-instantiate guest: from the cache when it holds this exact guest compiled
-/// by a compatible engine, else pre-initialised, compiled and written to the cache.
-pub async fn load(
+/// by a compatible engine, else compiled (the built-in one pre-initialised first) and
+/// written to the cache.
+pub(crate) async fn load(
     engine: &Engine,
     linker: &Linker<ExecState>,
+    source: &GuestSource,
+    cache_dir: Option<&Path>,
+    scratch: impl FnOnce() -> ExecState,
+) -> Result<Loaded, SetupError> {
+    let (bytes, initialised) = match source {
+        GuestSource::Builtin => (std::borrow::Cow::Borrowed(GUEST_COMPONENT), true),
+        GuestSource::File(path) => {
+            (std::borrow::Cow::Owned(read_guest_file(path).map_err(|why| SetupError::refused(source, why))?), false)
+        }
+    };
+    guest::check_is_component(&bytes).map_err(|why| SetupError::refused(source, why))?;
+    let component = compile(engine, linker, &bytes, initialised, cache_dir, scratch).await?;
+    Ok(Loaded { component, initialised })
+}
+
+/// Reads a guest component file: a regular file (not a FIFO or a device, which could block
+/// or never end) of at most [`MAX_GUEST_COMPONENT_BYTES`]. `Err` says why not.
+fn read_guest_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    // Opening a FIFO for reading would wait for a writer: look before opening.
+    let metadata = std::fs::metadata(path).map_err(|e| format!("it cannot be opened ({e})"))?;
+    if !metadata.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("it cannot be opened ({e})"))?;
+    let metadata = file.metadata().map_err(|e| format!("it cannot be inspected ({e})"))?;
+    // It may have been swapped since it was looked at; what is open is what counts.
+    if !metadata.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if metadata.len() > MAX_GUEST_COMPONENT_BYTES {
+        return Err(format!(
+            "it takes {} bytes, more than the {MAX_GUEST_COMPONENT_BYTES} a guest component may",
+            metadata.len()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(MAX_GUEST_COMPONENT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("it cannot be read ({e})"))?;
+    if bytes.len() as u64 > MAX_GUEST_COMPONENT_BYTES {
+        return Err(format!("it grew past {MAX_GUEST_COMPONENT_BYTES} bytes while it was read"));
+    }
+    Ok(bytes)
+}
+
+/// Compiles `bytes` (pre-initialised first when `initialise`), or maps the cached result.
+async fn compile(
+    engine: &Engine,
+    linker: &Linker<ExecState>,
+    bytes: &[u8],
+    initialise: bool,
     cache_dir: Option<&Path>,
     scratch: impl FnOnce() -> ExecState,
 ) -> Result<Component, SetupError> {
-    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine))));
+    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine, bytes, initialise))));
     if let Some(path) = &path
         && path.exists()
     {
@@ -90,8 +182,13 @@ pub async fn load(
             Err(why) => warn!("not using the cached guest {}: {why}", path.display()),
         }
     }
-    let snapshot = preinitialise(engine, linker, scratch()).await?;
-    let compiled = engine.precompile_component(&snapshot).map_err(|e| SetupError::guest("compiling it failed", e))?;
+    let compiled = if initialise {
+        let snapshot = preinitialise(engine, linker, bytes, scratch()).await?;
+        engine.precompile_component(&snapshot)
+    } else {
+        engine.precompile_component(bytes)
+    }
+    .map_err(|e| SetupError::guest("compiling it failed", e))?;
     if let Some(path) = &path
         && let Err(error) = write_cache(path, &compiled)
     {
@@ -101,10 +198,11 @@ pub async fn load(
     unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::guest("loading it failed", e))
 }
 
-fn cache_key(engine: &Engine) -> String {
+fn cache_key(engine: &Engine, bytes: &[u8], initialised: bool) -> String {
     let mut hasher = Sha256Hasher(Sha256::new());
     hasher.0.update(CACHE_FORMAT.as_bytes());
-    hasher.0.update(GUEST_COMPONENT);
+    hasher.0.update([u8::from(initialised)]);
+    hasher.0.update(bytes);
     std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
     let digest = hasher.0.finalize();
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
@@ -162,14 +260,19 @@ fn write_cache(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Runs the guest's `init` once and snapshots the result (wizer), so every Exec starts
 /// from an engine that is already set up.
-async fn preinitialise(engine: &Engine, linker: &Linker<ExecState>, scratch: ExecState) -> Result<Vec<u8>, SetupError> {
+async fn preinitialise(
+    engine: &Engine,
+    linker: &Linker<ExecState>,
+    bytes: &[u8],
+    scratch: ExecState,
+) -> Result<Vec<u8>, SetupError> {
     let mut store = Store::new(engine, scratch);
     // Initialisation is not a script: no budget applies.
     store.set_epoch_deadline(u64::MAX);
     let mut wizer = Wizer::new();
     wizer.init_func("init").keep_init_func(true);
     let (context, instrumented) =
-        wizer.instrument_component(GUEST_COMPONENT).map_err(|e| SetupError::guest("instrumenting it failed", e))?;
+        wizer.instrument_component(bytes).map_err(|e| SetupError::guest("instrumenting it failed", e))?;
     let component = Component::new(engine, &instrumented).map_err(|e| SetupError::guest("compiling it failed", e))?;
     let instance =
         linker.instantiate_async(&mut store, &component).await.map_err(|e| SetupError::guest("instantiating it failed", e))?;

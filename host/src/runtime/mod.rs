@@ -16,6 +16,7 @@ mod limits;
 mod outcome;
 mod state;
 mod timers;
+mod trace;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,7 +28,9 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder, Trap, UpdateDeadline,
 };
 
-pub use artefact::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, SetupError, default_cache_dir};
+pub use artefact::{
+    GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, MAX_GUEST_COMPONENT_BYTES, SetupError, default_cache_dir,
+};
 pub use calls::{CallOutcome, CallWatcher, NestedCall, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS};
 pub(crate) use calls::{ScriptTools, ToolFuture};
 pub use limits::*;
@@ -35,6 +38,7 @@ pub use outcome::Failure;
 pub(crate) use outcome::{ExecOutcome, ExecRequest};
 pub(crate) use state::ExecState;
 pub use state::{ConsoleLevel, ConsoleWatcher};
+pub use trace::{BoundaryEvent, MAX_TRACE_BYTES, MAX_TRACE_EVENTS, Trace};
 
 use self::calls::{CallRecord, Images, NestedCalls, NestedWaitExceeded};
 use self::clock::{Charged, GuestClock, Ticker};
@@ -62,6 +66,8 @@ pub struct SandboxOptions {
     pub cache_dir: Option<PathBuf>,
     /// Execs that can run at once; each holds one slot of the instance pool.
     pub max_concurrent_execs: u32,
+    /// The guest component that runs the scripts.
+    pub guest: GuestSource,
 }
 
 impl SandboxOptions {
@@ -76,11 +82,17 @@ impl SandboxOptions {
         self.max_concurrent_execs = execs;
         self
     }
+
+    /// The guest component that runs the scripts (the built-in one by default).
+    pub fn with_guest(mut self, guest: GuestSource) -> Self {
+        self.guest = guest;
+        self
+    }
 }
 
 impl Default for SandboxOptions {
     fn default() -> Self {
-        SandboxOptions { cache_dir: default_cache_dir(), max_concurrent_execs: 1000 }
+        SandboxOptions { cache_dir: default_cache_dir(), max_concurrent_execs: 1000, guest: GuestSource::Builtin }
     }
 }
 
@@ -93,6 +105,8 @@ pub struct Sandbox {
 struct Inner {
     engine: Engine,
     pre: SandboxPre<ExecState>,
+    /// Whether the guest's `init` already ran (pre-initialised); if not, each Exec runs it.
+    initialised: bool,
     ticker: Ticker,
 }
 
@@ -131,11 +145,26 @@ impl Sandbox {
                 StoreLimitsBuilder::new().build(),
             )
         };
-        let component = artefact::load(&engine, &linker, options.cache_dir.as_deref(), scratch).await?;
-        let pre = linker.instantiate_pre(&component).map_err(|e| SetupError::guest("linking it failed", e))?;
-        let pre = SandboxPre::new(pre).map_err(|e| SetupError::guest("it does not fit the contract", e))?;
+        let loaded = artefact::load(&engine, &linker, &options.guest, options.cache_dir.as_deref(), scratch).await?;
+        let component = loaded.component;
+        let imports: Vec<String> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
+        guest::check_imports(imports.iter().map(String::as_str)).map_err(|why| SetupError::refused(&options.guest, why))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| {
+            SetupError::refused(
+                &options.guest,
+                format!("its imports do not link with this host's exec-host:sandbox and WASI ({e:#})"),
+            )
+        })?;
+        let pre = SandboxPre::new(pre).map_err(|e| {
+            SetupError::refused(
+                &options.guest,
+                format!(
+                    "it does not export the exec-host:sandbox world's `init` and `run` as this host's WIT declares them ({e:#})"
+                ),
+            )
+        })?;
         let ticker = Ticker::start(engine.clone());
-        Ok(Sandbox { inner: Arc::new(Inner { engine, pre, ticker }) })
+        Ok(Sandbox { inner: Arc::new(Inner { engine, pre, initialised: loaded.initialised, ticker }) })
     }
 
     /// The interfaces the guest component imports, as `package/interface@version`.
@@ -147,7 +176,7 @@ impl Sandbox {
     /// Runs one script whose `tools` reach `tools`. Never panics and never fails as a call:
     /// every way a script can go wrong is a failure in the outcome.
     pub(crate) async fn exec(&self, request: ExecRequest, tools: Arc<dyn ScriptTools>) -> ExecOutcome {
-        let ExecRequest { code, limits, abort, watcher, console } = request;
+        let ExecRequest { code, limits, abort, watcher, console, trace, run_options } = request;
         if code.trim().is_empty() {
             return ExecOutcome::refused("the code is empty");
         }
@@ -161,13 +190,14 @@ impl Sandbox {
         let calls = NestedCalls::new(tools, &limits, calls_cancel, CallRecord::new(watcher));
         let memory = usize::try_from(limits.max_memory_bytes).unwrap_or(usize::MAX);
         let store_limits = StoreLimitsBuilder::new().memory_size(memory).build();
-        let state = ExecState::new(
+        let mut state = ExecState::new(
             calls,
             ConsoleLog::new(limits.max_log_chars).watched(console),
             Images::new(limits.max_images),
             clock.clone(),
             store_limits,
         );
+        state.trace = trace.then(Trace::default);
 
         let mut store = Store::new(&self.inner.engine, state);
         store.limiter(|state| &mut state.limiter);
@@ -180,15 +210,8 @@ impl Sandbox {
         });
         store.set_epoch_deadline(1);
 
-        let options = RunOptions {
-            heap_bytes: limits.heap_bytes(),
-            stack_bytes: ENGINE_STACK_BYTES,
-            random_seed: random_seed(),
-            argument_bytes: limits.max_argument_bytes as u64,
-            argument_depth: MAX_ARGUMENT_DEPTH,
-            // One unit past the cap, so the host still sees that the line was cut.
-            log_line_chars: u32::try_from(limits.max_log_chars.saturating_add(1)).unwrap_or(u32::MAX),
-        };
+        let options = run_options.unwrap_or_else(|| guest_options(&limits));
+        let initialised = self.inner.initialised;
         let finished = if abort.is_cancelled() {
             None
         } else {
@@ -201,6 +224,9 @@ impl Sandbox {
                         .instantiate_async(&mut *store)
                         .await
                         .map_err(|e| wasmtime::Error::new(CouldNotStart(format!("{e:#}"))))?;
+                    if !initialised {
+                        sandbox.call_init(&mut *store).await?;
+                    }
                     let names = store.data().calls.tools().clone();
                     sandbox.call_run(&mut *store, &code, names.names(), options).await
                 },
@@ -232,7 +258,21 @@ impl Sandbox {
             calls,
             calls_omitted,
             guest_time: clock.spent(),
+            trace: state.trace,
         }
+    }
+}
+
+/// What the guest is told of the limits: the host enforces its own as well.
+fn guest_options(limits: &Limits) -> RunOptions {
+    RunOptions {
+        heap_bytes: limits.heap_bytes(),
+        stack_bytes: ENGINE_STACK_BYTES,
+        random_seed: random_seed(),
+        argument_bytes: limits.max_argument_bytes as u64,
+        argument_depth: MAX_ARGUMENT_DEPTH,
+        // One unit past the cap, so the host still sees that the line was cut.
+        log_line_chars: u32::try_from(limits.max_log_chars.saturating_add(1)).unwrap_or(u32::MAX),
     }
 }
 

@@ -9,6 +9,8 @@ use tokio_util::sync::CancellationToken;
 use super::Limits;
 use super::calls::{CallWatcher, NestedCall};
 use super::state::ConsoleWatcher;
+use super::trace::Trace;
+use crate::guest::RunOptions;
 use crate::tools::{Image, Stage};
 
 /// One Exec: the script, its limits, its abort signal, and who watches its calls.
@@ -22,6 +24,11 @@ pub(crate) struct ExecRequest {
     pub watcher: Option<CallWatcher>,
     /// Sees each console line as it is kept.
     pub console: Option<ConsoleWatcher>,
+    /// Whether to keep the boundary's [`Trace`].
+    pub trace: bool,
+    /// The guest's own limits, when they are not derived from `limits` (a conformance
+    /// case sets them as they are).
+    pub run_options: Option<RunOptions>,
 }
 
 /// How an Exec failed. Every way a script can go wrong ends here; none is a panic or a
@@ -115,6 +122,8 @@ pub(crate) struct ExecOutcome {
     pub calls_omitted: usize,
     /// Time the script itself ran.
     pub guest_time: Duration,
+    /// What the guest asked of the host, when the request asked for it.
+    pub trace: Option<Trace>,
 }
 
 impl ExecOutcome {
@@ -128,6 +137,7 @@ impl ExecOutcome {
             calls: Vec::new(),
             calls_omitted: 0,
             guest_time: Duration::ZERO,
+            trace: None,
         }
     }
 }

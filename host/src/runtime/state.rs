@@ -13,6 +13,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::calls::{self, Images, NestedCalls};
 use super::clock::GuestClock;
 use super::timers::Timers;
+use super::trace::{BoundaryEvent, Trace};
 use crate::guest::{Completion, Event, GuestHost, Level, Started, ToolValue};
 use crate::tools::{ScriptValue, ToolError, ToolOutput};
 
@@ -29,6 +30,8 @@ pub(crate) struct ExecState {
     pub(crate) images: Images,
     pub(crate) clock: Arc<GuestClock>,
     pub(crate) stderr: MemoryOutputPipe,
+    /// The boundary's events, when the Exec asked for them.
+    pub(crate) trace: Option<Trace>,
 }
 
 impl ExecState {
@@ -42,7 +45,24 @@ impl ExecState {
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
         // No preopens, no environment, no arguments; stdout is discarded.
         let wasi = wasmtime_wasi::WasiCtxBuilder::new().stderr(stderr.clone()).build();
-        ExecState { wasi, table: ResourceTable::new(), limiter, calls, timers: Timers::default(), console, images, clock, stderr }
+        ExecState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter,
+            calls,
+            timers: Timers::default(),
+            console,
+            images,
+            clock,
+            stderr,
+            trace: None,
+        }
+    }
+
+    fn trace(&mut self, event: impl FnOnce() -> BoundaryEvent) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(event());
+        }
     }
 
     /// A finished call as the script gets it: images set aside as attachments, the value
@@ -68,7 +88,8 @@ impl WasiView for ExecState {
 }
 
 impl GuestHost for ExecState {
-    fn start_call(&mut self, name: String, args_json: String) -> Started {
+    fn call(&mut self, name: String, args_json: String) -> Started {
+        self.trace(|| BoundaryEvent::Call { name: name.clone(), args_json: args_json.clone() });
         // The tool's first poll is the tool's time (and any wake-up of another thread it
         // causes), not the script's.
         let paused = self.clock.pause();
@@ -104,12 +125,14 @@ impl GuestHost for ExecState {
 
     fn search(&mut self, args_json: String) -> Result<String, String> {
         // Searching is the host's work, like a tool's, not the script's time.
+        self.trace(|| BoundaryEvent::Search { args_json: args_json.clone() });
         let _paused = self.clock.pause();
         self.calls.search(&args_json)
     }
 
     fn console_write(&mut self, level: Level, message: String, cut_units: u64) {
         self.console.write(level, &message, cut_units);
+        self.trace(|| BoundaryEvent::Console { level: level.into(), message, cut_units });
     }
 }
 

@@ -1,0 +1,2 @@
+console.log("before the failure");
+throw new RangeError("step 2 broke");
