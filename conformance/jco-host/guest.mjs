@@ -8,6 +8,7 @@
 
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { transpile } from '@bytecodealliance/jco';
@@ -57,8 +58,10 @@ export async function loadGuest(wasmPath, buildDir) {
 
 /** The version of jco in use, from its package.json (which its `exports` do not list). */
 function jcoVersion() {
-  const api = new URL(import.meta.resolve('@bytecodealliance/jco'));
-  return JSON.parse(readFileSync(new URL('../package.json', api), 'utf8')).version;
+  // createRequire rather than import.meta.resolve, which early Node 20 releases hide
+  // behind a flag. The entry point is dist/api.js, next to which is ../package.json.
+  const api = createRequire(import.meta.url).resolve('@bytecodealliance/jco');
+  return JSON.parse(readFileSync(join(dirname(api), '../package.json'), 'utf8')).version;
 }
 
 /**

@@ -209,4 +209,9 @@ function usage(problem) {
   return 0;
 }
 
+// Piped into `head` and the like: stop quietly once the reader has gone.
+process.stdout.on('error', (e) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 1);
+  throw e;
+});
 process.exitCode = await main();
