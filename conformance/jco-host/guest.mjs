@@ -66,8 +66,9 @@ function jcoVersion() {
 
 /**
  * WASI for the guest, as the Rust host gives it (a default `WasiCtx`): no environment
- * variables, no arguments beyond the program name, real clocks and seeds; stderr goes
- * to this process's stderr (the guest writes there only when it panics).
+ * variables, no arguments beyond the program name, real seeds; stderr goes to this
+ * process's stderr (the guest writes there only when it panics). The host's imports
+ * replace the wall clock with one that follows the run's virtual time (host.mjs).
  */
 function wasiImports() {
   const wasi = new WASIShim({ sandbox: { env: {}, args: ['exec-guest'] } }).getImportObject();

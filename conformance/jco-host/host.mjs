@@ -1,6 +1,7 @@
 // The exec-host side of one run: the three `exec-host:sandbox` interfaces the guest
 // imports (`tools`, `tool-search`, `console`), answered from a case's scripted `answers`
-// and `searches`, on a VIRTUAL clock, recording the events the case compares.
+// and `searches`, on a VIRTUAL clock, recording the events the case compares; and the
+// guest's wall clock, which follows the virtual one.
 //
 // The host is synchronous, as the WIT is: `wait-next` is a blocking import, and here it
 // never blocks for real. The clock `now` (milliseconds, from 0) only moves in
@@ -31,7 +32,8 @@ const MAX_WAITS = 100_000;
  * Makes the imports for one run of `caseData` (a parsed `NAME.json`).
  *
  * Returns `{ imports, events }`: `imports` maps the interface names, as jco's
- * instantiation mode looks them up (without the `@version`), to their functions;
+ * instantiation mode looks them up (without the `@version`), to their functions (it
+ * replaces preview2-shim's `wasi:clocks/wall-clock`);
  * `events` fills up with the case's events as the guest calls the imports.
  */
 export function makeHost(caseData) {
@@ -124,6 +126,19 @@ export function makeHost(caseData) {
     events.push(event);
   }
 
+  // `wasi:clocks/wall-clock`, which the guest reads for `Date.now()`: the real time
+  // plus the virtual time that has passed, so that a script that measures a timer sees
+  // it take (at least) its delay, while time the script spends computing still counts.
+  const wallClock = {
+    now() {
+      const ms = Date.now() + now;
+      return { seconds: BigInt(Math.floor(ms / 1000)), nanoseconds: (ms % 1000) * 1_000_000 };
+    },
+    resolution() {
+      return { seconds: 0n, nanoseconds: 1_000_000 };
+    },
+  };
+
   const tools = {
     // The WIT function `start-call` is being renamed `call` (same signature); jco names
     // them `startCall` and `call`. Both are provided, so the guest built before or after
@@ -141,6 +156,7 @@ export function makeHost(caseData) {
       'exec-host:sandbox/tools': tools,
       'exec-host:sandbox/tool-search': { search },
       'exec-host:sandbox/console': { write },
+      'wasi:clocks/wall-clock': wallClock,
     },
   };
 }
