@@ -14,8 +14,8 @@
 // - an import whose own return type is `result<T, E>` (`search`, `start-timer`) may
 //   return `{ tag: 'ok' | 'err', val }` explicitly; jco also takes a plain return as
 //   `ok` and a throw as `err` (the thrown value's `payload`, or the thrown value itself
-//   when it is not an Error). This host always returns the explicit form, so an `ok`
-//   payload can never be mistaken for a result;
+//   when it is not an Error; an Error without `payload` is a trap). This host always
+//   returns the explicit form, so an `ok` payload can never be mistaken for a result;
 // - u32 is a Number, u64 a BigInt (`cut-units`).
 // A JavaScript exception thrown from an import that does not return a `result`
 // (`wait-next` here) is a trap: it unwinds out of the guest and ends the run.
@@ -25,16 +25,19 @@ import { jsonEqual } from './json.mjs';
 const ok = (val) => ({ tag: 'ok', val });
 const err = (val) => ({ tag: 'err', val });
 
-/** Bounds that keep a run of a broken or unbounded script from hanging the runner. */
+/**
+ * Keeps a script that never ends (a timer that re-arms itself for ever) from hanging the
+ * runner: more `wait-next` calls than this in one run end it as a trap.
+ */
 const MAX_WAITS = 100_000;
 
 /**
  * Makes the imports for one run of `caseData` (a parsed `NAME.json`).
  *
  * Returns `{ imports, events }`: `imports` maps the interface names, as jco's
- * instantiation mode looks them up (without the `@version`), to their functions (it
- * replaces preview2-shim's `wasi:clocks/wall-clock`);
- * `events` fills up with the case's events as the guest calls the imports.
+ * instantiation mode looks them up (without the `@version`), to their functions, and
+ * replaces preview2-shim's `wasi:clocks/wall-clock`; `events` fills up with the case's
+ * events as the guest calls the imports.
  */
 export function makeHost(caseData) {
   const events = [];
@@ -60,12 +63,12 @@ export function makeHost(caseData) {
     events.push({ call: name, args });
     const answer = take(answers, (a) => a.tool === name, args);
     if (!answer) return { tag: 'done', val: err(`no answer is scripted for ${name}`) };
-    const outcome = toolOutcome(answer);
     if (answer.never === true) {
       const id = nextCallId++;
       calls.push({ id, due: Infinity, seq: seq++, outcome: null });
       return { tag: 'pending', val: id };
     }
+    const outcome = toolOutcome(answer);
     if (answer.after_ms !== undefined) {
       const id = nextCallId++;
       calls.push({ id, due: now + answer.after_ms, seq: seq++, outcome });
@@ -178,11 +181,10 @@ function toolOutcome(answer) {
   if ('value' in answer) return ok({ tag: 'json', val: JSON.stringify(answer.value) });
   if ('text' in answer) return ok({ tag: 'text', val: String(answer.text) });
   if ('error' in answer) return err(String(answer.error));
-  if (answer.never === true) return null;
-  throw new Error(`an answer has none of "value", "text", "error", "never": ${JSON.stringify(answer)}`);
+  throw new Error(`an answer has none of "value", "text", "error": ${JSON.stringify(answer)}`);
 }
 
-/** `args-json` parsed; the raw text when it is not JSON (then it cannot match anything). */
+/** `args-json` parsed; when it is not JSON, the raw text in an object no answer matches. */
 function parseArgs(argsJson) {
   try {
     return JSON.parse(argsJson);
