@@ -56,7 +56,7 @@ export function makeHost(caseData) {
   // Pending timers: { id, due, seq }.
   const timers = [];
 
-  // `tools.call` / `tools.start-call`: records the event, then answers at once (`done`)
+  // `tools.call`: records the event, then answers at once (`done`)
   // or later (`pending`, yielded by `wait-next` when due).
   function call(name, argsJson) {
     const args = parseArgs(argsJson);
@@ -143,10 +143,6 @@ export function makeHost(caseData) {
   };
 
   const tools = {
-    // The WIT function `start-call` is being renamed `call` (same signature); jco names
-    // them `startCall` and `call`. Both are provided, so the guest built before or after
-    // the rename finds its import.
-    startCall: call,
     call,
     startTimer,
     cancelTimer,

@@ -33,7 +33,8 @@
 //! of declarations and pool), [`render`] (a result's model, history and client
 //! projections), [`results`] (compacted results and `view_tool_call`), [`message`] and
 //! [`provider`] (the conversation, and its rendering for model APIs), [`exec_tool`],
-//! [`search`], [`settings`], [`mcp`], [`runtime`] (the sandbox and its limits), [`tools`].
+//! [`search`], [`settings`], [`mcp`], [`runtime`] (the sandbox and its limits), [`tools`];
+//! beside them [`conformance`], the WIT-level cases run against a guest.
 
 pub mod announce;
 mod callee;

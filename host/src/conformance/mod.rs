@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::case::{Case, cases_in};
 use self::scripted::ScriptedTools;
-use crate::runtime::{BoundaryEvent, ConsoleLevel, ExecOutcome, ExecRequest, Failure, Limits, Sandbox};
+use crate::runtime::{BoundaryEvent, ConsoleLevel, ExecOutcome, ExecRequest, Failure, Sandbox};
 
 /// The cases of this repository's `conformance/cases`, built into the binary.
 pub fn builtin_cases() -> Vec<Case> {
@@ -59,7 +59,7 @@ pub async fn run_case(sandbox: &Sandbox, case: &Case) -> CaseRun {
     let spec = &case.spec;
     let request = ExecRequest {
         code: case.script.clone(),
-        limits: spec.host.clone().unwrap_or_else(Limits::default),
+        limits: spec.host.clone().unwrap_or_default(),
         abort: CancellationToken::new(),
         watcher: None,
         console: None,
