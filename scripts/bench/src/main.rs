@@ -2,8 +2,12 @@
 //! implementations themselves, then prints medians side by side with ratios.
 //!
 //! ```text
-//! cargo run --release -p exec-host-bench -- [--peers DIR] [--quick] [--only=a,b] [--runs N]
+//! cargo run --release -p exec-host-bench -- [--peers DIR] [--quick] [--only=a,b] [--record FILE]
 //! ```
+//!
+//! `--record FILE` appends one JSON line to FILE: the commit measured, the date, the
+//! machine's cores and the median of every benchmark run (ours only), so a history of the
+//! figures per commit (`docs/bench-history.jsonl`) shows a regression.
 //!
 //! `--peers DIR` (or `EXEC_HOST_PEERS`) points at a folder holding the peer implementations
 //! (`node-vm-worker/`, `quickjs-emscripten/`, each with `bench.mjs`); they are copied into
@@ -29,6 +33,9 @@ use exec_host_tests::{FixtureTool, Harness};
 use serde_json::{Value, json};
 
 const BIG_BUDGET: Duration = Duration::from_secs(60);
+
+/// Trivial Execs one `throughput_N` sample runs.
+const THROUGHPUT_EXECS: usize = 2_000;
 
 const COMPUTE: &str = r#"
 const t0 = Date.now();
@@ -68,6 +75,9 @@ const BENCHES: &[Bench] = &[
     Bench { name: "flat_call", samples: 20, quick_samples: 3, warmup: 2 },
     Bench { name: "policy_50_rules", samples: 20, quick_samples: 3, warmup: 2 },
     Bench { name: "hooks", samples: 10, quick_samples: 2, warmup: 1 },
+    Bench { name: "throughput_1", samples: 5, quick_samples: 1, warmup: 1 },
+    Bench { name: "throughput_2", samples: 5, quick_samples: 1, warmup: 1 },
+    Bench { name: "throughput_16", samples: 5, quick_samples: 1, warmup: 1 },
 ];
 
 /// Whether the peers' suites know a benchmark (the others measure exec-host alone).
@@ -83,12 +93,15 @@ fn peers_have(name: &str) -> bool {
             | "policy_50_rules"
             | "hooks"
     ) && !name.starts_with("mcp_")
+        && !name.starts_with("throughput_")
 }
 
 struct Options {
     peers: Option<PathBuf>,
     quick: bool,
     only: Option<Vec<String>>,
+    /// Where to append this run's medians (see the module documentation).
+    record: Option<PathBuf>,
     /// Internal: measure concurrent_100 once in this fresh process and print it.
     isolated_concurrent: bool,
 }
@@ -98,12 +111,14 @@ fn parse_options() -> Result<Options> {
         peers: std::env::var_os("EXEC_HOST_PEERS").map(PathBuf::from),
         quick: false,
         only: None,
+        record: None,
         isolated_concurrent: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => options.quick = true,
+            "--record" => options.record = Some(PathBuf::from(args.next().context("--record needs a file")?)),
             "--isolated-concurrent" => options.isolated_concurrent = true,
             "--peers" => options.peers = Some(PathBuf::from(args.next().context("--peers needs a folder")?)),
             _ if arg.starts_with("--peers=") => options.peers = Some(PathBuf::from(&arg[8..])),
@@ -260,6 +275,33 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
                 exec(sessions, "const s = await tools.blob({ bytes: 1048576 });\nreturn s.length;", BIG_BUDGET).await;
             expect_value(&outcome, json!(1048576), name)?;
             plain(us, &outcome)
+        }
+        // Trivial Execs per second in this process, N at a time on the bench's two worker
+        // threads: each Exec a model's call through the session, as in `trivial`.
+        _ if name.starts_with("throughput_") => {
+            let in_flight: usize = name["throughput_".len()..].parse().context("throughput_N")?;
+            let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let started = Instant::now();
+            let workers: Vec<_> = (0..in_flight)
+                .map(|_| {
+                    let (harness, next) = (harness.clone(), next.clone());
+                    tokio::spawn(async move {
+                        while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < THROUGHPUT_EXECS {
+                            let outcome = harness.run("return 1+1").await;
+                            if outcome.value() != Some(&json!(2)) {
+                                bail!("throughput: {}", outcome.text());
+                            }
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            for worker in workers {
+                worker.await??;
+            }
+            let us = started.elapsed().as_secs_f64() * 1e6;
+            extra.insert("execs_per_s", (THROUGHPUT_EXECS as f64 / (us / 1e6)).round());
+            Sample { us, script_us: None, extra }
         }
         "compute" => {
             let (outcome, us) = exec(sessions, COMPUTE, BIG_BUDGET).await;
@@ -704,6 +746,47 @@ fn peer_isolated_rss(peers_scratch: &Path, folder: &str, flags: &[&str]) -> Resu
     Ok(((peak - base) * 1024.0 / 100.0).round())
 }
 
+/// Appends this run's medians to `file` as one JSON line, with the commit they measure.
+fn record(file: &Path, ours: &BTreeMap<String, Value>, quick: bool) -> Result<()> {
+    use std::io::Write;
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_default();
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|status| !status.is_empty());
+    let medians: BTreeMap<&str, &Value> = ours.iter().map(|(name, line)| (name.as_str(), &line["median_us"])).collect();
+    let extras: BTreeMap<String, &Value> = ours
+        .iter()
+        .flat_map(|(name, line)| {
+            ["per_call_us", "per_call_script_us", "script_per_call_us", "script_median_us", "execs_per_s", "overhead_us"]
+                .into_iter()
+                .filter_map(move |key| line.get(key).map(|value| (format!("{name}.{key}"), value)))
+        })
+        .collect();
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%MZ"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())?;
+    let line = json!({
+        "commit": commit,
+        "dirty": dirty,
+        "date": date,
+        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "quick": quick,
+        "median_us": medians,
+        "also": extras,
+    });
+    let mut out = std::fs::OpenOptions::new().create(true).append(true).open(file).with_context(|| file.display().to_string())?;
+    writeln!(out, "{line}")?;
+    eprintln!("recorded in {}", file.display());
+    Ok(())
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let options = parse_options()?;
@@ -757,6 +840,9 @@ async fn main() -> Result<()> {
         }
         println!("{line}");
         ours.insert(bench.name.to_string(), line);
+    }
+    if let Some(file) = &options.record {
+        record(file, &ours, options.quick)?;
     }
 
     if selected.iter().any(|b| b.name.starts_with("mcp_")) {
