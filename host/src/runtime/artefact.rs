@@ -5,6 +5,10 @@
 //! committed, so building the host needs no WebAssembly C toolchain. Its source hash is
 //! committed beside it; a test fails when the sources change without a rebuild.
 //!
+//! The artefact is pre-initialised when it is built: its `init` already ran, and what it
+//! set up is in the component's data ([`preinitialise`]). So the first run on a machine
+//! only compiles it.
+//!
 //! Another guest (any component of the `exec-host:sandbox` world, [`GuestSource::File`])
 //! is compiled and cached the same way but not pre-initialised: running its `init` here
 //! would run foreign code before any limit applies, so each Exec calls `init` itself,
@@ -23,7 +27,7 @@ use wasmtime_wizer::{ComponentInstanceState, Wizer};
 use super::ExecState;
 use crate::guest;
 
-/// The guest component as built by `scripts/build-guest`.
+/// The guest component as built by `scripts/build-guest`, pre-initialised.
 pub const GUEST_COMPONENT: &[u8] = include_bytes!("../../artefacts/exec-guest.wasm");
 
 /// SHA-256 of the sources the artefact was built from; see `scripts/build-guest`.
@@ -107,23 +111,17 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 }
 
 /// The ready-to-instantiate guest: from the cache when it holds this exact guest compiled
-/// by a compatible engine, else compiled (the built-in one pre-initialised first) and
-/// written to the cache.
-pub(crate) async fn load(
-    engine: &Engine,
-    linker: &Linker<ExecState>,
-    source: &GuestSource,
-    cache_dir: Option<&Path>,
-    scratch: impl FnOnce() -> ExecState,
-) -> Result<Loaded, SetupError> {
+/// by a compatible engine, else compiled and written to the cache.
+pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Path>) -> Result<Loaded, SetupError> {
     let (bytes, initialised) = match source {
+        // Pre-initialised when it was built (`scripts/build-guest`).
         GuestSource::Builtin => (std::borrow::Cow::Borrowed(GUEST_COMPONENT), true),
         GuestSource::File(path) => {
             (std::borrow::Cow::Owned(read_guest_file(path).map_err(|why| SetupError::refused(source, why))?), false)
         }
     };
     guest::check_is_component(&bytes).map_err(|why| SetupError::refused(source, why))?;
-    let component = compile(engine, linker, &bytes, initialised, cache_dir, scratch).await?;
+    let component = compile(engine, &bytes, cache_dir)?;
     Ok(Loaded { component, initialised })
 }
 
@@ -156,16 +154,9 @@ fn read_guest_file(path: &Path) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// Compiles `bytes` (pre-initialised first when `initialise`), or maps the cached result.
-async fn compile(
-    engine: &Engine,
-    linker: &Linker<ExecState>,
-    bytes: &[u8],
-    initialise: bool,
-    cache_dir: Option<&Path>,
-    scratch: impl FnOnce() -> ExecState,
-) -> Result<Component, SetupError> {
-    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine, bytes, initialise))));
+/// Compiles `bytes`, or maps the cached result.
+fn compile(engine: &Engine, bytes: &[u8], cache_dir: Option<&Path>) -> Result<Component, SetupError> {
+    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine, bytes))));
     if let Some(path) = &path
         && path.exists()
     {
@@ -182,13 +173,7 @@ async fn compile(
             Err(why) => warn!("not using the cached guest {}: {why}", path.display()),
         }
     }
-    let compiled = if initialise {
-        let snapshot = preinitialise(engine, linker, bytes, scratch()).await?;
-        engine.precompile_component(&snapshot)
-    } else {
-        engine.precompile_component(bytes)
-    }
-    .map_err(|e| SetupError::guest("compiling it failed", e))?;
+    let compiled = engine.precompile_component(bytes).map_err(|e| SetupError::guest("compiling it failed", e))?;
     if let Some(path) = &path
         && let Err(error) = write_cache(path, &compiled)
     {
@@ -198,10 +183,9 @@ async fn compile(
     unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::guest("loading it failed", e))
 }
 
-fn cache_key(engine: &Engine, bytes: &[u8], initialised: bool) -> String {
+fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
     let mut hasher = Sha256Hasher(Sha256::new());
     hasher.0.update(CACHE_FORMAT.as_bytes());
-    hasher.0.update([u8::from(initialised)]);
     hasher.0.update(bytes);
     std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
     let digest = hasher.0.finalize();
@@ -258,22 +242,23 @@ fn write_cache(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
-/// Runs the guest's `init` once and snapshots the result (wizer), so every Exec starts
-/// from an engine that is already set up.
-async fn preinitialise(
-    engine: &Engine,
-    linker: &Linker<ExecState>,
-    bytes: &[u8],
-    scratch: ExecState,
-) -> Result<Vec<u8>, SetupError> {
-    let mut store = Store::new(engine, scratch);
-    // Initialisation is not a script: no budget applies.
-    store.set_epoch_deadline(u64::MAX);
+/// Runs the guest's `init` once and snapshots the result (wizer), so every Exec starts from
+/// an engine that is already set up. `scripts/build-guest` does this when it builds the
+/// guest (through `scripts/preinitialise`); the result is the committed artefact. The
+/// guest's randomness and clocks are fixed meanwhile, so the same guest always gives the
+/// same snapshot.
+pub async fn preinitialise(guest: &[u8]) -> Result<Vec<u8>, SetupError> {
+    let mut config = wasmtime::Config::new();
+    config.wasm_component_model(true);
+    let engine = Engine::new(&config).map_err(SetupError::engine)?;
+    let mut linker = Linker::new(&engine);
+    guest::add_to_linker(&mut linker).map_err(SetupError::engine)?;
+    let mut store = Store::new(&engine, super::snapshot_state());
     let mut wizer = Wizer::new();
     wizer.init_func("init").keep_init_func(true);
     let (context, instrumented) =
-        wizer.instrument_component(bytes).map_err(|e| SetupError::guest("instrumenting it failed", e))?;
-    let component = Component::new(engine, &instrumented).map_err(|e| SetupError::guest("compiling it failed", e))?;
+        wizer.instrument_component(guest).map_err(|e| SetupError::guest("instrumenting it failed", e))?;
+    let component = Component::new(&engine, &instrumented).map_err(|e| SetupError::guest("compiling it failed", e))?;
     let instance =
         linker.instantiate_async(&mut store, &component).await.map_err(|e| SetupError::guest("instantiating it failed", e))?;
     let init =

@@ -29,7 +29,7 @@ use wasmtime::{
 };
 
 pub use artefact::{
-    GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, MAX_GUEST_COMPONENT_BYTES, SetupError, default_cache_dir,
+    GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, MAX_GUEST_COMPONENT_BYTES, SetupError, default_cache_dir, preinitialise,
 };
 pub use calls::{CallOutcome, CallWatcher, NestedCall, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS};
 pub(crate) use calls::{ScriptTools, ToolFuture};
@@ -130,22 +130,14 @@ impl Sandbox {
         let engine = Engine::new(&engine_config(options.max_concurrent_execs)).map_err(SetupError::engine)?;
         let mut linker = Linker::new(&engine);
         guest::add_to_linker(&mut linker).map_err(SetupError::engine)?;
-        let scratch = || {
-            let calls = NestedCalls::new(
-                Arc::new(NoTools),
-                &Limits::default().with_max_calls(0),
-                CancellationToken::new(),
-                CallRecord::new(None),
-            );
-            ExecState::new(
-                calls,
-                ConsoleLog::new(0),
-                Images::new(0),
-                Arc::new(GuestClock::new()),
-                StoreLimitsBuilder::new().build(),
-            )
+        // Compiling takes a second or so on a first run: on a thread of its own, so the tasks
+        // of the caller's runtime (MCP servers starting, on a single-threaded one) go on.
+        let loaded = {
+            let (engine, guest, cache_dir) = (engine.clone(), options.guest.clone(), options.cache_dir.clone());
+            tokio::task::spawn_blocking(move || artefact::load(&engine, &guest, cache_dir.as_deref()))
+                .await
+                .map_err(|e| SetupError::guest("compiling it stopped", e))??
         };
-        let loaded = artefact::load(&engine, &linker, &options.guest, options.cache_dir.as_deref(), scratch).await?;
         let component = loaded.component;
         let imports: Vec<String> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
         guest::check_imports(imports.iter().map(String::as_str)).map_err(|why| SetupError::refused(&options.guest, why))?;
@@ -276,7 +268,21 @@ fn guest_options(limits: &Limits) -> RunOptions {
     }
 }
 
-/// The tools of the scratch run that pre-initialises the guest: none.
+/// The store the guest's `init` runs in when it is pre-initialised: no tools, no calls, and
+/// WASI whose randomness and clocks are fixed, so the snapshot is the same bytes wherever
+/// it is made (`scripts/build-guest --check` compares them).
+pub(crate) fn snapshot_state() -> ExecState {
+    let calls = NestedCalls::new(
+        Arc::new(NoTools),
+        &Limits::default().with_max_calls(0),
+        CancellationToken::new(),
+        CallRecord::new(None),
+    );
+    ExecState::new(calls, ConsoleLog::new(0), Images::new(0), Arc::new(GuestClock::new()), StoreLimitsBuilder::new().build())
+        .with_fixed_wasi()
+}
+
+/// The tools of the run that pre-initialises the guest: none.
 struct NoTools;
 
 impl ScriptTools for NoTools {

@@ -20,6 +20,32 @@ use crate::tools::{ScriptValue, ToolError, ToolOutput};
 /// Bytes of the guest's own stderr kept (it carries an engine panic's message).
 pub const GUEST_STDERR_BYTES: usize = 16 * 1024;
 
+/// The randomness a pre-initialising guest reads, over and over.
+const FIXED_RANDOM: &[u8; 16] = b"exec-host:snapsh";
+
+/// The clocks of a pre-initialising guest: always the Unix epoch, always 0.
+struct FixedClock;
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for FixedClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
 pub(crate) struct ExecState {
     pub(crate) wasi: WasiCtx,
     pub(crate) table: ResourceTable,
@@ -57,6 +83,21 @@ impl ExecState {
             stderr,
             trace: None,
         }
+    }
+
+    /// The same state with WASI whose randomness and clocks are fixed: what the guest reads
+    /// from them while it is pre-initialised ends up in the snapshot, which must be the
+    /// same bytes on every machine.
+    pub(crate) fn with_fixed_wasi(mut self) -> Self {
+        self.wasi = wasmtime_wasi::WasiCtxBuilder::new()
+            .stderr(self.stderr.clone())
+            .secure_random(wasmtime_wasi::Deterministic::new(FIXED_RANDOM.to_vec()))
+            .insecure_random(wasmtime_wasi::Deterministic::new(FIXED_RANDOM.to_vec()))
+            .insecure_random_seed(u128::from_le_bytes(*FIXED_RANDOM))
+            .wall_clock(FixedClock)
+            .monotonic_clock(FixedClock)
+            .build();
+        self
     }
 
     fn trace(&mut self, event: impl FnOnce() -> BoundaryEvent) {
