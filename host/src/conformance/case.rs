@@ -227,3 +227,59 @@ fn host_limits(host: &Value) -> Result<Limits, String> {
     }
     Ok(limits)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(data: &str) -> Result<Case, String> {
+        Case::parse("c", "return 1".into(), data)
+    }
+
+    #[test]
+    fn a_case_takes_the_suite_defaults_and_its_own_options() {
+        let case = parse(r#"{"about": "x", "options": {"argument-depth": 4}}"#).unwrap();
+        assert_eq!(case.spec.options.argument_depth, 4);
+        assert_eq!(case.spec.options.heap_bytes, 64 << 20);
+        assert!(!case.needs_host_limits());
+        assert!(parse(r#"{"host": {}}"#).unwrap().needs_host_limits());
+    }
+
+    #[test]
+    fn answers_are_read_with_their_timing() {
+        let case = parse(
+            r#"{"answers": [
+                {"tool": "a", "value": null},
+                {"tool": "b", "args": {"x": 1}, "text": "t", "after_ms": 50, "once": true},
+                {"tool": "c", "never": true}
+            ], "searches": [{"ok": {"matches": [], "total": 0}}]}"#,
+        )
+        .unwrap();
+        let answers = &case.spec.answers;
+        assert_eq!(answers[0].reply, Reply::Value(Value::Null));
+        assert_eq!(
+            (answers[1].reply.clone(), answers[1].after, answers[1].once),
+            (Reply::Text("t".into()), Some(Duration::from_millis(50)), true)
+        );
+        assert_eq!(answers[2].reply, Reply::Never);
+        assert_eq!(case.spec.searches.len(), 1);
+    }
+
+    #[test]
+    fn a_malformed_case_says_what_is_wrong() {
+        let wrong = [
+            (r#"{"expected": {}}"#, "unknown field `expected`"),
+            (r#"{"options": {"heap": 1}}"#, "unknown run option `heap`"),
+            (r#"{"answers": [{"tool": "a", "value": 1, "error": "e"}]}"#, "`answers[0]`: an answer has exactly one of"),
+            (r#"{"answers": [{"value": 1}]}"#, "`answers[0]`: `tool` is missing"),
+            (r#"{"answers": [{"tool": "a", "text": 1}]}"#, "`text` is a string"),
+            (r#"{"host": {"budget": 1}}"#, "unknown host limit `budget`"),
+            (r#"{"tools": "echo"}"#, "`tools` is a list of names"),
+            ("[]", "its data is not a JSON object"),
+        ];
+        for (data, needle) in wrong {
+            let error = parse(data).unwrap_err();
+            assert!(error.starts_with("case `c`: ") && error.contains(needle), "{data}: {error}");
+        }
+    }
+}
