@@ -1,6 +1,7 @@
-//! The text files that steer the host (settings, MCP configurations, a script named on the
-//! command line) are read here, and only here: regular files only, opened without ever
-//! blocking on a FIFO or a device, and never more than a named bound.
+//! The files that steer the host (settings, MCP configurations, a script named on the
+//! command line, a conformance case, a guest component) are read here, and only here:
+//! regular files only, opened without ever blocking on a FIFO or a device, and never more
+//! than a named bound.
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -31,6 +32,11 @@ pub enum ReadError {
 
 /// Reads the regular file `path` as UTF-8 text of at most `limit` bytes.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
+    utf8(read_bytes(path, limit)?)
+}
+
+/// Reads the regular file `path`, at most `limit` bytes; a larger one is refused unread.
+pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -50,16 +56,28 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
     if !metadata.is_file() {
         return Err(ReadError::NotRegular);
     }
-    bounded_text(file, limit)
+    if metadata.len() > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    bounded_bytes(file, limit)
 }
 
 /// Reads `reader` to its end as UTF-8 text of at most `limit` bytes (standard input, say).
 pub fn bounded_text(reader: impl Read, limit: u64) -> Result<String, ReadError> {
+    utf8(bounded_bytes(reader, limit)?)
+}
+
+/// Reads `reader` to its end, at most `limit` bytes (a file may grow while it is read).
+fn bounded_bytes(reader: impl Read, limit: u64) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
     reader.take(limit + 1).read_to_end(&mut bytes).map_err(ReadError::Io)?;
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge { limit });
     }
+    Ok(bytes)
+}
+
+fn utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
     String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 { offset: e.utf8_error().valid_up_to() })
 }
 

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::guest::RunOptions;
 use crate::runtime::Limits;
+use crate::text_file::{MAX_CONFIG_FILE_BYTES, MAX_SCRIPT_FILE_BYTES, read_text};
 
 /// The run options a case does not set: the suite's own defaults (`conformance/defaults.json`).
 const DEFAULTS: &str = include_str!("../../conformance/defaults.json");
@@ -63,8 +64,9 @@ impl Case {
     pub fn read(dir: &Path, name: &str) -> Result<Case, String> {
         let script_path = dir.join(format!("{name}.js"));
         let data_path = dir.join(format!("{name}.json"));
-        let script = std::fs::read_to_string(&script_path).map_err(|e| format!("{}: {e}", script_path.display()))?;
-        let data = std::fs::read_to_string(&data_path).map_err(|e| format!("{}: {e}", data_path.display()))?;
+        let read = |path: &Path, limit| read_text(path, limit).map_err(|e| format!("{} {e}", path.display()));
+        let script = read(&script_path, MAX_SCRIPT_FILE_BYTES)?;
+        let data = read(&data_path, MAX_CONFIG_FILE_BYTES)?;
         let mut case = Case::parse(name, script, &data)?;
         case.path = Some(data_path);
         Ok(case)

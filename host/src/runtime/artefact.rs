@@ -128,30 +128,19 @@ pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Pat
 /// Reads a guest component file: a regular file (not a FIFO or a device, which could block
 /// or never end) of at most [`MAX_GUEST_COMPONENT_BYTES`]. `Err` says why not.
 fn read_guest_file(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    // Opening a FIFO for reading would wait for a writer: look before opening.
-    let metadata = std::fs::metadata(path).map_err(|e| format!("it cannot be opened ({e})"))?;
-    if !metadata.is_file() {
-        return Err("it is not a regular file".into());
-    }
-    let file = std::fs::File::open(path).map_err(|e| format!("it cannot be opened ({e})"))?;
-    let metadata = file.metadata().map_err(|e| format!("it cannot be inspected ({e})"))?;
-    // It may have been swapped since it was looked at; what is open is what counts.
-    if !metadata.is_file() {
-        return Err("it is not a regular file".into());
-    }
-    if metadata.len() > MAX_GUEST_COMPONENT_BYTES {
-        return Err(format!(
-            "it takes {} bytes, more than the {MAX_GUEST_COMPONENT_BYTES} a guest component may",
-            metadata.len()
-        ));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.take(MAX_GUEST_COMPONENT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("it cannot be read ({e})"))?;
-    if bytes.len() as u64 > MAX_GUEST_COMPONENT_BYTES {
-        return Err(format!("it grew past {MAX_GUEST_COMPONENT_BYTES} bytes while it was read"));
-    }
-    Ok(bytes)
+    use crate::text_file::ReadError;
+    crate::text_file::read_bytes(path, MAX_GUEST_COMPONENT_BYTES).map_err(|error| match error {
+        ReadError::Missing => format!("it cannot be opened ({error})"),
+        ReadError::Directory | ReadError::NotRegular => "it is not a regular file".into(),
+        // The size, only to say it: the file was refused unread.
+        ReadError::TooLarge { limit } => match std::fs::metadata(path) {
+            Ok(metadata) if metadata.len() > limit => {
+                format!("it takes {} bytes, more than the {limit} a guest component may", metadata.len())
+            }
+            _ => format!("it grew past {limit} bytes while it was read"),
+        },
+        other => format!("it cannot be read ({other})"),
+    })
 }
 
 /// Compiles `bytes`, or maps the cached result.
