@@ -215,6 +215,29 @@ fn a_second_run_reuses_the_compiled_guest() {
 }
 
 #[test]
+fn a_perf_map_names_the_guest_functions_when_asked() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "return 1");
+    let run = |perf_map: &str| {
+        let child = exec_host(setup.workspace.path(), &setup.cache)
+            .args(["run", &script])
+            .env("EXEC_HOST_PERF_MAP", perf_map)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        // wasmtime writes it under /tmp whatever TMPDIR says.
+        let map = Path::new("/tmp").join(format!("perf-{}.map", child.id()));
+        assert!(child.wait_with_output().unwrap().status.success());
+        let text = std::fs::read_to_string(&map).ok();
+        let _ = std::fs::remove_file(&map);
+        text
+    };
+    let text = run("1").expect("EXEC_HOST_PERF_MAP=1 writes /tmp/perf-PID.map");
+    assert!(text.lines().any(|line| line.contains("wasm[0]::function[")), "the guest's functions are named: {text:.300}");
+    assert_eq!(run("0"), None, "no map unless asked");
+}
+
+#[test]
 fn a_cache_inside_the_workspace_is_never_used() {
     let setup = Setup::new();
     let script = setup.script("s.js", "return 1");

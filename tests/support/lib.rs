@@ -85,6 +85,18 @@ impl Counter {
     }
 }
 
+/// `hop`: answers once a task spawned on the runtime has run, so the call is pending for one
+/// trip through the executor and no longer (a 0 ms `sleep` waits for the timer's next
+/// millisecond). Not among [`fixture_tools`]: the benchmarks add it where they need it.
+pub fn hop_tool() -> Arc<dyn Tool> {
+    FixtureTool::shared("hop", "Answers \"hopped\" after one trip through the executor.", object(json!({}), &[]), |_, _| {
+        Box::pin(async move {
+            tokio::spawn(async {}).await.map_err(|e| ToolError::execution(format!("the hop did not run: {e}")))?;
+            Ok(ToolOutput::text("hopped"))
+        })
+    })
+}
+
 /// How long `rendezvous` waits for the others before it gives up.
 const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -54,6 +54,9 @@ const ASYNC_STACK: usize = MAX_WASM_STACK + 1024 * 1024;
 const PER_COMPONENT_CORE_INSTANCES: u32 = 20;
 const PER_COMPONENT_MEMORIES: u32 = 2;
 const PER_COMPONENT_TABLES: u32 = 20;
+/// Set to `1`, the process writes `/tmp/perf-PID.map` naming the guest's compiled
+/// functions, so `perf record` and `perf report` show where a script's time goes.
+const PERF_MAP_VARIABLE: &str = "EXEC_HOST_PERF_MAP";
 /// Bytes of a slot's memory (and tables) reset in place rather than returned to the kernel.
 const KEEP_RESIDENT_BYTES: usize = 16 * 1024 * 1024;
 const KEEP_RESIDENT_TABLE_BYTES: usize = 1024 * 1024;
@@ -306,6 +309,10 @@ fn engine_config(max_concurrent_execs: u32) -> Config {
     config.max_wasm_stack(MAX_WASM_STACK);
     config.async_stack_size(ASYNC_STACK);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    if std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|value| value == "1") {
+        // For profiling: `perf` then names the guest's functions (docs/performance.md).
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     let slots = max_concurrent_execs.max(1);
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)

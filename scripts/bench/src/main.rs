@@ -68,6 +68,8 @@ const BENCHES: &[Bench] = &[
     Bench { name: "spin_budget_after_sleep", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "process_trivial", samples: 30, quick_samples: 5, warmup: 3 },
     Bench { name: "calls_seq_waiting", samples: 5, quick_samples: 2, warmup: 1 },
+    Bench { name: "calls_seq_hop", samples: 5, quick_samples: 2, warmup: 1 },
+    Bench { name: "resume_native", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "mcp_seq", samples: 30, quick_samples: 5, warmup: 3 },
     Bench { name: "mcp_parallel_100", samples: 20, quick_samples: 3, warmup: 3 },
     Bench { name: "search_1000_tools", samples: 10, quick_samples: 2, warmup: 2 },
@@ -87,6 +89,8 @@ fn peers_have(name: &str) -> bool {
         "process_trivial"
             | "sleep_10"
             | "calls_seq_waiting"
+            | "calls_seq_hop"
+            | "resume_native"
             | "search_1000_tools"
             | "prepare_1000_tools"
             | "flat_call"
@@ -171,6 +175,8 @@ struct Sessions {
     flat: Arc<Harness>,
     /// 50 permission rules in the default mode; the last allow rule lets `add` run.
     rules: Arc<Harness>,
+    /// The big session's limits, with the `hop` tool added.
+    hop: Arc<Harness>,
     /// A `PreToolUse` hook on `echo` that only reads its input, and one on `add` that
     /// sleeps 100 ms.
     hooks: Arc<Harness>,
@@ -205,6 +211,7 @@ impl Sessions {
                 .await,
             ),
             hooks: Arc::new(Harness::with(|builder| builder.managed_settings(hooks).limits(big.clone())).await),
+            hop: Arc::new(Harness::with(|builder| builder.tool(exec_host_tests::hop_tool()).limits(big.clone())).await),
             big: Arc::new(Harness::with_limits(big).await),
             spin: Arc::new(Harness::with_limits(spin).await),
             flat: Arc::new(
@@ -385,6 +392,42 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
             extra.insert("per_call_us", us / 200.0);
             extra.insert("script_per_call_us", script_us(&outcome) / 200.0);
             Sample { us, script_us: None, extra }
+        }
+        // The same, but each call is pending for one trip through the executor only: the
+        // cost of suspending and resuming itself, without the idle millisecond before it.
+        "calls_seq_hop" => {
+            let code = "for (let i = 0; i < 200; i++) await tools.hop({});\nreturn 1;";
+            let (outcome, us) = timed(&sessions.hop, code).await;
+            expect_value(&outcome, json!(1), name)?;
+            extra.insert("per_call_us", us / 200.0);
+            extra.insert("script_per_call_us", script_us(&outcome) / 200.0);
+            Sample { us, script_us: None, extra }
+        }
+        // No guest at all: a few microseconds of native work (JSON in and out) right after
+        // a trip through the executor and right after an idle millisecond, to show what
+        // the machine charges any code for resuming on a core that went idle.
+        "resume_native" => {
+            const ROUNDS: usize = 200;
+            let document = r#"[{"id":1,"name":"item1","tags":["a","b"]},{"id":2,"name":"item2","tags":["a","b"]}]"#;
+            let work = || {
+                let started = Instant::now();
+                let value: Value = serde_json::from_str(document).expect("valid JSON");
+                std::hint::black_box(serde_json::to_string(&value).expect("serialisable"));
+                started.elapsed().as_secs_f64() * 1e6
+            };
+            let (mut warm, mut hopped, mut idle) = (Vec::new(), Vec::new(), Vec::new());
+            let started = Instant::now();
+            for _ in 0..ROUNDS {
+                warm.push(work());
+                tokio::spawn(async {}).await.context("the hop task")?;
+                hopped.push(work());
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                idle.push(work());
+            }
+            extra.insert("warm_us", median(&mut warm));
+            extra.insert("after_hop_us", median(&mut hopped));
+            extra.insert("after_idle_ms_us", median(&mut idle));
+            Sample { us: started.elapsed().as_secs_f64() * 1e6, script_us: None, extra }
         }
         "mcp_parallel_100" => {
             let (outcome, us) = exec(sessions, mcp::PARALLEL_SCRIPT, BIG_BUDGET).await;
@@ -763,9 +806,19 @@ fn record(file: &Path, ours: &BTreeMap<String, Value>, quick: bool) -> Result<()
     let extras: BTreeMap<String, &Value> = ours
         .iter()
         .flat_map(|(name, line)| {
-            ["per_call_us", "per_call_script_us", "script_per_call_us", "script_median_us", "execs_per_s", "overhead_us"]
-                .into_iter()
-                .filter_map(move |key| line.get(key).map(|value| (format!("{name}.{key}"), value)))
+            [
+                "per_call_us",
+                "per_call_script_us",
+                "script_per_call_us",
+                "script_median_us",
+                "execs_per_s",
+                "overhead_us",
+                "warm_us",
+                "after_hop_us",
+                "after_idle_ms_us",
+            ]
+            .into_iter()
+            .filter_map(move |key| line.get(key).map(|value| (format!("{name}.{key}"), value)))
         })
         .collect();
     let date = Command::new("date")
