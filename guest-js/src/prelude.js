@@ -10,6 +10,7 @@
   const getPrototypeOf = Object.getPrototypeOf;
   const defineProperty = Object.defineProperty;
   const create = Object.create;
+  const setPrototypeOf = Object.setPrototypeOf;
   const ObjectPrototype = Object.prototype;
   const ProxyCtor = Proxy;
   const ErrorCtor = Error;
@@ -50,9 +51,8 @@
   // `host.call` checks and encodes the arguments, starts the call and returns the promise
   // the script awaits; the guest's loop settles it. `host.search` answers at once.
   function toolFunction(name) {
-    const f = (args) => host.call(name, args);
-    defineProperty(f, 'name', { value: name });
-    return f;
+    // A computed key names the function after the tool, with no descriptor to build.
+    return { [name]: (args) => host.call(name, args) }[name];
   }
 
   const ToolSearch = (args) => host.search(args);
@@ -70,9 +70,12 @@
 
   // `tools` for one run: the reachable names and `ToolSearch`.
   function makeTools(names) {
-    const table = create(fallback);
+    // The own properties go on a plain object first and the fallback becomes its prototype
+    // last: with the proxy already behind it, every assignment would consult the proxy.
+    const table = create(null);
     for (let i = 0; i < names.length; i++) table[names[i]] = toolFunction(names[i]);
     table.ToolSearch = ToolSearch;
+    setPrototypeOf(table, fallback);
     return table;
   }
 
