@@ -244,6 +244,19 @@ async fn timed(harness: &Harness, code: &str) -> (ToolResult, f64) {
     (outcome, started.elapsed().as_secs_f64() * 1e6)
 }
 
+/// Calls in a row that each wait: `call` awaited [`WAITING_CALLS`] times from one script, with
+/// the wall time and the script's own time per call.
+async fn waiting_calls(harness: &Harness, call: &str, name: &str) -> Result<Sample> {
+    let code = format!("for (let i = 0; i < {WAITING_CALLS}; i++) await {call};\nreturn 1;");
+    let (outcome, us) = timed(harness, &code).await;
+    expect_value(&outcome, json!(1), name)?;
+    let calls = WAITING_CALLS as f64;
+    let extra = BTreeMap::from([("per_call_us", us / calls), ("script_per_call_us", script_us(&outcome) / calls)]);
+    Ok(Sample { us, script_us: None, extra })
+}
+
+const WAITING_CALLS: usize = 200;
+
 fn script_us(outcome: &ToolResult) -> f64 {
     outcome.script_time().as_secs_f64() * 1e6
 }
@@ -385,24 +398,10 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
         }
         // Like calls_seq_1000, but every call waits (a 0 ms timer): what a call costs the
         // script when it must suspend in wait-next and resume, as every MCP call does.
-        "calls_seq_waiting" => {
-            let code = "for (let i = 0; i < 200; i++) await tools.sleep({ ms: 0 });\nreturn 1;";
-            let (outcome, us) = exec(sessions, code, BIG_BUDGET).await;
-            expect_value(&outcome, json!(1), name)?;
-            extra.insert("per_call_us", us / 200.0);
-            extra.insert("script_per_call_us", script_us(&outcome) / 200.0);
-            Sample { us, script_us: None, extra }
-        }
+        "calls_seq_waiting" => waiting_calls(&sessions.big, "tools.sleep({ ms: 0 })", name).await?,
         // The same, but each call is pending for one trip through the executor only: the
         // cost of suspending and resuming itself, without the idle millisecond before it.
-        "calls_seq_hop" => {
-            let code = "for (let i = 0; i < 200; i++) await tools.hop({});\nreturn 1;";
-            let (outcome, us) = timed(&sessions.hop, code).await;
-            expect_value(&outcome, json!(1), name)?;
-            extra.insert("per_call_us", us / 200.0);
-            extra.insert("script_per_call_us", script_us(&outcome) / 200.0);
-            Sample { us, script_us: None, extra }
-        }
+        "calls_seq_hop" => waiting_calls(&sessions.hop, "tools.hop({})", name).await?,
         // No guest at all: a few microseconds of native work (JSON in and out) right after
         // a trip through the executor and right after an idle millisecond, to show what
         // the machine charges any code for resuming on a core that went idle.
