@@ -48,10 +48,25 @@ pub fn arguments<'js>(
         Type::Object | Type::Proxy => {}
         _ => return Err(format!("{} takes one plain object of arguments, got {}", label(), describe(&args))),
     }
-    let mut walker = Walker { ctx, plain, bounds, out: String::with_capacity(64), stack: Vec::new() };
-    walker.value(&args, &mut String::from("args"))?;
+    let mut walker = Walker { ctx, plain, bounds, out: String::with_capacity(OUT_CAPACITY), stack: Vec::new(), path: Vec::new() };
+    walker.value(&args)?;
     walker.room(0)?;
     Ok(walker.out)
+}
+
+/// Bytes the text starts with: room for small argument objects, and at least [`SLACK`], so
+/// most calls never grow it.
+const OUT_CAPACITY: usize = 256;
+/// Bytes kept free past the text, so a token that is not a string (a number, `null`,
+/// punctuation) is appended without a fallible allocation.
+const SLACK: usize = 64;
+
+/// One step from the argument object to the value being walked.
+enum Step {
+    /// A property, by its key; the atom lives in the property table of the object that
+    /// holds it, which outlives the step.
+    Key(qjs::JSAtom),
+    Index(u32),
 }
 
 struct Walker<'a, 'js> {
@@ -61,6 +76,8 @@ struct Walker<'a, 'js> {
     out: String,
     /// Objects being walked, to find cycles.
     stack: Vec<*mut std::ffi::c_void>,
+    /// Where the walk is, turned into text (`args.a[1]`) only for a message.
+    path: Vec<Step>,
 }
 
 impl<'js> Walker<'_, 'js> {
@@ -70,7 +87,7 @@ impl<'js> Walker<'_, 'js> {
         if self.out.len().saturating_add(extra) > self.bounds.bytes {
             return Err(format!("args take more than {} bytes as JSON, more than a call may pass", self.bounds.bytes));
         }
-        let wanted = extra.max(64);
+        let wanted = extra.max(SLACK);
         if self.out.capacity() - self.out.len() < wanted {
             // Grow by doubling, as `push` would, but fallibly.
             let additional = wanted.max(self.out.len().min(self.bounds.bytes.saturating_sub(self.out.len())));
@@ -81,7 +98,21 @@ impl<'js> Walker<'_, 'js> {
         Ok(())
     }
 
-    fn value(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+    /// The path of the value being walked, as a script would write it: `args.a[1]`.
+    fn path(&self) -> String {
+        let mut path = String::from("args");
+        for step in &self.path {
+            match step {
+                Step::Key(atom) => push_member(&mut path, &atom_text(self.ctx, *atom).unwrap_or_default()),
+                Step::Index(index) => {
+                    let _ = write!(path, "[{index}]");
+                }
+            }
+        }
+        path
+    }
+
+    fn value(&mut self, value: &Value<'js>) -> Result<(), String> {
         self.room(0)?;
         match value.type_of() {
             Type::Null | Type::Undefined => self.out.push_str("null"),
@@ -90,7 +121,7 @@ impl<'js> Walker<'_, 'js> {
             Type::Float => {
                 let number = value.as_float().unwrap_or(f64::NAN);
                 if !number.is_finite() {
-                    return Err(format!("{path} is {}, which JSON cannot carry", js_number(number)));
+                    return Err(format!("{} is {}, which JSON cannot carry", self.path(), js_number(number)));
                 }
                 push_number(&mut self.out, number);
             }
@@ -100,21 +131,24 @@ impl<'js> Walker<'_, 'js> {
                 let mut units: i64 = 0;
                 // SAFETY: a live context and a value it owns (borrowed for the call); `units` outlives it.
                 if unsafe { qjs::JS_GetLength(self.ctx.as_raw().as_ptr(), value.as_raw(), &mut units) } < 0 {
-                    return Err(self.exception(path));
+                    return Err(self.exception());
                 }
                 self.room(usize::try_from(units).unwrap_or(usize::MAX).saturating_add(2))?;
                 let text = text_of(self.ctx, value);
                 self.room(text.len() + 2)?;
                 quote(&text, &mut self.out);
             }
-            Type::BigInt => return Err(format!("{path} is a BigInt; pass it as a number or a string")),
-            Type::Symbol => return Err(format!("{path} is a symbol, which JSON cannot carry")),
-            Type::Function | Type::Constructor => return Err(format!("{path} is a function; tool arguments must be plain data")),
+            Type::BigInt => return Err(format!("{} is a BigInt; pass it as a number or a string", self.path())),
+            Type::Symbol => return Err(format!("{} is a symbol, which JSON cannot carry", self.path())),
+            Type::Function | Type::Constructor => {
+                return Err(format!("{} is a function; tool arguments must be plain data", self.path()));
+            }
             // Proxies are walked through their traps: what comes out is still plain data.
-            Type::Array | Type::Object | Type::Proxy | Type::Promise | Type::Exception => self.object(value, path)?,
+            Type::Array | Type::Object | Type::Proxy | Type::Promise | Type::Exception => self.object(value)?,
             _ => {
                 return Err(format!(
-                    "{path} is {}; tool arguments must be plain objects, arrays and primitives",
+                    "{} is {}; tool arguments must be plain objects, arrays and primitives",
+                    self.path(),
                     describe(value)
                 ));
             }
@@ -122,15 +156,15 @@ impl<'js> Walker<'_, 'js> {
         Ok(())
     }
 
-    fn object(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+    fn object(&mut self, value: &Value<'js>) -> Result<(), String> {
         let object = value.as_object().expect("type_of said object");
         // SAFETY: reads the pointer bits of an object value; it is only compared, never dereferenced.
         let raw = unsafe { qjs::JS_VALUE_GET_PTR(value.as_raw()) };
         if self.stack.contains(&raw) {
-            return Err(format!("{path} refers back to an enclosing value (a cycle)"));
+            return Err(format!("{} refers back to an enclosing value (a cycle)", self.path()));
         }
         if self.stack.len() >= self.bounds.depth {
-            return Err(format!("{path} is nested more than {} levels deep", self.bounds.depth));
+            return Err(format!("{} is nested more than {} levels deep", self.path(), self.bounds.depth));
         }
         // SAFETY: inspects a live value's tag and class, nothing else.
         let is_array = unsafe { qjs::JS_IsArray(value.as_raw()) };
@@ -141,20 +175,24 @@ impl<'js> Walker<'_, 'js> {
             Some(proto) => identity(proto) == self.plain.object,
         };
         if !plain {
-            return Err(format!("{path} is {}; tool arguments must be plain objects, arrays and primitives", describe(value)));
+            return Err(format!(
+                "{} is {}; tool arguments must be plain objects, arrays and primitives",
+                self.path(),
+                describe(value)
+            ));
         }
         self.stack.push(raw);
-        let result = if is_array { self.array(value, path) } else { self.fields(value, path) };
+        let result = if is_array { self.array(value) } else { self.fields(value) };
         self.stack.pop();
         result
     }
 
-    fn array(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+    fn array(&mut self, value: &Value<'js>) -> Result<(), String> {
         let ctx = self.ctx.as_raw().as_ptr();
         let mut length: i64 = 0;
         // SAFETY: a live context and a value it owns; `length` outlives the call.
         if unsafe { qjs::JS_GetLength(ctx, value.as_raw(), &mut length) } < 0 {
-            return Err(self.exception(path));
+            return Err(self.exception());
         }
         self.out.push('[');
         for index in 0..length.max(0) as u32 {
@@ -162,25 +200,24 @@ impl<'js> Walker<'_, 'js> {
             if index > 0 {
                 self.out.push(',');
             }
-            let mark = path.len();
-            let _ = write!(path, "[{index}]");
+            self.path.push(Step::Index(index));
             // SAFETY: a live context; the atom is freed below, after its one use.
             let atom = unsafe { qjs::JS_NewAtomUInt32(ctx, index) };
-            let element = self.own_property(value, atom, path);
+            let element = self.own_property(value, atom);
             // SAFETY: frees the atom made above exactly once, in the context that made it.
             unsafe { qjs::JS_FreeAtom(ctx, atom) };
             match element? {
                 // A hole, like JSON.stringify
                 None => self.out.push_str("null"),
-                Some((element, _)) => self.value(&element, path)?,
+                Some((element, _)) => self.value(&element)?,
             }
-            path.truncate(mark);
+            self.path.pop();
         }
         self.out.push(']');
         Ok(())
     }
 
-    fn fields(&mut self, value: &Value<'js>, path: &mut String) -> Result<(), String> {
+    fn fields(&mut self, value: &Value<'js>) -> Result<(), String> {
         let ctx = self.ctx.as_raw().as_ptr();
         let mut table: *mut qjs::JSPropertyEnum = std::ptr::null_mut();
         let mut count: u32 = 0;
@@ -188,46 +225,42 @@ impl<'js> Walker<'_, 'js> {
         // SAFETY: a live context and value; on success QuickJS owns `table` (count entries) until
         // JS_FreePropertyEnum below.
         if unsafe { qjs::JS_GetOwnPropertyNames(ctx, &mut table, &mut count, value.as_raw(), flags) } < 0 {
-            return Err(self.exception(path));
+            return Err(self.exception());
         }
-        let entries: Vec<qjs::JSAtom> = (0..count as usize)
-            // SAFETY: `i < count`, so each read is inside the table QuickJS filled.
-            .map(|i| unsafe { (*table.add(i)).atom })
-            .collect();
-        let result = self.write_fields(value, &entries, path);
-        // SAFETY: frees the table (and its atoms) once, with the count it was made with; `entries`
-        // are not used after this.
+        let entries: &[qjs::JSPropertyEnum] = if count == 0 {
+            &[]
+        } else {
+            // SAFETY: QuickJS filled `count` entries at `table`, which stay valid until
+            // JS_FreePropertyEnum below; `entries` is not used after that.
+            unsafe { std::slice::from_raw_parts(table, count as usize) }
+        };
+        let result = self.write_fields(value, entries);
+        // SAFETY: frees the table (and its atoms) once, with the count it was made with; the
+        // steps that named its atoms were popped by `write_fields`, or end with this walk.
         unsafe { qjs::JS_FreePropertyEnum(ctx, table, count) };
         result
     }
 
-    fn write_fields(&mut self, value: &Value<'js>, entries: &[qjs::JSAtom], path: &mut String) -> Result<(), String> {
+    fn write_fields(&mut self, value: &Value<'js>, entries: &[qjs::JSPropertyEnum]) -> Result<(), String> {
         self.out.push('{');
         let mut first = true;
-        for &atom in entries {
-            let key = atom_text(self.ctx, atom);
-            let Some(key) = key else {
-                return Err(format!("{path} has a symbol key, which JSON cannot carry"));
+        for entry in entries {
+            let Some(key) = atom_text(self.ctx, entry.atom) else {
+                return Err(format!("{} has a symbol key, which JSON cannot carry", self.path()));
             };
-            let mark = path.len();
-            push_member(path, &key);
-            let Some((field, enumerable)) = self.own_property(value, atom, path)? else {
-                path.truncate(mark);
-                continue;
-            };
-            if !enumerable || field.is_undefined() {
-                path.truncate(mark);
-                continue;
+            self.path.push(Step::Key(entry.atom));
+            let field = self.own_property(value, entry.atom)?;
+            if let Some((field, true)) = field.filter(|(field, _)| !field.is_undefined()) {
+                if !first {
+                    self.out.push(',');
+                }
+                first = false;
+                self.room(key.len() + 2)?;
+                quote(&key, &mut self.out);
+                self.out.push(':');
+                self.value(&field)?;
             }
-            if !first {
-                self.out.push(',');
-            }
-            first = false;
-            self.room(key.len() + 2)?;
-            quote(&key, &mut self.out);
-            self.out.push(':');
-            self.value(&field, path)?;
-            path.truncate(mark);
+            self.path.pop();
         }
         self.out.push('}');
         Ok(())
@@ -236,7 +269,7 @@ impl<'js> Walker<'_, 'js> {
     /// The value of an own data property and whether it is enumerable (what the
     /// descriptor says, which for a Proxy is what its trap says); refuses accessors.
     /// `None` when absent.
-    fn own_property(&self, object: &Value<'js>, atom: qjs::JSAtom, path: &str) -> Result<Option<(Value<'js>, bool)>, String> {
+    fn own_property(&self, object: &Value<'js>, atom: qjs::JSAtom) -> Result<Option<(Value<'js>, bool)>, String> {
         let ctx = self.ctx.as_raw().as_ptr();
         let mut descriptor = qjs::JSPropertyDescriptor {
             flags: 0,
@@ -248,7 +281,7 @@ impl<'js> Walker<'_, 'js> {
         // three values are owned by this function (taken or freed just below).
         let found = unsafe { qjs::JS_GetOwnProperty(ctx, &mut descriptor, object.as_raw(), atom) };
         if found < 0 {
-            return Err(self.exception(path));
+            return Err(self.exception());
         }
         if found == 0 {
             return Ok(None);
@@ -265,15 +298,15 @@ impl<'js> Walker<'_, 'js> {
             qjs::JS_FreeValue(ctx, descriptor.setter);
         }
         if accessor || descriptor.flags & qjs::JS_PROP_GETSET as i32 != 0 {
-            return Err(format!("{path} is an accessor (a getter or setter); tool arguments must be plain data"));
+            return Err(format!("{} is an accessor (a getter or setter); tool arguments must be plain data", self.path()));
         }
         Ok(Some((value, descriptor.flags & qjs::JS_PROP_ENUMERABLE as i32 != 0)))
     }
 
     /// A pending exception (a Proxy trap threw, say) as a message.
-    fn exception(&self, path: &str) -> String {
+    fn exception(&self) -> String {
         let message = message_of(&self.ctx.catch()).unwrap_or_default();
-        format!("{path} could not be read: {message}")
+        format!("{} could not be read: {message}", self.path())
     }
 }
 

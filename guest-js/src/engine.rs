@@ -18,6 +18,7 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::ffi::CStr;
 
+use rquickjs::atom::PredefinedAtom;
 use rquickjs::context::intrinsic;
 use rquickjs::function::{Func, Opt};
 use rquickjs::promise::PromiseState;
@@ -55,7 +56,7 @@ struct Engine {
     runtime: Runtime,
     compiler: Context,
     sandbox: Context,
-    /// `{makeTools, describeError, encodeResult}` from the prelude.
+    /// `{fallback, ToolSearch, describeError, encodeResult}` from the prelude.
     hooks: Persistent<Object<'static>>,
 }
 
@@ -124,36 +125,7 @@ impl Engine {
 /// The native hooks the prelude closes over. Nothing else can reach them.
 fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let host = Object::new(ctx.clone())?;
-    host.set(
-        "call",
-        Func::from(|ctx: Ctx<'js>, name: String, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
-            let (promise, resolve, reject) = ctx.promise()?;
-            let label = || {
-                let mut label = String::from("tools");
-                encode::push_member(&mut label, &name);
-                label + "()"
-            };
-            match encode::arguments(
-                &ctx,
-                plain(),
-                BOUNDS.get(),
-                label,
-                args.0.unwrap_or_else(|| Value::new_undefined(ctx.clone())),
-            ) {
-                Ok(json) => match tools::call(&name, &json) {
-                    tools::Started::Pending(id) => {
-                        let settlers = (Persistent::save(&ctx, resolve), Persistent::save(&ctx, reject));
-                        PENDING.with(|pending| pending.borrow_mut().insert(id, settlers));
-                    }
-                    tools::Started::Done(outcome) => settle_with(&ctx, resolve, reject, outcome),
-                },
-                Err(message) => {
-                    reject.call::<_, ()>((type_error(&ctx, &message),))?;
-                }
-            }
-            Ok(promise)
-        }),
-    )?;
+    host.set("toolFunction", Func::from(|ctx: Ctx<'js>, name: rquickjs::String<'js>| tool_function(&ctx, name)))?;
     host.set(
         "search",
         Func::from(|ctx: Ctx<'js>, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
@@ -223,6 +195,123 @@ fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     host.set("logLineChars", Func::from(|| LOG_LINE_CHARS.get()))?;
     host.set("prefixLength", SCRIPT_PREFIX.len() as u32)?;
     Ok(host)
+}
+
+/// `tools` for one run: a function per reachable name and `ToolSearch`, in that order, as
+/// own properties of an object whose prototype is the prelude's fallback proxy. The own
+/// properties go on first and the proxy last: with the proxy already behind it, every
+/// assignment would consult the proxy.
+fn make_tools<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, names: &[String]) -> rquickjs::Result<Object<'js>> {
+    // SAFETY: a live context; the new object (or the exception marker) is owned and handed over once.
+    let table = unsafe { Value::from_raw(ctx.clone(), qjs::JS_NewObjectProto(ctx.as_raw().as_ptr(), qjs::JS_NULL)) };
+    if table.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    let table = Object::from_value(table)?;
+    for name in names {
+        let name = rquickjs::String::from_str(ctx.clone(), name)?;
+        let function = tool_function(ctx, name.clone())?;
+        table.set(name, function)?;
+    }
+    table.set("ToolSearch", hooks.get::<_, Value>("ToolSearch")?)?;
+    table.set_prototype(Some(&hooks.get::<_, Object>("fallback")?))?;
+    Ok(table)
+}
+
+/// The function `tools.<name>` is: a native function named `name` that starts a call of
+/// that tool. Native, not a closure of the prelude's, because a script's `tools` has one per
+/// reachable tool and is built for every run: a closure and its name cost several times
+/// more to make, and one more frame on every call.
+fn tool_function<'js>(ctx: &Ctx<'js>, name: rquickjs::String<'js>) -> rquickjs::Result<Function<'js>> {
+    let raw_ctx = ctx.as_raw().as_ptr();
+    let mut data = [name.as_raw()];
+    // SAFETY: a live context; `call_tool` has the signature QuickJS calls it with and reads
+    // one data value, the one given here, which QuickJS duplicates and keeps with the function.
+    let raw = unsafe { qjs::JS_NewCFunctionData(raw_ctx, Some(call_tool), 1, 0, 1, data.as_mut_ptr()) };
+    // SAFETY: the new function (or the exception marker) is owned and handed over once.
+    let function = unsafe { Value::from_raw(ctx.clone(), raw) };
+    if function.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    // SAFETY: a live context and function; the property takes the name's extra reference.
+    let defined = unsafe {
+        qjs::JS_DefinePropertyValue(
+            raw_ctx,
+            function.as_raw(),
+            PredefinedAtom::Name as qjs::JSAtom,
+            qjs::JS_DupValue(raw_ctx, name.as_raw()),
+            (qjs::JS_PROP_CONFIGURABLE | qjs::JS_PROP_THROW) as _,
+        )
+    };
+    if defined < 0 {
+        return Err(rquickjs::Error::Exception);
+    }
+    Function::from_value(function)
+}
+
+/// What calling `tools.<name>(args)` runs: its name is the function's one data value.
+///
+/// # Safety
+/// Called by QuickJS only, for a function made by [`tool_function`]: `ctx` is live, `data`
+/// holds one value and `argv` at least `length` (1) values.
+unsafe extern "C" fn call_tool(
+    ctx: *mut qjs::JSContext,
+    _this: qjs::JSValue,
+    _argc: std::ffi::c_int,
+    argv: *mut qjs::JSValue,
+    _magic: std::ffi::c_int,
+    data: *mut qjs::JSValue,
+) -> qjs::JSValue {
+    // SAFETY: QuickJS passes the live context it runs in; `from_raw` takes a reference of its own.
+    let ctx = unsafe { Ctx::from_raw(std::ptr::NonNull::new_unchecked(ctx)) };
+    // SAFETY: the data value and the first argument are borrowed for this call (QuickJS pads
+    // the arguments to the function's length with undefined); each gets a reference of its own.
+    let (name, args) = unsafe {
+        (
+            Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), *data)),
+            Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), *argv)),
+        )
+    };
+    let started = name.get::<String>().and_then(|name| start_call(&ctx, name, args));
+    match started {
+        Ok(promise) => {
+            let raw = promise.as_raw();
+            // SAFETY: the returned value must be owned by the caller: one reference more, and
+            // `promise` drops its own.
+            unsafe { qjs::JS_DupValue(ctx.as_raw().as_ptr(), raw) }
+        }
+        Err(rquickjs::Error::Exception) => qjs::JS_EXCEPTION,
+        // The name could not be read (a lone surrogate in a fallback name).
+        Err(error) => {
+            let _ = ctx.throw(type_error(&ctx, &error.to_string()));
+            qjs::JS_EXCEPTION
+        }
+    }
+}
+
+/// Starts a call of `name`: checks and encodes the arguments, hands them to the host and
+/// returns the promise the script awaits; a call answered at once settles it here, the
+/// run loop settles the others.
+fn start_call<'js>(ctx: &Ctx<'js>, name: String, args: Value<'js>) -> rquickjs::Result<Promise<'js>> {
+    let (promise, resolve, reject) = ctx.promise()?;
+    let label = || {
+        let mut label = String::from("tools");
+        encode::push_member(&mut label, &name);
+        label + "()"
+    };
+    match encode::arguments(ctx, plain(), BOUNDS.get(), label, args) {
+        Ok(json) => match tools::call(&name, &json) {
+            tools::Started::Pending(id) => {
+                let settlers = (Persistent::save(ctx, resolve), Persistent::save(ctx, reject));
+                PENDING.with(|pending| pending.borrow_mut().insert(id, settlers));
+            }
+            tools::Started::Done(outcome) => settle_with(ctx, resolve, reject, outcome),
+        },
+        Err(message) => {
+            reject.call::<_, ()>((type_error(ctx, &message),))?;
+        }
+    }
+    Ok(promise)
 }
 
 fn plain() -> PlainPrototypes {
@@ -415,8 +504,7 @@ pub fn run(script: &str, tool_names: Vec<String>, options: &RunOptions) -> Resul
 
 fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<String>) -> Result<Option<String>, ScriptError> {
     let hooks = engine.hooks.clone().restore(ctx).map_err(|e| internal(ctx, e))?;
-    let make_tools: Function = hooks.get("makeTools").map_err(|e| internal(ctx, e))?;
-    let tools: Value = make_tools.call((tool_names,)).map_err(|e| internal(ctx, e))?;
+    let tools = make_tools(ctx, &hooks, &tool_names).map_err(|e| internal(ctx, e))?;
     ctx.globals().set("tools", tools).map_err(|e| internal(ctx, e))?;
 
     let main: Function = load(ctx, bytecode).map_err(|e| thrown(ctx, &hooks, e))?;

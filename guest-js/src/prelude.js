@@ -10,7 +10,6 @@
   const getPrototypeOf = Object.getPrototypeOf;
   const defineProperty = Object.defineProperty;
   const create = Object.create;
-  const setPrototypeOf = Object.setPrototypeOf;
   const ObjectPrototype = Object.prototype;
   const ProxyCtor = Proxy;
   const ErrorCtor = Error;
@@ -48,36 +47,24 @@
   }
 
   // ------------------------------------------------------------------------ tool calls --
-  // `host.call` checks and encodes the arguments, starts the call and returns the promise
-  // the script awaits; the guest's loop settles it. `host.search` answers at once.
-  function toolFunction(name) {
-    // A computed key names the function after the tool, with no descriptor to build.
-    return { [name]: (args) => host.call(name, args) }[name];
-  }
+  // `host.toolFunction(name)` makes the native function `tools.<name>`: calling it checks
+  // and encodes the arguments, starts the call and returns the promise the script awaits;
+  // the guest's loop settles it. `host.search` answers at once.
+  const toolFunction = host.toolFunction;
 
   const ToolSearch = (args) => host.search(args);
   defineProperty(ToolSearch, 'name', { value: 'ToolSearch' });
 
-  // Names that are not own properties of `tools` fall through to this prototype: `mcp__*`
-  // names reach the host (which answers that only this session's tools are reachable),
-  // every other name is undefined, so `tools.then` stays undefined and `tools` is never a
-  // thenable. Own properties are found without running any trap.
+  // The guest builds `tools` for each run: one own property per reachable name, then
+  // `ToolSearch`, with this proxy as its prototype. Names that are not own properties fall
+  // through to it: `mcp__*` names reach the host (which answers that only this session's
+  // tools are reachable), every other name is undefined, so `tools.then` stays undefined
+  // and `tools` is never a thenable. Own properties are found without running any trap.
   const fallback = new ProxyCtor(create(null), {
     get(target, key) {
       return typeof key === 'string' && startsWith.call(key, 'mcp__') ? toolFunction(key) : undefined;
     },
   });
-
-  // `tools` for one run: the reachable names and `ToolSearch`.
-  function makeTools(names) {
-    // The own properties go on a plain object first and the fallback becomes its prototype
-    // last: with the proxy already behind it, every assignment would consult the proxy.
-    const table = create(null);
-    for (let i = 0; i < names.length; i++) table[names[i]] = toolFunction(names[i]);
-    table.ToolSearch = ToolSearch;
-    setPrototypeOf(table, fallback);
-    return table;
-  }
 
   // ---------------------------------------------------------------------------- console --
   function format(value) {
@@ -143,5 +130,5 @@
     return stringify(value);
   }
 
-  return { makeTools, describeError, encodeResult };
+  return { fallback, ToolSearch, describeError, encodeResult };
 })
