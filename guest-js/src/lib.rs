@@ -11,6 +11,7 @@
 
 mod encode;
 mod engine;
+mod json_number;
 mod web;
 
 wit_bindgen::generate!({
