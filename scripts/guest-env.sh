@@ -6,4 +6,7 @@ export AR_wasm32_wasip2="${AR_wasm32_wasip2:-llvm-ar-19}"
 export CFLAGS_wasm32_wasip2="${CFLAGS_wasm32_wasip2:--isystem /usr/include/wasm32-wasi}"
 # QuickJS's JSON parser reads numbers through this function of the guest's instead of the C
 # library's slow `strtod` (guest-js/src/json_number.rs).
-export CFLAGS_wasm32_wasip2="$CFLAGS_wasm32_wasip2 -Dstrtod=exec_host_strtod"
+case " $CFLAGS_wasm32_wasip2 " in
+  *" -Dstrtod=exec_host_strtod "*) ;; # sourced before, in this environment
+  *) export CFLAGS_wasm32_wasip2="$CFLAGS_wasm32_wasip2 -Dstrtod=exec_host_strtod" ;;
+esac
