@@ -18,7 +18,8 @@ use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
 use exec_host::runtime::GuestSource;
 use exec_host::session::default_results_dir;
 use exec_host::{
-    CallOptions, CancellationToken, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, ToolCall, ToolResult, exec_tool,
+    CallOptions, CancellationToken, DEFAULT_WAIT_SPIN, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, ToolCall,
+    ToolResult, exec_tool,
 };
 
 mod approve;
@@ -131,7 +132,15 @@ struct SandboxFlags {
     /// Do not read or write the compiled-guest cache.
     #[arg(long)]
     no_cache: bool,
+    /// How long a script waiting for a tool keeps its thread spinning before it lets the
+    /// core idle: answers within it resume the script on a warm core. 0 never spins.
+    #[arg(long, value_name = "MICROSECONDS", default_value_t = DEFAULT_WAIT_SPIN.as_micros() as u64,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_SPIN_US))]
+    wait_spin_us: u64,
 }
+
+/// The longest spin the command line takes: a second of a core per wait.
+const MAX_WAIT_SPIN_US: u64 = 1_000_000;
 
 impl SandboxFlags {
     fn options(&self) -> SandboxOptions {
@@ -140,7 +149,10 @@ impl SandboxFlags {
             Some(path) => GuestSource::File(path.clone()),
             None => GuestSource::Builtin,
         };
-        SandboxOptions::default().with_cache_dir(cache_dir).with_guest(guest)
+        SandboxOptions::default()
+            .with_cache_dir(cache_dir)
+            .with_guest(guest)
+            .with_wait_spin(std::time::Duration::from_micros(self.wait_spin_us))
     }
 }
 

@@ -163,6 +163,17 @@ fn limits_come_from_flags() {
 }
 
 #[test]
+fn the_wait_spin_is_a_flag_and_never_the_scripts_time() {
+    let setup = Setup::new();
+    let wait = setup.script("wait.js", "await new Promise((done) => setTimeout(done, 300)); return 'waited';");
+    for spin in ["0", "1000000"] {
+        let output = setup.run(&["run", "--budget-ms", "100", "--wait-spin-us", spin, &wait]);
+        assert_eq!((output.status.code(), stdout(&output).as_str()), (Some(0), "waited\n"), "{}", stderr(&output));
+    }
+    assert_usage_error(&setup.run(&["run", "--wait-spin-us", "1000001", &wait]), "1000001 is not in 0..=1000000");
+}
+
+#[test]
 fn syntax_errors_name_line_and_column() {
     let setup = Setup::new();
     let script = setup.script("s.js", "const a = 1;\nconst b = ;\n");

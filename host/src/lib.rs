@@ -85,7 +85,9 @@ pub use policy::{Approval, ApprovalRequest, Approver};
 pub use pool::{Declaration, DeferralTable, ExecStatus, Pool};
 pub use provider::Provider;
 pub use render::{CallFailure, ClientProjection, Compaction, ModelProjection, ToolResult};
-pub use runtime::{CallOutcome, ConsoleLevel, Failure, Limits, NestedCall, Sandbox, SandboxOptions, SetupError};
+pub use runtime::{
+    CallOutcome, ConsoleLevel, DEFAULT_WAIT_SPIN, Failure, Limits, NestedCall, Sandbox, SandboxOptions, SetupError,
+};
 pub use session::{CallOptions, Prepared, Session, SessionBuilder, SessionError, ToolCall};
 pub use settings::{Layer, PermissionMode, Settings};
 pub use tools::{CallContext, Effect, Image, Origin, Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};

@@ -8,7 +8,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -23,13 +23,20 @@ pub struct GuestClock {
     spent_ns: AtomicU64,
     /// Nanoseconds after `base` when the current poll began; `u64::MAX` outside a poll.
     running_since_ns: AtomicU64,
+    /// Nanoseconds after `base` when the executor last polled the guest.
+    polled_at_ns: AtomicU64,
 }
 
 const NOT_RUNNING: u64 = u64::MAX;
 
 impl GuestClock {
     pub fn new() -> Self {
-        GuestClock { base: Instant::now(), spent_ns: AtomicU64::new(0), running_since_ns: AtomicU64::new(NOT_RUNNING) }
+        GuestClock {
+            base: Instant::now(),
+            spent_ns: AtomicU64::new(0),
+            running_since_ns: AtomicU64::new(NOT_RUNNING),
+            polled_at_ns: AtomicU64::new(0),
+        }
     }
 
     fn now_ns(&self) -> u64 {
@@ -38,6 +45,26 @@ impl GuestClock {
 
     fn enter(&self) {
         self.running_since_ns.store(self.now_ns(), Ordering::Relaxed);
+    }
+
+    /// A poll begins: the guest runs from here (see [`GuestClock::held_executor_for`]).
+    fn polled(&self) {
+        let now = self.now_ns();
+        self.polled_at_ns.store(now, Ordering::Relaxed);
+        self.running_since_ns.store(now, Ordering::Relaxed);
+    }
+
+    /// A wait ended inside the current poll (it spun instead of returning `Pending`):
+    /// the guest resumes as if freshly polled.
+    pub fn waited(&self) {
+        self.polled_at_ns.store(self.now_ns(), Ordering::Relaxed);
+    }
+
+    /// How long the current poll has kept the executor's thread: whether it is time to
+    /// yield to other tasks. Right after a wait this is short, and yielding again would
+    /// only send the guest through the executor a second time.
+    pub fn held_executor_for(&self) -> Duration {
+        Duration::from_nanos(self.now_ns().saturating_sub(self.polled_at_ns.load(Ordering::Relaxed)))
     }
 
     fn leave(&self) {
@@ -99,7 +126,7 @@ impl<F: Future> Future for Charged<F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let clock = self.clock.clone();
-        clock.enter();
+        clock.polled();
         let result = self.inner.as_mut().poll(cx);
         clock.leave();
         result
@@ -121,7 +148,7 @@ const IDLE_TICKS: u32 = 100;
 struct TickerShared {
     active: AtomicUsize,
     /// True while the ticker thread waits for work (so a new Exec must wake it).
-    parked: std::sync::atomic::AtomicBool,
+    parked: AtomicBool,
     lock: Mutex<bool>, // true once the ticker must stop
     wake: Condvar,
 }
@@ -130,7 +157,7 @@ impl Ticker {
     pub fn start(engine: wasmtime::Engine) -> Self {
         let shared = Arc::new(TickerShared {
             active: AtomicUsize::new(0),
-            parked: std::sync::atomic::AtomicBool::new(false),
+            parked: AtomicBool::new(false),
             lock: Mutex::new(false),
             wake: Condvar::new(),
         });

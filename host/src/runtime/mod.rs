@@ -12,6 +12,7 @@
 mod artefact;
 pub(crate) mod calls;
 mod clock;
+mod hot_wait;
 mod limits;
 mod outcome;
 mod state;
@@ -41,7 +42,7 @@ pub use state::{ConsoleLevel, ConsoleWatcher};
 pub use trace::{BoundaryEvent, MAX_TRACE_BYTES, MAX_TRACE_EVENTS, Trace};
 
 use self::calls::{CallRecord, Images, NestedCalls, NestedWaitExceeded};
-use self::clock::{Charged, GuestClock, Ticker};
+use self::clock::{Charged, GuestClock, TICK, Ticker};
 use self::state::ConsoleLog;
 use crate::guest::{self, RunOptions, SandboxPre, ScriptError};
 
@@ -60,6 +61,10 @@ const PERF_MAP_VARIABLE: &str = "EXEC_HOST_PERF_MAP";
 /// Bytes of a slot's memory (and tables) reset in place rather than returned to the kernel.
 const KEEP_RESIDENT_BYTES: usize = 16 * 1024 * 1024;
 const KEEP_RESIDENT_TABLE_BYTES: usize = 1024 * 1024;
+/// How long a waiting Exec keeps its thread busy by default (see
+/// [`SandboxOptions::with_wait_spin`]): a local MCP server's answer and a timer's tick
+/// come within it.
+pub const DEFAULT_WAIT_SPIN: Duration = Duration::from_millis(2);
 
 /// How the sandbox is set up.
 #[derive(Clone, Debug)]
@@ -71,6 +76,8 @@ pub struct SandboxOptions {
     pub max_concurrent_execs: u32,
     /// The guest component that runs the scripts.
     pub guest: GuestSource,
+    /// How long a waiting Exec spins before it gives its thread back.
+    pub wait_spin: Duration,
 }
 
 impl SandboxOptions {
@@ -91,11 +98,29 @@ impl SandboxOptions {
         self.guest = guest;
         self
     }
+
+    /// How long an Exec waiting for a nested call or a timer keeps its thread spinning
+    /// before it gives the thread back ([`DEFAULT_WAIT_SPIN`] by default; zero never spins).
+    ///
+    /// A script resumed on a core that went idle runs several times slower for its first
+    /// microseconds, and that is the script's own time; an answer that comes within the
+    /// spin finds the core warm and is seen at once. Only one wait in the process spins at
+    /// a time, and only on a multi-threaded tokio runtime with two or more workers, so at
+    /// most one core is kept busy, for at most this long per wait.
+    pub fn with_wait_spin(mut self, spin: Duration) -> Self {
+        self.wait_spin = spin;
+        self
+    }
 }
 
 impl Default for SandboxOptions {
     fn default() -> Self {
-        SandboxOptions { cache_dir: default_cache_dir(), max_concurrent_execs: 1000, guest: GuestSource::Builtin }
+        SandboxOptions {
+            cache_dir: default_cache_dir(),
+            max_concurrent_execs: 1000,
+            guest: GuestSource::Builtin,
+            wait_spin: DEFAULT_WAIT_SPIN,
+        }
     }
 }
 
@@ -111,6 +136,7 @@ struct Inner {
     /// Whether the guest's `init` already ran (pre-initialised); if not, each Exec runs it.
     initialised: bool,
     ticker: Ticker,
+    wait_spin: Duration,
 }
 
 /// Why no instance could be made for a script (for example every pool slot is in use).
@@ -159,7 +185,9 @@ impl Sandbox {
             )
         })?;
         let ticker = Ticker::start(engine.clone());
-        Ok(Sandbox { inner: Arc::new(Inner { engine, pre, initialised: loaded.initialised, ticker }) })
+        Ok(Sandbox {
+            inner: Arc::new(Inner { engine, pre, initialised: loaded.initialised, ticker, wait_spin: options.wait_spin }),
+        })
     }
 
     /// The interfaces the guest component imports, as `package/interface@version`.
@@ -193,15 +221,19 @@ impl Sandbox {
             store_limits,
         );
         state.trace = trace.then(Trace::default);
+        state.wait_spin = self.inner.wait_spin;
 
         let mut store = Store::new(&self.inner.engine, state);
         store.limiter(|state| &mut state.limiter);
         let budget = limits.budget;
         store.epoch_deadline_callback(move |context| {
-            if context.data().clock.spent() >= budget {
+            let clock = &context.data().clock;
+            if clock.spent() >= budget {
                 return Err(BudgetExceeded.into());
             }
-            Ok(UpdateDeadline::Yield(1))
+            // The epoch moves on while the guest waits too; only a guest that has held the
+            // thread for a tick gives it up.
+            Ok(if clock.held_executor_for() >= TICK { UpdateDeadline::Yield(1) } else { UpdateDeadline::Continue(1) })
         });
         store.set_epoch_deadline(1);
 

@@ -12,6 +12,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::calls::{self, Images, NestedCalls};
 use super::clock::GuestClock;
+use super::hot_wait::HotWait;
 use super::timers::Timers;
 use super::trace::{BoundaryEvent, Trace};
 use crate::guest::{Completion, Event, GuestHost, Level, Started, ToolValue};
@@ -58,6 +59,8 @@ pub(crate) struct ExecState {
     pub(crate) stderr: MemoryOutputPipe,
     /// The boundary's events, when the Exec asked for them.
     pub(crate) trace: Option<Trace>,
+    /// How long a wait spins before it gives the thread back (see [`HotWait`]).
+    pub(crate) wait_spin: Duration,
 }
 
 impl ExecState {
@@ -82,6 +85,7 @@ impl ExecState {
             clock,
             stderr,
             trace: None,
+            wait_spin: Duration::ZERO,
         }
     }
 
@@ -154,8 +158,9 @@ impl GuestHost for ExecState {
         // Polling the calls in flight, the last poll of each included, and waiting for a
         // timer are not the script's time.
         let paused = self.clock.pause();
-        let woken = self.calls.finished(&mut self.timers).await?;
+        let woken = HotWait::new(self.calls.finished(&mut self.timers), self.wait_spin).await?;
         drop(paused);
+        self.clock.waited();
         let mut events = Vec::with_capacity(woken.calls.len() + woken.timers.len());
         for (id, result) in woken.calls {
             events.push(Event::Call(Completion { id, outcome: self.deliver(result) }));

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use exec_host::{Failure, Limits, ToolResult};
+use exec_host::{Failure, Limits, Sandbox, SandboxOptions, ToolResult};
 use exec_host_bench::stats::{median, p90, round1};
 use exec_host_tests::{FixtureTool, Harness};
 use serde_json::{Value, json};
@@ -177,6 +177,9 @@ struct Sessions {
     rules: Arc<Harness>,
     /// The big session's limits, with the `hop` tool added.
     hop: Arc<Harness>,
+    /// The same as `hop`, on a sandbox whose waits never spin
+    /// ([`SandboxOptions::with_wait_spin`] zero), for the waiting benchmarks' other figure.
+    no_spin: Arc<Harness>,
     /// A `PreToolUse` hook on `echo` that only reads its input, and one on `add` that
     /// sleeps 100 ms.
     hooks: Arc<Harness>,
@@ -203,6 +206,8 @@ impl Sessions {
             {"matcher": "echo", "hooks": [{"type": "command", "command": "cat > /dev/null"}]},
             {"matcher": "add", "hooks": [{"type": "command", "command": "cat > /dev/null; sleep 0.1"}]}]}}))
         .expect("valid hooks");
+        let no_spin_sandbox =
+            Sandbox::with_options(SandboxOptions::default().with_wait_spin(Duration::ZERO)).await.expect("the sandbox sets up");
         Sessions {
             rules: Arc::new(
                 Harness::with(|builder| {
@@ -212,6 +217,12 @@ impl Sessions {
             ),
             hooks: Arc::new(Harness::with(|builder| builder.managed_settings(hooks).limits(big.clone())).await),
             hop: Arc::new(Harness::with(|builder| builder.tool(exec_host_tests::hop_tool()).limits(big.clone())).await),
+            no_spin: Arc::new(
+                Harness::with(|builder| {
+                    builder.tool(exec_host_tests::hop_tool()).limits(big.clone()).sandbox(no_spin_sandbox.clone())
+                })
+                .await,
+            ),
             big: Arc::new(Harness::with_limits(big).await),
             spin: Arc::new(Harness::with_limits(spin).await),
             flat: Arc::new(
@@ -245,13 +256,21 @@ async fn timed(harness: &Harness, code: &str) -> (ToolResult, f64) {
 }
 
 /// Calls in a row that each wait: `call` awaited [`WAITING_CALLS`] times from one script, with
-/// the wall time and the script's own time per call.
-async fn waiting_calls(harness: &Harness, call: &str, name: &str) -> Result<Sample> {
+/// the wall time and the script's own time per call, then the same on a sandbox whose
+/// waits never spin (the `_no_spin` figures).
+async fn waiting_calls(sessions: &Sessions, harness: &Harness, call: &str, name: &str) -> Result<Sample> {
     let code = format!("for (let i = 0; i < {WAITING_CALLS}; i++) await {call};\nreturn 1;");
+    let calls = WAITING_CALLS as f64;
+    let (still, still_us) = timed(&sessions.no_spin, &code).await;
+    expect_value(&still, json!(1), name)?;
     let (outcome, us) = timed(harness, &code).await;
     expect_value(&outcome, json!(1), name)?;
-    let calls = WAITING_CALLS as f64;
-    let extra = BTreeMap::from([("per_call_us", us / calls), ("script_per_call_us", script_us(&outcome) / calls)]);
+    let extra = BTreeMap::from([
+        ("per_call_us", us / calls),
+        ("script_per_call_us", script_us(&outcome) / calls),
+        ("per_call_us_no_spin", still_us / calls),
+        ("script_per_call_us_no_spin", script_us(&still) / calls),
+    ]);
     Ok(Sample { us, script_us: None, extra })
 }
 
@@ -394,14 +413,20 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
             extra.insert("floor_per_call_us", floor / calls);
             extra.insert("overhead_per_call_us", (us - floor) / calls);
             extra.insert("script_per_call_us", script_us(&outcome) / calls);
+            let started = Instant::now();
+            let still = sessions.no_spin.run(&mcp::seq_script()).await;
+            let still_us = started.elapsed().as_secs_f64() * 1e6;
+            expect_value(&still, mcp::seq_expected(), name)?;
+            extra.insert("per_call_us_no_spin", still_us / calls);
+            extra.insert("script_per_call_us_no_spin", script_us(&still) / calls);
             Sample { us, script_us: Some(script_us(&outcome)), extra }
         }
         // Like calls_seq_1000, but every call waits (a 0 ms timer): what a call costs the
         // script when it must suspend in wait-next and resume, as every MCP call does.
-        "calls_seq_waiting" => waiting_calls(&sessions.big, "tools.sleep({ ms: 0 })", name).await?,
+        "calls_seq_waiting" => waiting_calls(sessions, &sessions.big, "tools.sleep({ ms: 0 })", name).await?,
         // The same, but each call is pending for one trip through the executor only: the
         // cost of suspending and resuming itself, without the idle millisecond before it.
-        "calls_seq_hop" => waiting_calls(&sessions.hop, "tools.hop({})", name).await?,
+        "calls_seq_hop" => waiting_calls(sessions, &sessions.hop, "tools.hop({})", name).await?,
         // No guest at all: a few microseconds of native work (JSON in and out) right after
         // a trip through the executor and right after an idle millisecond, to show what
         // the machine charges any code for resuming on a core that went idle.
@@ -869,6 +894,7 @@ async fn main() -> Result<()> {
     // Kept connected for the whole run.
     if selected.iter().any(|b| b.name.starts_with("mcp_")) {
         mcp::connect(&sessions.big, &target).await?;
+        mcp::connect(&sessions.no_spin, &target).await?;
     }
     let mut ours = BTreeMap::new();
     for bench in &selected {
