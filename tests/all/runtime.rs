@@ -259,45 +259,42 @@ async fn a_full_instance_pool_is_a_clear_failure_not_a_hang() {
     assert!(harness.run("return 2").await.ok());
 }
 
-/// A sandbox whose waits may spin for a minute: long enough that a wait which spun when it
-/// must not would stall its test far past the test's own limit.
-async fn long_spin_sandbox() -> exec_host::Sandbox {
-    static SANDBOX: tokio::sync::OnceCell<exec_host::Sandbox> = tokio::sync::OnceCell::const_new();
-    SANDBOX
-        .get_or_init(|| async {
-            let options = exec_host::SandboxOptions::default().with_wait_spin(Duration::from_secs(60));
-            exec_host::Sandbox::with_options(options).await.expect("the sandbox sets up")
-        })
-        .await
-        .clone()
-}
-
-async fn long_spin_harness(limits: Limits) -> Arc<Harness> {
-    let sandbox = long_spin_sandbox().await;
+/// A harness on a sandbox whose waits spin for up to `spin`, with the `hop` tool.
+async fn spinning_harness(spin: Duration, limits: Limits) -> Arc<Harness> {
+    let options = exec_host::SandboxOptions::default().with_wait_spin(spin);
+    let sandbox = exec_host::Sandbox::with_options(options).await.expect("the sandbox sets up");
     Arc::new(Harness::with(|builder| builder.tool(exec_host_tests::hop_tool()).sandbox(sandbox).limits(limits)).await)
 }
+
+/// Long enough that a wait which spun when it must not would stall its test far past the
+/// test's own limit.
+const A_MINUTE: Duration = Duration::from_secs(60);
 
 /// One test, so that no other long spin takes the process's one spinning turn meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spinning_wait_is_free_for_the_script_and_stalls_nothing() {
-    // Not charged: both sleeps together are twice the budget, and the waits spin through
-    // them (on a worker, as a served Exec runs, and on the runtime's own thread, as
-    // `exec-host run`'s).
-    let harness = long_spin_harness(Limits::default().with_budget(Duration::from_millis(200))).await;
+    // Not charged: both sleeps together are twice the budget. With a minute's spin the
+    // waits spin through them; with 60 ms, each spins that long and then hands the thread
+    // back. Both on a worker, as a served Exec runs, and on the runtime's own thread, as
+    // `exec-host run`'s.
+    let budget = Limits::default().with_budget(Duration::from_millis(100));
     let code = "await tools.sleep({ ms: 200 }); await tools.sleep({ ms: 200 }); return 1";
-    let task = tokio::spawn({
-        let harness = harness.clone();
-        async move { harness.run(code).await }
-    });
-    let on_worker = within(30, task).await.unwrap();
-    assert_eq!(on_worker.value(), Some(&json!(1)), "{}", on_worker.text());
-    let on_main = within(30, harness.run(code)).await;
-    assert_eq!(on_main.value(), Some(&json!(1)), "{}", on_main.text());
+    for spin in [A_MINUTE, Duration::from_millis(60)] {
+        let harness = spinning_harness(spin, budget.clone()).await;
+        let task = tokio::spawn({
+            let harness = harness.clone();
+            async move { harness.run(code).await }
+        });
+        let on_worker = within(30, task).await.unwrap();
+        assert_eq!(on_worker.value(), Some(&json!(1)), "{spin:?}: {}", on_worker.text());
+        let on_main = within(30, harness.run(code)).await;
+        assert_eq!(on_main.value(), Some(&json!(1)), "{spin:?}: {}", on_main.text());
+    }
 
     // `hop` answers once a task it spawns has run; spawned from the Exec's worker, that task
     // sits in the worker's own slot, which no other worker takes, so the wait must let the
     // worker run it before spinning.
-    let harness = long_spin_harness(Limits::default()).await;
+    let harness = spinning_harness(A_MINUTE, Limits::default()).await;
     let task = tokio::spawn({
         let harness = harness.clone();
         async move { harness.run("for (let i = 0; i < 20; i++) await tools.hop({}); return 2").await }
@@ -323,7 +320,7 @@ async fn a_spinning_wait_is_free_for_the_script_and_stalls_nothing() {
     let single = tokio::task::spawn_blocking(|| {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
         runtime.block_on(async {
-            let harness = long_spin_harness(Limits::default()).await;
+            let harness = spinning_harness(A_MINUTE, Limits::default()).await;
             within(30, harness.run("await tools.sleep({ ms: 10 }); await tools.hop({}); return 3")).await
         })
     });

@@ -25,6 +25,9 @@ pub struct GuestClock {
     running_since_ns: AtomicU64,
     /// Nanoseconds after `base` when the executor last polled the guest.
     polled_at_ns: AtomicU64,
+    /// True while the guest is inside a host import that paused the clock: a poll that
+    /// resumes that import (a wait polled again) does not charge until it returns.
+    paused: AtomicBool,
 }
 
 const NOT_RUNNING: u64 = u64::MAX;
@@ -36,6 +39,7 @@ impl GuestClock {
             spent_ns: AtomicU64::new(0),
             running_since_ns: AtomicU64::new(NOT_RUNNING),
             polled_at_ns: AtomicU64::new(0),
+            paused: AtomicBool::new(false),
         }
     }
 
@@ -51,7 +55,9 @@ impl GuestClock {
     fn polled(&self) {
         let now = self.now_ns();
         self.polled_at_ns.store(now, Ordering::Relaxed);
-        self.running_since_ns.store(now, Ordering::Relaxed);
+        if !self.paused.load(Ordering::Relaxed) {
+            self.running_since_ns.store(now, Ordering::Relaxed);
+        }
     }
 
     /// A wait ended inside the current poll (it spun instead of returning `Pending`):
@@ -78,6 +84,7 @@ impl GuestClock {
     /// (a tool's first poll, finished calls being polled), which is not the script's time.
     pub fn pause(&self) -> Paused<'_> {
         self.leave();
+        self.paused.store(true, Ordering::Relaxed);
         Paused { clock: self }
     }
 
@@ -99,6 +106,7 @@ pub struct Paused<'a> {
 
 impl Drop for Paused<'_> {
     fn drop(&mut self) {
+        self.clock.paused.store(false, Ordering::Relaxed);
         self.clock.enter();
     }
 }
