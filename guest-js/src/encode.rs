@@ -571,7 +571,7 @@ mod tests {
     }
 
     #[test]
-    fn proxies_and_toJSON_are_walked_as_the_data_they_show() {
+    fn proxies_and_to_json_are_walked_as_the_data_they_show() {
         assert_eq!(encode("new Proxy({ a: 1 }, {})").unwrap(), r#"{"a":1}"#);
         // toJSON is an ordinary function-valued property, refused like any other.
         assert!(refused("{ v: { toJSON() { return 1 } } }").contains("args.v.toJSON is a function"));
