@@ -45,29 +45,27 @@ impl<F: Future> Future for HotWait<F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let spin = self.spin;
-        if spin.is_zero() {
-            return self.inner.as_mut().poll(cx);
+        let may_spin = !self.spin.is_zero() && Spinner::possible();
+        if !may_spin || !self.yielded {
+            let polled = self.inner.as_mut().poll(cx);
+            if may_spin && polled.is_pending() {
+                // Through the executor once before spinning (see the module's docs).
+                self.yielded = true;
+                cx.waker().wake_by_ref();
+            }
+            return polled;
         }
+        let spin = self.spin;
+        let until = *self.spin_until.get_or_insert_with(|| Instant::now() + spin);
+        let Some(_spinner) = Spinner::claim().filter(|_| Instant::now() < until) else {
+            return self.inner.as_mut().poll(cx);
+        };
         let signal = Arc::new(Signal { state: AtomicU8::new(SPINNING_STATE), task: cx.waker().clone() });
         let waker = Waker::from(signal.clone());
         let mut inner_cx = Context::from_waker(&waker);
         if let Poll::Ready(output) = self.inner.as_mut().poll(&mut inner_cx) {
             return Poll::Ready(output);
         }
-        if !Spinner::possible() {
-            return signal.park();
-        }
-        if !self.yielded {
-            self.yielded = true;
-            let pending = signal.park();
-            cx.waker().wake_by_ref();
-            return pending;
-        }
-        let until = *self.spin_until.get_or_insert_with(|| Instant::now() + spin);
-        let Some(_spinner) = Spinner::claim() else {
-            return signal.park();
-        };
         loop {
             // Check the clock only now and then: a wake is seen within a few hundred
             // nanoseconds either way.
