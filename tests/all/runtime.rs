@@ -316,6 +316,18 @@ async fn a_spinning_wait_is_free_for_the_script_and_stalls_nothing() {
         assert_eq!(outcome.value(), Some(&json!(i)), "{}", outcome.text());
     }
 
+    // An abort stops a spin: the wait is for a timer no abort cancels, and the spin would
+    // otherwise last its minute.
+    let abort = CancellationToken::new();
+    let trigger = abort.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        trigger.cancel();
+    });
+    let waiting = "await new Promise((done) => setTimeout(done, 600000)); return 4";
+    let outcome = within(30, harness.run_options(waiting, CallOptions::new(abort))).await;
+    assert_eq!(outcome.exec_failure(), Some(&Failure::Aborted), "{}", outcome.text());
+
     // A single-threaded runtime never spins: nothing else would run the timer meanwhile.
     let single = tokio::task::spawn_blocking(|| {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");

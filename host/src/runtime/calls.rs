@@ -144,6 +144,11 @@ impl NestedCalls {
         Ok(())
     }
 
+    /// Fires when the Exec ends or is aborted (the token every call is given).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
     pub fn tools(&self) -> &Arc<dyn ScriptTools> {
         &self.tools
     }

@@ -10,7 +10,8 @@
 //! Spinning burns a core, so [`HotWait`] spins only when it can pay off and cost little:
 //! on a multi-threaded runtime with a second worker to drive the I/O and timers that will
 //! wake it, at most one wait in the process at a time, and never longer than the bound the
-//! sandbox was given ([`crate::SandboxOptions::with_wait_spin`]). Before it spins it goes
+//! sandbox was given ([`crate::SandboxOptions::with_wait_spin`]), nor after the Exec is
+//! aborted (the abort is seen only once the wait hands its thread back). Before it spins it goes
 //! through the executor once: a task the call woke on this thread sits in the worker's
 //! own slot, which no other worker can take, and would otherwise wait out the spin.
 
@@ -21,27 +22,31 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
+use tokio_util::sync::CancellationToken;
+
 /// True while some wait in the process spins.
 static SPINNING: AtomicBool = AtomicBool::new(false);
 
 /// Polls `inner`; while it is pending and it may, keeps its thread spinning for at most
 /// `spin` until `inner` is woken, and polls it again on the spot.
-pub struct HotWait<F> {
+pub struct HotWait<'a, F> {
     inner: Pin<Box<F>>,
     spin: Duration,
+    /// Fires when the Exec is aborted or ends: no more spinning.
+    stop: &'a CancellationToken,
     /// Whether the wait has been through the executor once (see the module's docs).
     yielded: bool,
     /// When spinning ends for this wait, however often it is polled.
     spin_until: Option<Instant>,
 }
 
-impl<F> HotWait<F> {
-    pub fn new(inner: F, spin: Duration) -> Self {
-        HotWait { inner: Box::pin(inner), spin, yielded: false, spin_until: None }
+impl<'a, F> HotWait<'a, F> {
+    pub fn new(inner: F, spin: Duration, stop: &'a CancellationToken) -> Self {
+        HotWait { inner: Box::pin(inner), spin, stop, yielded: false, spin_until: None }
     }
 }
 
-impl<F: Future> Future for HotWait<F> {
+impl<F: Future> Future for HotWait<'_, F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
@@ -57,7 +62,7 @@ impl<F: Future> Future for HotWait<F> {
         }
         let spin = self.spin;
         let until = *self.spin_until.get_or_insert_with(|| Instant::now() + spin);
-        let Some(_spinner) = Spinner::claim().filter(|_| Instant::now() < until) else {
+        let Some(_spinner) = Spinner::claim().filter(|_| Instant::now() < until && !self.stop.is_cancelled()) else {
             return self.inner.as_mut().poll(cx);
         };
         let signal = Arc::new(Signal { state: AtomicU8::new(SPINNING_STATE), task: cx.waker().clone() });
@@ -86,7 +91,7 @@ impl<F: Future> Future for HotWait<F> {
                     return signal.park();
                 }
             }
-            if Instant::now() >= until {
+            if Instant::now() >= until || self.stop.is_cancelled() {
                 return signal.park();
             }
         }

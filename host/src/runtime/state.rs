@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
@@ -61,6 +62,8 @@ pub(crate) struct ExecState {
     pub(crate) trace: Option<Trace>,
     /// How long a wait spins before it gives the thread back (see [`HotWait`]).
     pub(crate) wait_spin: Duration,
+    /// The calls' cancellation: a spinning wait stops when the Exec is aborted.
+    stop: CancellationToken,
 }
 
 impl ExecState {
@@ -74,7 +77,9 @@ impl ExecState {
         let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
         // No preopens, no environment, no arguments; stdout is discarded.
         let wasi = wasmtime_wasi::WasiCtxBuilder::new().stderr(stderr.clone()).build();
+        let stop = calls.cancellation().clone();
         ExecState {
+            stop,
             wasi,
             table: ResourceTable::new(),
             limiter,
@@ -158,7 +163,7 @@ impl GuestHost for ExecState {
         // Polling the calls in flight, the last poll of each included, and waiting for a
         // timer are not the script's time.
         let paused = self.clock.pause();
-        let woken = HotWait::new(self.calls.finished(&mut self.timers), self.wait_spin).await?;
+        let woken = HotWait::new(self.calls.finished(&mut self.timers), self.wait_spin, &self.stop).await?;
         drop(paused);
         self.clock.waited();
         let mut events = Vec::with_capacity(woken.calls.len() + woken.timers.len());
