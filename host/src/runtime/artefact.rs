@@ -30,6 +30,9 @@ use crate::guest;
 /// The guest component as built by `scripts/build-guest`, pre-initialised.
 pub const GUEST_COMPONENT: &[u8] = include_bytes!("../../artefacts/exec-guest.wasm");
 
+/// SHA-256 of [`GUEST_COMPONENT`], taken when the host is built (`build.rs`).
+const GUEST_COMPONENT_SHA256: [u8; 32] = include!(concat!(env!("OUT_DIR"), "/guest_component_sha256.rs"));
+
 /// SHA-256 of the sources the artefact was built from; see `scripts/build-guest`.
 pub const GUEST_SOURCES_SHA256: &str = include_str!("../../artefacts/exec-guest.sources-sha256");
 
@@ -113,15 +116,17 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 /// The ready-to-instantiate guest: from the cache when it holds this exact guest compiled
 /// by a compatible engine, else compiled and written to the cache.
 pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Path>) -> Result<Loaded, SetupError> {
-    let (bytes, initialised) = match source {
+    let (bytes, digest, initialised) = match source {
         // Pre-initialised when it was built (`scripts/build-guest`).
-        GuestSource::Builtin => (std::borrow::Cow::Borrowed(GUEST_COMPONENT), true),
+        GuestSource::Builtin => (std::borrow::Cow::Borrowed(GUEST_COMPONENT), GUEST_COMPONENT_SHA256, true),
         GuestSource::File(path) => {
-            (std::borrow::Cow::Owned(read_guest_file(path).map_err(|why| SetupError::refused(source, why))?), false)
+            let bytes = read_guest_file(path).map_err(|why| SetupError::refused(source, why))?;
+            let digest = Sha256::digest(&bytes).into();
+            (std::borrow::Cow::Owned(bytes), digest, false)
         }
     };
     guest::check_is_component(&bytes).map_err(|why| SetupError::refused(source, why))?;
-    let component = compile(engine, &bytes, cache_dir)?;
+    let component = compile(engine, &bytes, &digest, cache_dir)?;
     Ok(Loaded { component, initialised })
 }
 
@@ -143,9 +148,9 @@ fn read_guest_file(path: &Path) -> Result<Vec<u8>, String> {
     })
 }
 
-/// Compiles `bytes`, or maps the cached result.
-fn compile(engine: &Engine, bytes: &[u8], cache_dir: Option<&Path>) -> Result<Component, SetupError> {
-    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine, bytes))));
+/// Compiles `bytes`, whose SHA-256 is `digest`, or maps the cached result.
+fn compile(engine: &Engine, bytes: &[u8], digest: &[u8; 32], cache_dir: Option<&Path>) -> Result<Component, SetupError> {
+    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine, digest))));
     if let Some(path) = &path
         && path.exists()
     {
@@ -172,10 +177,11 @@ fn compile(engine: &Engine, bytes: &[u8], cache_dir: Option<&Path>) -> Result<Co
     unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::guest("loading it failed", e))
 }
 
-fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
+/// The cache's name for a guest whose SHA-256 is `digest`, compiled by `engine`.
+fn cache_key(engine: &Engine, digest: &[u8; 32]) -> String {
     let mut hasher = Sha256Hasher(Sha256::new());
     hasher.0.update(CACHE_FORMAT.as_bytes());
-    hasher.0.update(bytes);
+    hasher.0.update(digest);
     std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
     let digest = hasher.0.finalize();
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
@@ -301,5 +307,19 @@ impl ComponentInstanceState for Probe<'_> {
 
     async fn call_func_ret_f64(&mut self, instance: &str, func: &str) -> u64 {
         self.call::<f64>(instance, func).await.to_bits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    use super::{GUEST_COMPONENT, GUEST_COMPONENT_SHA256};
+
+    /// The cache is keyed by this digest: a stale one would map another guest's code.
+    #[test]
+    fn the_digest_taken_at_build_time_is_the_embedded_guests() {
+        let digest: [u8; 32] = Sha256::digest(GUEST_COMPONENT).into();
+        assert_eq!(GUEST_COMPONENT_SHA256, digest);
     }
 }
