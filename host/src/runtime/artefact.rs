@@ -183,8 +183,8 @@ fn cache_key(engine: &Engine, digest: &[u8; 32]) -> String {
     hasher.0.update(CACHE_FORMAT.as_bytes());
     hasher.0.update(digest);
     std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
-    let digest = hasher.0.finalize();
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    let key = hasher.0.finalize();
+    key.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
 struct Sha256Hasher(Sha256);
