@@ -3,7 +3,7 @@
 //! so a process finds its compiled copy in the cache without hashing 2 MB at every start.
 
 use std::fmt::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
 fn main() {
     embed_conformance_cases();
@@ -11,7 +11,7 @@ fn main() {
 }
 
 fn embed_conformance_cases() {
-    let dir = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it")).join("conformance").join("cases");
+    let dir = cargo_dir("CARGO_MANIFEST_DIR").join("conformance").join("cases");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -34,17 +34,26 @@ fn embed_conformance_cases() {
         .expect("writing to a string");
     }
     list.push_str("];\nCASES\n}\n");
-    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets it")).join("conformance_cases.rs");
-    std::fs::write(&out, list).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    write_out("conformance_cases.rs", &list);
 }
 
 /// SHA-256 of `artefacts/exec-guest.wasm`, the bytes `runtime::GUEST_COMPONENT` embeds.
 fn digest_guest_component() {
     use sha2::{Digest, Sha256};
-    let guest = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it")).join("artefacts").join("exec-guest.wasm");
+    let guest = cargo_dir("CARGO_MANIFEST_DIR").join("artefacts").join("exec-guest.wasm");
     println!("cargo:rerun-if-changed={}", guest.display());
     let bytes = std::fs::read(&guest).unwrap_or_else(|e| panic!("{}: {e}", guest.display()));
     let digest: [u8; 32] = Sha256::digest(&bytes).into();
-    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets it")).join("guest_component_sha256.rs");
-    std::fs::write(&out, format!("{digest:?}")).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    write_out("guest_component_sha256.rs", &format!("{digest:?}"));
+}
+
+/// A folder cargo names in the build script's environment.
+fn cargo_dir(variable: &str) -> PathBuf {
+    PathBuf::from(std::env::var_os(variable).unwrap_or_else(|| panic!("cargo sets {variable}")))
+}
+
+/// Writes `name` in `OUT_DIR`, where the crate `include!`s it from.
+fn write_out(name: &str, text: &str) {
+    let out = cargo_dir("OUT_DIR").join(name);
+    std::fs::write(&out, text).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
 }
