@@ -6,8 +6,11 @@
 //! committed beside it; a test fails when the sources change without a rebuild.
 //!
 //! The artefact is pre-initialised when it is built: its `init` already ran, and what it
-//! set up is in the component's data ([`preinitialise`]). So the first run on a machine
-//! only compiles it.
+//! set up is in the component's data ([`preinitialise`]). And it is compiled to native code
+//! when exec-host itself is built (`build.rs`, for the build machine's processor): a first
+//! run on that machine, or on any whose processor has the same features, writes that code
+//! to the cache instead of compiling. Elsewhere the first run compiles it (about a second
+//! on two cores).
 //!
 //! Another guest (any component of the `exec-host:sandbox` world, [`GuestSource::File`])
 //! is compiled and cached the same way but not pre-initialised: running its `init` here
@@ -32,6 +35,13 @@ pub const GUEST_COMPONENT: &[u8] = include_bytes!("../../artefacts/exec-guest.wa
 
 /// SHA-256 of [`GUEST_COMPONENT`], taken when the host is built (`build.rs`).
 const GUEST_COMPONENT_SHA256: [u8; 32] = include!(concat!(env!("OUT_DIR"), "/guest_component_sha256.rs"));
+
+/// [`GUEST_COMPONENT`] compiled by `build.rs` with the engine's compile settings, for the
+/// build machine's processor; empty when it was not compiled then.
+const GUEST_COMPILED_AT_BUILD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/exec-guest.cwasm"));
+
+/// Why [`GUEST_COMPILED_AT_BUILD`] is empty (for example "an unoptimised build"), or "".
+const GUEST_NOT_COMPILED_AT_BUILD: &str = include_str!(concat!(env!("OUT_DIR"), "/exec-guest.cwasm.why-not"));
 
 /// SHA-256 of the sources the artefact was built from; see `scripts/build-guest`.
 pub const GUEST_SOURCES_SHA256: &str = include_str!("../../artefacts/exec-guest.sources-sha256");
@@ -60,6 +70,18 @@ pub enum GuestSource {
 pub(crate) struct Loaded {
     pub component: Component,
     pub initialised: bool,
+    pub origin: Origin,
+}
+
+/// Where a loaded guest's native code came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Mapped from the cache.
+    Cache,
+    /// Compiled when exec-host was built ([`GUEST_COMPILED_AT_BUILD`]).
+    Build,
+    /// Compiled by this process.
+    Compiled,
 }
 
 /// Why the sandbox could not be set up. The cause is the error's source.
@@ -116,18 +138,26 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 /// The ready-to-instantiate guest: from the cache when it holds this exact guest compiled
 /// by a compatible engine, else compiled and written to the cache.
 pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Path>) -> Result<Loaded, SetupError> {
-    let (bytes, digest, initialised) = match source {
+    let (bytes, digest, initialised, compiled_at_build) = match source {
         // Pre-initialised when it was built (`scripts/build-guest`).
-        GuestSource::Builtin => (std::borrow::Cow::Borrowed(GUEST_COMPONENT), GUEST_COMPONENT_SHA256, true),
+        GuestSource::Builtin => {
+            let native = if GUEST_COMPILED_AT_BUILD.is_empty() {
+                debug!("the built-in guest was not compiled when exec-host was built: {GUEST_NOT_COMPILED_AT_BUILD}");
+                None
+            } else {
+                Some(GUEST_COMPILED_AT_BUILD)
+            };
+            (std::borrow::Cow::Borrowed(GUEST_COMPONENT), GUEST_COMPONENT_SHA256, true, native)
+        }
         GuestSource::File(path) => {
             let bytes = read_guest_file(path).map_err(|why| SetupError::refused(source, why))?;
             let digest = Sha256::digest(&bytes).into();
-            (std::borrow::Cow::Owned(bytes), digest, false)
+            (std::borrow::Cow::Owned(bytes), digest, false, None)
         }
     };
     guest::check_is_component(&bytes).map_err(|why| SetupError::refused(source, why))?;
-    let component = compile(engine, &bytes, &digest, cache_dir)?;
-    Ok(Loaded { component, initialised })
+    let (component, origin) = compile(engine, &bytes, &digest, cache_dir, compiled_at_build)?;
+    Ok(Loaded { component, initialised, origin })
 }
 
 /// Reads a guest component file: a regular file (not a FIFO or a device, which could block
@@ -148,8 +178,16 @@ fn read_guest_file(path: &Path) -> Result<Vec<u8>, String> {
     })
 }
 
-/// Compiles `bytes`, whose SHA-256 is `digest`, or maps the cached result.
-fn compile(engine: &Engine, bytes: &[u8], digest: &[u8; 32], cache_dir: Option<&Path>) -> Result<Component, SetupError> {
+/// The native code of `bytes`, whose SHA-256 is `digest`: mapped from the cache; else
+/// `compiled_at_build` (the same component compiled when exec-host was built) if this
+/// engine accepts it, written to the cache; else compiled now and written to the cache.
+fn compile(
+    engine: &Engine,
+    bytes: &[u8],
+    digest: &[u8; 32],
+    cache_dir: Option<&Path>,
+    compiled_at_build: Option<&[u8]>,
+) -> Result<(Component, Origin), SetupError> {
     let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine, digest))));
     if let Some(path) = &path
         && path.exists()
@@ -161,20 +199,42 @@ fn compile(engine: &Engine, bytes: &[u8], digest: &[u8; 32], cache_dir: Option<&
             // it is keyed by the guest's hash and the engine's compatibility hash, and
             // wasmtime checks its header and refuses incompatible files.
             Ok(()) => match unsafe { Component::deserialize_file(engine, path) } {
-                Ok(component) => return Ok(component),
+                Ok(component) => return Ok((component, Origin::Cache)),
                 Err(error) => debug!("ignoring the cached guest {}: {error:#}", path.display()),
             },
             Err(why) => warn!("not using the cached guest {}: {why}", path.display()),
         }
     }
+    if let Some(native) = compiled_at_build {
+        // SAFETY: these bytes are part of this binary: `build.rs` produced them with
+        // `precompile_component` of this wasmtime, from the component this binary embeds,
+        // under the settings this engine starts from (`compile_settings`). wasmtime checks
+        // that the settings match and that this processor has every feature the code uses,
+        // and refuses the bytes otherwise.
+        match unsafe { Component::deserialize(engine, native) } {
+            Ok(component) => {
+                cache(path.as_deref(), native);
+                return Ok((component, Origin::Build));
+            }
+            Err(error) => debug!("compiling the guest: the code compiled when exec-host was built does not run here ({error:#})"),
+        }
+    }
     let compiled = engine.precompile_component(bytes).map_err(|e| SetupError::guest("compiling it failed", e))?;
-    if let Some(path) = &path
-        && let Err(error) = write_cache(path, &compiled)
+    cache(path.as_deref(), &compiled);
+    // SAFETY: these bytes were produced by `precompile_component` on this engine just now.
+    let component =
+        unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::guest("loading it failed", e))?;
+    Ok((component, Origin::Compiled))
+}
+
+/// Writes a compiled guest to the cache file `path`, if there is one. A failure is only
+/// worth a warning: the next run loads the guest the same way again.
+fn cache(path: Option<&Path>, compiled: &[u8]) {
+    if let Some(path) = path
+        && let Err(error) = write_cache(path, compiled)
     {
         warn!("could not cache the compiled guest at {}: {error}", path.display());
     }
-    // SAFETY: these bytes were produced by `precompile_component` on this engine just now.
-    unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::guest("loading it failed", e))
 }
 
 /// The cache's name for a guest whose SHA-256 is `digest`, compiled by `engine`.
@@ -312,14 +372,69 @@ impl ComponentInstanceState for Probe<'_> {
 
 #[cfg(test)]
 mod tests {
-    use sha2::{Digest, Sha256};
+    use std::path::{Path, PathBuf};
 
-    use super::{GUEST_COMPONENT, GUEST_COMPONENT_SHA256};
+    use sha2::{Digest, Sha256};
+    use wasmtime::Engine;
+
+    use super::{GUEST_COMPONENT, GUEST_COMPONENT_SHA256, Origin, compile};
 
     /// The cache is keyed by this digest: a stale one would map another guest's code.
     #[test]
     fn the_digest_taken_at_build_time_is_the_embedded_guests() {
         let digest: [u8; 32] = Sha256::digest(GUEST_COMPONENT).into();
         assert_eq!(GUEST_COMPONENT_SHA256, digest);
+    }
+
+    fn engine() -> Engine {
+        Engine::new(&super::super::engine_config(1)).unwrap()
+    }
+
+    fn cached_files(dir: &Path) -> Vec<PathBuf> {
+        std::fs::read_dir(dir).unwrap().map(|entry| entry.unwrap().path()).collect()
+    }
+
+    /// An optimised build for this machine carries the guest's native code, the runtime's
+    /// engine accepts it, and a first run writes it to the cache instead of compiling.
+    #[cfg(feature = "precompiled-guest")]
+    #[test]
+    fn a_first_run_on_the_build_machine_takes_the_code_compiled_at_build_time() {
+        use super::{GUEST_COMPILED_AT_BUILD, GUEST_NOT_COMPILED_AT_BUILD, GuestSource, load};
+        if cfg!(debug_assertions) && GUEST_NOT_COMPILED_AT_BUILD == "an unoptimised build" {
+            return;
+        }
+        assert_eq!(GUEST_NOT_COMPILED_AT_BUILD, "", "the guest was not compiled at build time");
+        assert!(!GUEST_COMPILED_AT_BUILD.is_empty());
+        let engine = engine();
+        let cache = tempfile::tempdir().unwrap();
+        let first = load(&engine, &GuestSource::Builtin, Some(cache.path())).unwrap();
+        assert_eq!((first.origin, first.initialised), (Origin::Build, true));
+        let files = cached_files(cache.path());
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert!(std::fs::read(&files[0]).unwrap() == GUEST_COMPILED_AT_BUILD, "the cache holds the build's code");
+        assert_eq!(load(&engine, &GuestSource::Builtin, Some(cache.path())).unwrap().origin, Origin::Cache);
+        // Without a cache the build's code is used from memory.
+        assert_eq!(load(&engine, &GuestSource::Builtin, None).unwrap().origin, Origin::Build);
+    }
+
+    /// Code from the build that this engine refuses (compiled under other settings, or for
+    /// a processor with more features) is never run: the guest is compiled, and what is
+    /// cached is the new code.
+    #[test]
+    fn code_from_the_build_that_this_engine_refuses_is_replaced_by_compiling() {
+        let engine = engine();
+        let cache = tempfile::tempdir().unwrap();
+        // Without the budget's epoch checks: wasmtime refuses it for this engine.
+        let mut other_settings = super::super::compile_settings::compiler_config();
+        other_settings.epoch_interruption(false);
+        let refused = Engine::new(&other_settings).unwrap().precompile_component(GUEST_COMPONENT).unwrap();
+        let refused = refused.as_slice();
+        let (_, origin) = compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), Some(refused)).unwrap();
+        assert_eq!(origin, Origin::Compiled);
+        let files = cached_files(cache.path());
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert!(std::fs::read(&files[0]).unwrap() != refused, "the refused bytes are not cached");
+        let (_, origin) = compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), Some(refused)).unwrap();
+        assert_eq!(origin, Origin::Cache);
     }
 }

@@ -12,6 +12,7 @@
 mod artefact;
 pub(crate) mod calls;
 mod clock;
+mod compile_settings;
 mod hot_wait;
 mod limits;
 mod outcome;
@@ -167,6 +168,7 @@ impl Sandbox {
                 .await
                 .map_err(|e| SetupError::guest("compiling it stopped", e))??
         };
+        tracing::debug!("the guest's native code: {:?}", loaded.origin);
         let component = loaded.component;
         let imports: Vec<String> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
         guest::check_imports(imports.iter().map(String::as_str)).map_err(|why| SetupError::refused(&options.guest, why))?;
@@ -335,12 +337,9 @@ impl ScriptTools for NoTools {
 }
 
 fn engine_config(max_concurrent_execs: u32) -> Config {
-    let mut config = Config::new();
-    config.wasm_component_model(true);
-    config.epoch_interruption(true);
+    let mut config = compile_settings::compiler_config();
     config.max_wasm_stack(MAX_WASM_STACK);
     config.async_stack_size(ASYNC_STACK);
-    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
     if std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|value| value == "1") {
         // For profiling: `perf` then names the guest's functions (docs/performance.md).
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);

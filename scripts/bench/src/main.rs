@@ -34,6 +34,9 @@ use serde_json::{Value, json};
 
 const BIG_BUDGET: Duration = Duration::from_secs(60);
 
+/// The built-in guest component as a file in the bench's folder, for `process_first_run`.
+const GUEST_FILE: &str = "guest.wasm";
+
 /// Trivial Execs one `throughput_N` sample runs.
 const THROUGHPUT_EXECS: usize = 2_000;
 
@@ -67,6 +70,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "spin_budget", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "spin_budget_after_sleep", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "process_trivial", samples: 30, quick_samples: 5, warmup: 3 },
+    Bench { name: "process_first_run", samples: 5, quick_samples: 1, warmup: 1 },
     Bench { name: "calls_seq_waiting", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "calls_seq_hop", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "resume_native", samples: 5, quick_samples: 2, warmup: 1 },
@@ -87,6 +91,7 @@ fn peers_have(name: &str) -> bool {
     !matches!(
         name,
         "process_trivial"
+            | "process_first_run"
             | "sleep_10"
             | "calls_seq_waiting"
             | "calls_seq_hop"
@@ -402,6 +407,35 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
             if !output.status.success() || output.stdout != b"2\n" {
                 bail!("process_trivial: {}", String::from_utf8_lossy(&output.stderr));
             }
+            Sample { us, script_us: None, extra }
+        }
+        // The first run on a machine: the same process with an empty cache, which takes the
+        // guest's code compiled when exec-host was built. `compiling_us`: the same first run
+        // when the guest must be compiled, as where the processor lacks one of the build
+        // machine's features (the built-in component given as a file, which wasmtime
+        // compiles in full; its `init` then runs in the Exec, a few milliseconds).
+        "process_first_run" => {
+            let first_run = |args: &[&str]| -> Result<f64> {
+                let cache = tempfile::tempdir()?;
+                let started = Instant::now();
+                let output = Command::new(binary)
+                    .args(["run"])
+                    .args(args)
+                    .arg("trivial.js")
+                    .env("EXEC_HOST_CACHE_DIR", cache.path())
+                    .current_dir(workdir)
+                    .output()?;
+                let us = started.elapsed().as_secs_f64() * 1e6;
+                if !output.status.success() || output.stdout != b"2\n" {
+                    bail!("process_first_run: {}", String::from_utf8_lossy(&output.stderr));
+                }
+                if std::fs::read_dir(cache.path())?.count() != 1 {
+                    bail!("process_first_run: the run did not cache the compiled guest");
+                }
+                Ok(us)
+            };
+            let us = first_run(&[])?;
+            extra.insert("compiling_us", first_run(&["--guest", GUEST_FILE])?);
             Sample { us, script_us: None, extra }
         }
         "mcp_seq" => {
@@ -840,6 +874,7 @@ fn record(file: &Path, ours: &BTreeMap<String, Value>, quick: bool) -> Result<()
                 "warm_us",
                 "after_hop_us",
                 "after_idle_ms_us",
+                "compiling_us",
             ]
             .into_iter()
             .filter_map(move |key| line.get(key).map(|value| (format!("{name}.{key}"), value)))
@@ -874,7 +909,8 @@ async fn main() -> Result<()> {
     let workdir = target.join("bench-work");
     std::fs::create_dir_all(&workdir)?;
     std::fs::write(workdir.join("trivial.js"), "return 1+1")?;
-    if selected.iter().any(|b| b.name == "process_trivial") {
+    std::fs::write(workdir.join(GUEST_FILE), exec_host::runtime::GUEST_COMPONENT)?;
+    if selected.iter().any(|b| b.name.starts_with("process_")) {
         if !binary.exists() {
             bail!("{} is missing: build it first (cargo build --release -p exec-host)", binary.display());
         }
