@@ -225,6 +225,26 @@ fn a_second_run_reuses_the_compiled_guest() {
     assert!(stderr(&output).contains("is writable by other users (mode 666)"), "{}", stderr(&output));
 }
 
+/// A first run needs no compiling on the machine exec-host was built on: the guest's native
+/// code from the build goes to the cache, and the next run maps it.
+#[test]
+fn a_first_run_takes_the_guest_compiled_when_exec_host_was_built() {
+    let setup = Setup::with_empty_cache();
+    let script = setup.script("s.js", "return 1");
+    let origin = |output: &Output| {
+        let err = stderr(output);
+        ["compiled when exec-host was built", "mapped from the cache", "compiled now"]
+            .into_iter()
+            .find(|origin| err.contains(&format!("the guest's native code: {origin}")))
+            .unwrap_or_else(|| panic!("no origin in: {err}"))
+    };
+    let first = setup.run(&["run", "-vv", &script]);
+    assert_eq!((first.status.code(), stdout(&first).as_str()), (Some(0), "1\n"), "{}", stderr(&first));
+    assert_eq!(origin(&first), "compiled when exec-host was built");
+    assert_eq!(std::fs::read_dir(&setup.cache).unwrap().count(), 1, "the code was cached");
+    assert_eq!(origin(&setup.run(&["run", "-vv", &script])), "mapped from the cache");
+}
+
 #[test]
 fn a_perf_map_names_the_guest_functions_when_asked() {
     let setup = Setup::new();

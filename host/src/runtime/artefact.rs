@@ -84,6 +84,16 @@ pub(crate) enum Origin {
     Compiled,
 }
 
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Origin::Cache => "mapped from the cache",
+            Origin::Build => "compiled when exec-host was built",
+            Origin::Compiled => "compiled now",
+        })
+    }
+}
+
 /// Why the sandbox could not be set up. The cause is the error's source.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -136,7 +146,8 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 }
 
 /// The ready-to-instantiate guest: from the cache when it holds this exact guest compiled
-/// by a compatible engine, else compiled and written to the cache.
+/// by a compatible engine, else (the built-in guest) the code compiled when exec-host was
+/// built, else compiled now; either of those is written to the cache.
 pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Path>) -> Result<Loaded, SetupError> {
     let (bytes, digest, initialised, compiled_at_build) = match source {
         // Pre-initialised when it was built (`scripts/build-guest`).

@@ -168,7 +168,7 @@ impl Sandbox {
                 .await
                 .map_err(|e| SetupError::guest("compiling it stopped", e))??
         };
-        tracing::debug!("the guest's native code: {:?}", loaded.origin);
+        tracing::debug!("the guest's native code: {}", loaded.origin);
         let component = loaded.component;
         let imports: Vec<String> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
         guest::check_imports(imports.iter().map(String::as_str)).map_err(|why| SetupError::refused(&options.guest, why))?;
