@@ -160,8 +160,10 @@ impl Sandbox {
         let engine = Engine::new(&engine_config(options.max_concurrent_execs)).map_err(SetupError::engine)?;
         let mut linker = Linker::new(&engine);
         guest::add_to_linker(&mut linker).map_err(SetupError::engine)?;
-        // Compiling takes a second or so on a first run: on a thread of its own, so the tasks
-        // of the caller's runtime (MCP servers starting, on a single-threaded one) go on.
+        // Loading takes milliseconds, but compiling (a first run where the code from the
+        // build does not run, or another guest) a second or so: on a thread of its own, so
+        // the tasks of the caller's runtime (MCP servers starting, on a single-threaded one)
+        // go on.
         let loaded = {
             let (engine, guest, cache_dir) = (engine.clone(), options.guest.clone(), options.cache_dir.clone());
             tokio::task::spawn_blocking(move || artefact::load(&engine, &guest, cache_dir.as_deref()))
