@@ -1,8 +1,9 @@
 //! Embeds the conformance cases (`conformance/cases/NAME.js` with `NAME.json`) so
-//! `exec-host conformance` runs them wherever the binary is; digests the built-in guest so
-//! a process finds its compiled copy in the cache without hashing 2 MB at every start; and
-//! compiles the built-in guest to native code for this machine, so the first run here maps
-//! it instead of compiling it.
+//! `exec-host conformance` runs them wherever the binary is; copies the built-in guest where
+//! the crate embeds it from and digests it, so a process finds its compiled copy in the cache
+//! without hashing 2 MB at every start; and compiles it to native code for this machine
+//! (feature `precompiled-guest`), so the first run here does not compile it. All three come
+//! from one read of the guest's file.
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -16,6 +17,7 @@ fn main() {
     let guest = cargo_dir("CARGO_MANIFEST_DIR").join("artefacts").join("exec-guest.wasm");
     println!("cargo:rerun-if-changed={}", guest.display());
     let bytes = std::fs::read(&guest).unwrap_or_else(|e| panic!("{}: {e}", guest.display()));
+    write_out("exec-guest.wasm", &bytes);
     digest_guest_component(&bytes);
     compile_guest_component(&bytes);
 }
@@ -47,7 +49,7 @@ fn embed_conformance_cases() {
     write_out("conformance_cases.rs", list.as_bytes());
 }
 
-/// SHA-256 of `artefacts/exec-guest.wasm`, the bytes `runtime::GUEST_COMPONENT` embeds.
+/// SHA-256 of the guest, the bytes `runtime::GUEST_COMPONENT` embeds.
 fn digest_guest_component(guest: &[u8]) {
     use sha2::{Digest, Sha256};
     let digest: [u8; 32] = Sha256::digest(guest).into();
@@ -55,21 +57,23 @@ fn digest_guest_component(guest: &[u8]) {
 }
 
 /// `exec-guest.cwasm`: the guest compiled by wasmtime with the runtime's compile settings
-/// for this machine's processor, or empty, with the reason in `exec-guest.cwasm.why-not`.
-/// The runtime falls back to compiling at first use wherever wasmtime refuses the code (a
-/// processor without one of this one's features).
+/// for this machine's processor, and in `exec-guest.cwasm.engine` the digest of the engine
+/// that compiled it (`Some([..])`), which the runtime compares with its own before it uses
+/// the code. When it was not compiled: an empty file, `None`, and the reason in
+/// `exec-guest.cwasm.why-not`; the runtime then compiles the guest at first use.
 fn compile_guest_component(guest: &[u8]) {
-    let (native, why_not) = match compiled(guest) {
-        Ok(native) => (native, String::new()),
-        Err(why) => (Vec::new(), why),
+    let (native, engine, why_not) = match compiled(guest) {
+        Ok((native, engine)) => (native, format!("Some({engine:?})"), String::new()),
+        Err(why) => (Vec::new(), "None".to_string(), why),
     };
     write_out("exec-guest.cwasm", &native);
+    write_out("exec-guest.cwasm.engine", engine.as_bytes());
     write_out("exec-guest.cwasm.why-not", why_not.as_bytes());
 }
 
-/// The guest's native code, or why it was not compiled here.
-fn compiled(guest: &[u8]) -> Result<Vec<u8>, String> {
-    // An unoptimised wasmtime would take minutes over it; the first run compiles instead.
+/// The guest's native code and the compiling engine's digest, or why it was not compiled.
+fn compiled(guest: &[u8]) -> Result<(Vec<u8>, [u8; 32]), String> {
+    // With an unoptimised wasmtime it would take minutes; the first run compiles instead.
     if std::env::var("OPT_LEVEL").is_ok_and(|level| level == "0") {
         return Err("an unoptimised build".into());
     }
@@ -81,17 +85,20 @@ fn compiled(guest: &[u8]) -> Result<Vec<u8>, String> {
 }
 
 #[cfg(feature = "precompiled-guest")]
-fn compile_for_this_machine(guest: &[u8]) -> Result<Vec<u8>, String> {
-    let engine = wasmtime::Engine::new(&compile_settings::compiler_config()).map_err(|e| format!("no engine here: {e}"))?;
-    engine.precompile_component(guest).map_err(|e| {
-        // Only a warning: exec-host still works, compiling the guest at first use.
-        println!("cargo:warning=the built-in guest could not be compiled when exec-host was built: {e:#}");
-        format!("compiling it failed: {e:#}")
-    })
+fn compile_for_this_machine(guest: &[u8]) -> Result<(Vec<u8>, [u8; 32]), String> {
+    // Only a warning when this fails: exec-host still works, compiling the guest at first use.
+    let warn = |why: String| {
+        println!("cargo:warning=the built-in guest was not compiled when exec-host was built: {why}");
+        why
+    };
+    let engine = wasmtime::Engine::new(&compile_settings::compiler_config())
+        .map_err(|e| warn(format!("no wasmtime engine here ({e:#})")))?;
+    let native = engine.precompile_component(guest).map_err(|e| warn(format!("compiling it failed ({e:#})")))?;
+    Ok((native, compile_settings::engine_digest(&engine)))
 }
 
 #[cfg(not(feature = "precompiled-guest"))]
-fn compile_for_this_machine(_: &[u8]) -> Result<Vec<u8>, String> {
+fn compile_for_this_machine(_: &[u8]) -> Result<(Vec<u8>, [u8; 32]), String> {
     Err("the `precompiled-guest` feature is off".into())
 }
 

@@ -875,7 +875,7 @@ fn take(notes: &Notes) -> Vec<Message> {
 
 /// The compiled-guest cache holds native code the next run maps and executes: it is never
 /// used from inside the workspace, where a script's writes could reach it (a workspace of
-/// `~` and a cache in `~/.cache`, say). Without a cache the guest is compiled in memory.
+/// `~` and a cache in `~/.cache`, say). Without a cache the guest's code stays in memory.
 fn cache_outside(options: SandboxOptions, workspace: Option<&Path>) -> SandboxOptions {
     let (Some(cache), Some(workspace)) = (&options.cache_dir, workspace) else { return options };
     let (cache_real, workspace_real) = (builtin::real_path(cache), builtin::real_path(workspace));

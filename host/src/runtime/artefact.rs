@@ -17,7 +17,6 @@
 //! would run foreign code before any limit applies, so each Exec calls `init` itself,
 //! inside the script's budget.
 
-use std::hash::Hasher;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -27,20 +26,33 @@ use wasmtime::component::{Component, Instance, Linker, WasmList};
 use wasmtime::{Engine, Store};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
-use super::ExecState;
+use super::{ExecState, compile_settings};
 use crate::guest;
 
-/// The guest component as built by `scripts/build-guest`, pre-initialised.
-pub const GUEST_COMPONENT: &[u8] = include_bytes!("../../artefacts/exec-guest.wasm");
+/// The guest component as built by `scripts/build-guest`, pre-initialised
+/// (`artefacts/exec-guest.wasm`, as `build.rs` read it).
+pub const GUEST_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/exec-guest.wasm"));
 
 /// SHA-256 of [`GUEST_COMPONENT`], taken when the host is built (`build.rs`).
 const GUEST_COMPONENT_SHA256: [u8; 32] = include!(concat!(env!("OUT_DIR"), "/guest_component_sha256.rs"));
 
-/// [`GUEST_COMPONENT`] compiled by `build.rs` with the engine's compile settings, for the
-/// build machine's processor; empty when it was not compiled then.
-const GUEST_COMPILED_AT_BUILD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/exec-guest.cwasm"));
+/// Native code compiled when exec-host was built, and the digest
+/// ([`compile_settings::engine_digest`]) of the engine that compiled it: only an engine with
+/// the same digest uses it.
+pub(crate) struct BuildCode {
+    pub native: &'static [u8],
+    pub engine: [u8; 32],
+}
 
-/// Why [`GUEST_COMPILED_AT_BUILD`] is empty (for example "an unoptimised build"), or "".
+/// [`GUEST_COMPONENT`] compiled by `build.rs`, for the build machine's processor; `None`
+/// when it was not compiled then.
+const GUEST_COMPILED_AT_BUILD: Option<BuildCode> = match GUEST_COMPILED_AT_BUILD_BY {
+    Some(engine) => Some(BuildCode { native: include_bytes!(concat!(env!("OUT_DIR"), "/exec-guest.cwasm")), engine }),
+    None => None,
+};
+const GUEST_COMPILED_AT_BUILD_BY: Option<[u8; 32]> = include!(concat!(env!("OUT_DIR"), "/exec-guest.cwasm.engine"));
+
+/// Why [`GUEST_COMPILED_AT_BUILD`] is `None` (for example "an unoptimised build"), or "".
 const GUEST_NOT_COMPILED_AT_BUILD: &str = include_str!(concat!(env!("OUT_DIR"), "/exec-guest.cwasm.why-not"));
 
 /// SHA-256 of the sources the artefact was built from; see `scripts/build-guest`.
@@ -152,13 +164,10 @@ pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Pat
     let (bytes, digest, initialised, compiled_at_build) = match source {
         // Pre-initialised when it was built (`scripts/build-guest`).
         GuestSource::Builtin => {
-            let native = if GUEST_COMPILED_AT_BUILD.is_empty() {
+            if GUEST_COMPILED_AT_BUILD.is_none() {
                 debug!("the built-in guest was not compiled when exec-host was built: {GUEST_NOT_COMPILED_AT_BUILD}");
-                None
-            } else {
-                Some(GUEST_COMPILED_AT_BUILD)
-            };
-            (std::borrow::Cow::Borrowed(GUEST_COMPONENT), GUEST_COMPONENT_SHA256, true, native)
+            }
+            (std::borrow::Cow::Borrowed(GUEST_COMPONENT), GUEST_COMPONENT_SHA256, true, GUEST_COMPILED_AT_BUILD.as_ref())
         }
         GuestSource::File(path) => {
             let bytes = read_guest_file(path).map_err(|why| SetupError::refused(source, why))?;
@@ -190,16 +199,18 @@ fn read_guest_file(path: &Path) -> Result<Vec<u8>, String> {
 }
 
 /// The native code of `bytes`, whose SHA-256 is `digest`: mapped from the cache; else
-/// `compiled_at_build` (the same component compiled when exec-host was built) if this
-/// engine accepts it, written to the cache; else compiled now and written to the cache.
+/// `compiled_at_build` (the same component compiled when exec-host was built) if an engine
+/// with this engine's digest compiled it and wasmtime accepts it, written to the cache; else
+/// compiled now and written to the cache.
 fn compile(
     engine: &Engine,
     bytes: &[u8],
     digest: &[u8; 32],
     cache_dir: Option<&Path>,
-    compiled_at_build: Option<&[u8]>,
+    compiled_at_build: Option<&BuildCode>,
 ) -> Result<(Component, Origin), SetupError> {
-    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(engine, digest))));
+    let engine_digest = compile_settings::engine_digest(engine);
+    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(&engine_digest, digest))));
     if let Some(path) = &path
         && path.exists()
     {
@@ -216,19 +227,30 @@ fn compile(
             Err(why) => warn!("not using the cached guest {}: {why}", path.display()),
         }
     }
-    if let Some(native) = compiled_at_build {
-        // SAFETY: these bytes are part of this binary: `build.rs` produced them with
-        // `precompile_component` of this wasmtime, from the component this binary embeds,
-        // under the settings this engine starts from (`compile_settings`). wasmtime checks
-        // that the settings match and that this processor has every feature the code uses,
-        // and refuses the bytes otherwise.
-        match unsafe { Component::deserialize(engine, native) } {
-            Ok(component) => {
-                cache(path.as_deref(), native);
-                return Ok((component, Origin::Build));
-            }
-            Err(error) => debug!("compiling the guest: the code compiled when exec-host was built does not run here ({error:#})"),
+    match compiled_at_build {
+        Some(build) if build.engine != engine_digest => {
+            // Another processor's features, or settings that differ: this machine gets
+            // code compiled for it.
+            debug!("compiling the guest: the code compiled when exec-host was built is for another engine or processor");
         }
+        Some(build) => {
+            // SAFETY: these bytes are part of this binary: `build.rs` produced them with
+            // `precompile_component` of this wasmtime, from the component this binary
+            // embeds, on an engine whose digest (its compile settings, the processor
+            // features it compiled for, wasmtime's version) is this engine's. wasmtime
+            // checks the header, the settings and this processor's features again, and
+            // refuses the bytes otherwise.
+            match unsafe { Component::deserialize(engine, build.native) } {
+                Ok(component) => {
+                    cache(path.as_deref(), build.native);
+                    return Ok((component, Origin::Build));
+                }
+                Err(error) => {
+                    debug!("compiling the guest: the code compiled when exec-host was built does not run here ({error:#})")
+                }
+            }
+        }
+        None => {}
     }
     let compiled = engine.precompile_component(bytes).map_err(|e| SetupError::guest("compiling it failed", e))?;
     cache(path.as_deref(), &compiled);
@@ -248,25 +270,11 @@ fn cache(path: Option<&Path>, compiled: &[u8]) {
     }
 }
 
-/// The cache's name for a guest whose SHA-256 is `digest`, compiled by `engine`.
-fn cache_key(engine: &Engine, digest: &[u8; 32]) -> String {
-    let mut hasher = Sha256Hasher(Sha256::new());
-    hasher.0.update(CACHE_FORMAT.as_bytes());
-    hasher.0.update(digest);
-    std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
-    let key = hasher.0.finalize();
+/// The cache's name for a guest whose SHA-256 is `digest`, compiled by an engine whose
+/// digest is `engine`.
+fn cache_key(engine: &[u8; 32], digest: &[u8; 32]) -> String {
+    let key = Sha256::new().chain_update(CACHE_FORMAT.as_bytes()).chain_update(digest).chain_update(engine).finalize();
     key.iter().take(16).map(|b| format!("{b:02x}")).collect()
-}
-
-struct Sha256Hasher(Sha256);
-
-impl Hasher for Sha256Hasher {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
-    }
-    fn finish(&self) -> u64 {
-        0 // only `write` is used
-    }
 }
 
 /// Whether the cached file at `path` can only have been written by this user: a regular
@@ -388,7 +396,8 @@ mod tests {
     use sha2::{Digest, Sha256};
     use wasmtime::Engine;
 
-    use super::{GUEST_COMPONENT, GUEST_COMPONENT_SHA256, Origin, compile};
+    use super::super::{compile_settings, engine_config};
+    use super::{BuildCode, GUEST_COMPONENT, GUEST_COMPONENT_SHA256, Origin, compile};
 
     /// The cache is keyed by this digest: a stale one would map another guest's code.
     #[test]
@@ -398,54 +407,70 @@ mod tests {
     }
 
     fn engine() -> Engine {
-        Engine::new(&super::super::engine_config(1)).unwrap()
+        Engine::new(&engine_config(1)).unwrap()
     }
 
     fn cached_files(dir: &Path) -> Vec<PathBuf> {
         std::fs::read_dir(dir).unwrap().map(|entry| entry.unwrap().path()).collect()
     }
 
-    /// An optimised build for this machine carries the guest's native code, the runtime's
-    /// engine accepts it, and a first run writes it to the cache instead of compiling.
+    /// What the runtime adds to the compile settings (stacks, the pool, the profiler) does
+    /// not change the code: an engine that only has the compile settings, as `build.rs`
+    /// makes, compiles alike. A setting that shapes code belongs in `compile_settings`.
+    #[test]
+    fn the_runtime_engine_compiles_as_the_build_engine_does() {
+        let build = Engine::new(&compile_settings::compiler_config()).unwrap();
+        assert_eq!(compile_settings::engine_digest(&engine()), compile_settings::engine_digest(&build));
+    }
+
+    /// A build for this machine carries the guest's native code, compiled by an engine like
+    /// the runtime's, and a first run writes it to the cache instead of compiling.
     #[cfg(feature = "precompiled-guest")]
     #[test]
     fn a_first_run_on_the_build_machine_takes_the_code_compiled_at_build_time() {
         use super::{GUEST_COMPILED_AT_BUILD, GUEST_NOT_COMPILED_AT_BUILD, GuestSource, load};
-        if cfg!(debug_assertions) && GUEST_NOT_COMPILED_AT_BUILD == "an unoptimised build" {
+        if GUEST_NOT_COMPILED_AT_BUILD == "an unoptimised build" {
             return;
         }
-        assert_eq!(GUEST_NOT_COMPILED_AT_BUILD, "", "the guest was not compiled at build time");
-        assert!(!GUEST_COMPILED_AT_BUILD.is_empty());
+        let build = GUEST_COMPILED_AT_BUILD.as_ref().unwrap_or_else(|| panic!("not compiled: {GUEST_NOT_COMPILED_AT_BUILD}"));
         let engine = engine();
+        assert_eq!(build.engine, compile_settings::engine_digest(&engine));
         let cache = tempfile::tempdir().unwrap();
         let first = load(&engine, &GuestSource::Builtin, Some(cache.path())).unwrap();
         assert_eq!((first.origin, first.initialised), (Origin::Build, true));
         let files = cached_files(cache.path());
         assert_eq!(files.len(), 1, "{files:?}");
-        assert!(std::fs::read(&files[0]).unwrap() == GUEST_COMPILED_AT_BUILD, "the cache holds the build's code");
+        assert!(std::fs::read(&files[0]).unwrap() == build.native, "the cache holds the build's code");
         assert_eq!(load(&engine, &GuestSource::Builtin, Some(cache.path())).unwrap().origin, Origin::Cache);
         // Without a cache the build's code is used from memory.
         assert_eq!(load(&engine, &GuestSource::Builtin, None).unwrap().origin, Origin::Build);
     }
 
-    /// Code from the build that this engine refuses (compiled under other settings, or for
-    /// a processor with more features) is never run: the guest is compiled, and what is
+    /// Code from the build that is not for this engine is never run, whether the engine's
+    /// digest says so (other settings, or a processor with other features) or, should the
+    /// digest claim otherwise, wasmtime's own check does: the guest is compiled, and what is
     /// cached is the new code.
     #[test]
-    fn code_from_the_build_that_this_engine_refuses_is_replaced_by_compiling() {
+    fn code_from_the_build_for_another_engine_is_replaced_by_compiling() {
         let engine = engine();
-        let cache = tempfile::tempdir().unwrap();
-        // Without the budget's epoch checks: wasmtime refuses it for this engine.
-        let mut other_settings = super::super::compile_settings::compiler_config();
+        // Without the budget's epoch checks.
+        let mut other_settings = compile_settings::compiler_config();
         other_settings.epoch_interruption(false);
-        let refused = Engine::new(&other_settings).unwrap().precompile_component(GUEST_COMPONENT).unwrap();
-        let refused = refused.as_slice();
-        let (_, origin) = compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), Some(refused)).unwrap();
-        assert_eq!(origin, Origin::Compiled);
-        let files = cached_files(cache.path());
-        assert_eq!(files.len(), 1, "{files:?}");
-        assert!(std::fs::read(&files[0]).unwrap() != refused, "the refused bytes are not cached");
-        let (_, origin) = compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), Some(refused)).unwrap();
-        assert_eq!(origin, Origin::Cache);
+        let other = Engine::new(&other_settings).unwrap();
+        let native: &'static [u8] = other.precompile_component(GUEST_COMPONENT).unwrap().leak();
+        let honest = BuildCode { native, engine: compile_settings::engine_digest(&other) };
+        let forged = BuildCode { native, engine: compile_settings::engine_digest(&engine) };
+        for build in [honest, forged] {
+            let cache = tempfile::tempdir().unwrap();
+            let (_, origin) =
+                compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), Some(&build)).unwrap();
+            assert_eq!(origin, Origin::Compiled);
+            let files = cached_files(cache.path());
+            assert_eq!(files.len(), 1, "{files:?}");
+            assert!(std::fs::read(&files[0]).unwrap() != native, "the other engine's code is not cached");
+            let (_, origin) =
+                compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), Some(&build)).unwrap();
+            assert_eq!(origin, Origin::Cache);
+        }
     }
 }

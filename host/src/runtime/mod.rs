@@ -71,7 +71,8 @@ pub const DEFAULT_WAIT_SPIN: Duration = Duration::from_millis(2);
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct SandboxOptions {
-    /// Where compiled guests are cached; `None` compiles in memory every time.
+    /// Where compiled guests are cached; `None` keeps them in memory only (the built-in
+    /// guest's code from the build, or the guest compiled anew by every process).
     pub cache_dir: Option<PathBuf>,
     /// Execs that can run at once; each holds one slot of the instance pool.
     pub max_concurrent_execs: u32,
@@ -82,7 +83,8 @@ pub struct SandboxOptions {
 }
 
 impl SandboxOptions {
-    /// Where compiled guests are cached; `None` compiles in memory every time.
+    /// Where compiled guests are cached; `None` keeps them in memory only (the built-in
+    /// guest's code from the build, or the guest compiled anew by every process).
     pub fn with_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.cache_dir = dir;
         self

@@ -415,27 +415,35 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
         // machine's features (the built-in component given as a file, which wasmtime
         // compiles in full; its `init` then runs in the Exec, a few milliseconds).
         "process_first_run" => {
-            let first_run = |args: &[&str]| -> Result<f64> {
+            // The host's debug lines say where the guest's code came from, so a binary
+            // without the build's code cannot pass a compiling run off as the first run
+            // (only the host's: wasmtime's own would slow the compiling run).
+            let first_run = |args: &[&str], origin: &str| -> Result<f64> {
                 let cache = tempfile::tempdir()?;
                 let started = Instant::now();
                 let output = Command::new(binary)
-                    .args(["run"])
+                    .arg("run")
                     .args(args)
                     .arg("trivial.js")
                     .env("EXEC_HOST_CACHE_DIR", cache.path())
+                    .env("RUST_LOG", "warn,exec_host=debug")
                     .current_dir(workdir)
                     .output()?;
                 let us = started.elapsed().as_secs_f64() * 1e6;
+                let stderr = String::from_utf8_lossy(&output.stderr);
                 if !output.status.success() || output.stdout != b"2\n" {
-                    bail!("process_first_run: {}", String::from_utf8_lossy(&output.stderr));
+                    bail!("process_first_run: {stderr}");
+                }
+                if !stderr.contains(&format!("the guest's native code: {origin}")) {
+                    bail!("process_first_run: the guest's code was not {origin}: {stderr}");
                 }
                 if std::fs::read_dir(cache.path())?.count() != 1 {
                     bail!("process_first_run: the run did not cache the compiled guest");
                 }
                 Ok(us)
             };
-            let us = first_run(&[])?;
-            extra.insert("compiling_us", first_run(&["--guest", GUEST_FILE])?);
+            let us = first_run(&[], "compiled when exec-host was built")?;
+            extra.insert("compiling_us", first_run(&["--guest", GUEST_FILE], "compiled now")?);
             Sample { us, script_us: None, extra }
         }
         "mcp_seq" => {
