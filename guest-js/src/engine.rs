@@ -76,6 +76,8 @@ thread_local! {
     /// The first error a callback the engine runs for the script threw (a `queueMicrotask`
     /// callback): the run fails with it once the job that threw it returns.
     static UNCAUGHT: RefCell<Option<Persistent<Value<'static>>>> = const { RefCell::new(None) };
+    /// The reachable tools' names of this run; each one's function keeps its place here.
+    static TOOL_NAMES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     /// What one call's arguments may take, set for each run.
     static BOUNDS: Cell<Bounds> = const { Cell::new(Bounds { bytes: 0, depth: 0 }) };
     /// UTF-16 units of one console line passed to the host, set for each run.
@@ -125,7 +127,7 @@ impl Engine {
 /// The native hooks the prelude closes over. Nothing else can reach them.
 fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let host = Object::new(ctx.clone())?;
-    host.set("toolFunction", Func::from(|ctx: Ctx<'js>, name: rquickjs::String<'js>| tool_function(&ctx, name)))?;
+    host.set("toolFunction", Func::from(|ctx: Ctx<'js>, name: rquickjs::String<'js>| tool_function(&ctx, name, None)))?;
     host.set(
         "search",
         Func::from(|ctx: Ctx<'js>, args: Opt<Value<'js>>| -> rquickjs::Result<Promise<'js>> {
@@ -208,9 +210,9 @@ fn make_tools<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, names: &[String]) -> rqu
         return Err(rquickjs::Error::Exception);
     }
     let table = Object::from_value(table)?;
-    for name in names {
+    for (index, name) in names.iter().enumerate() {
         let name = rquickjs::String::from_str(ctx.clone(), name)?;
-        let function = tool_function(ctx, name.clone())?;
+        let function = tool_function(ctx, name.clone(), Some(index))?;
         table.set(name, function)?;
     }
     table.set("ToolSearch", hooks.get::<_, Value>("ToolSearch")?)?;
@@ -221,13 +223,19 @@ fn make_tools<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, names: &[String]) -> rqu
 /// The function `tools.<name>` is: a native function named `name` that starts a call of
 /// that tool. Native, not a closure of the prelude's, because a script's `tools` has one per
 /// reachable tool and is built for every run: a closure and its name cost several times
-/// more to make, and one more frame on every call.
-fn tool_function<'js>(ctx: &Ctx<'js>, name: rquickjs::String<'js>) -> rquickjs::Result<Function<'js>> {
+/// more to make, and one more frame on every call. A reachable tool's function (`index`,
+/// its place in [`TOOL_NAMES`]) keeps that place as its magic value, so a call reads its
+/// name there rather than converting the JavaScript string every time; a fallback name's
+/// function reads its data value.
+fn tool_function<'js>(ctx: &Ctx<'js>, name: rquickjs::String<'js>, index: Option<usize>) -> rquickjs::Result<Function<'js>> {
     let raw_ctx = ctx.as_raw().as_ptr();
     let mut data = [name.as_raw()];
+    // QuickJS keeps 16 bits of it: a place past them is left to the data value.
+    let magic =
+        index.and_then(|index| u16::try_from(index).ok()).filter(|&index| index != FALLBACK_NAME).unwrap_or(FALLBACK_NAME);
     // SAFETY: a live context; `call_tool` has the signature QuickJS calls it with and reads
     // one data value, the one given here, which QuickJS duplicates and keeps with the function.
-    let raw = unsafe { qjs::JS_NewCFunctionData(raw_ctx, Some(call_tool), 1, 0, 1, data.as_mut_ptr()) };
+    let raw = unsafe { qjs::JS_NewCFunctionData(raw_ctx, Some(call_tool), 1, magic.into(), 1, data.as_mut_ptr()) };
     // SAFETY: the new function (or the exception marker) is owned and handed over once.
     let function = unsafe { Value::from_raw(ctx.clone(), raw) };
     if function.is_exception() {
@@ -249,7 +257,11 @@ fn tool_function<'js>(ctx: &Ctx<'js>, name: rquickjs::String<'js>) -> rquickjs::
     Function::from_value(function)
 }
 
-/// What calling `tools.<name>(args)` runs: its name is the function's one data value.
+/// The magic value of a tool function whose name is only in its data value.
+const FALLBACK_NAME: u16 = u16::MAX;
+
+/// What calling `tools.<name>(args)` runs: its name is at its magic value in
+/// [`TOOL_NAMES`], or for a fallback name the function's one data value.
 ///
 /// # Safety
 /// Called by QuickJS only, for a function made by [`tool_function`]: `ctx` is live, `data`
@@ -259,20 +271,25 @@ unsafe extern "C" fn call_tool(
     _this: qjs::JSValue,
     _argc: std::ffi::c_int,
     argv: *mut qjs::JSValue,
-    _magic: std::ffi::c_int,
+    magic: std::ffi::c_int,
     data: *mut qjs::JSValue,
 ) -> qjs::JSValue {
     // SAFETY: QuickJS passes the live context it runs in; `from_raw` takes a reference of its own.
     let ctx = unsafe { Ctx::from_raw(std::ptr::NonNull::new_unchecked(ctx)) };
-    // SAFETY: the data value and the first argument are borrowed for this call (QuickJS pads
-    // the arguments to the function's length with undefined); each gets a reference of its own.
-    let (name, args) = unsafe {
-        (
-            Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), *data)),
-            Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), *argv)),
-        )
-    };
-    let started = name.get::<String>().and_then(|name| start_call(&ctx, name, args));
+    // SAFETY: the first argument is borrowed for this call (QuickJS pads the arguments to the
+    // function's length with undefined); it gets a reference of its own.
+    let args = unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), *argv)) };
+    // Nothing replaces the names while a run is under way (a script cannot start a run), so
+    // the borrow lasts through whatever script code the arguments' encoding runs.
+    let known = u16::try_from(magic).ok().filter(|&index| index != FALLBACK_NAME);
+    let started = TOOL_NAMES.with_borrow(|names| match known.and_then(|index| names.get(usize::from(index))) {
+        Some(name) => start_call(&ctx, name, args),
+        None => {
+            // SAFETY: the data value is borrowed for this call; it gets a reference of its own.
+            let name = unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), *data)) };
+            name.get::<String>().and_then(|name| start_call(&ctx, &name, args))
+        }
+    });
     match started {
         Ok(promise) => {
             let raw = promise.as_raw();
@@ -292,15 +309,15 @@ unsafe extern "C" fn call_tool(
 /// Starts a call of `name`: checks and encodes the arguments, hands them to the host and
 /// returns the promise the script awaits; a call answered at once settles it here, the
 /// run loop settles the others.
-fn start_call<'js>(ctx: &Ctx<'js>, name: String, args: Value<'js>) -> rquickjs::Result<Promise<'js>> {
+fn start_call<'js>(ctx: &Ctx<'js>, name: &str, args: Value<'js>) -> rquickjs::Result<Promise<'js>> {
     let (promise, resolve, reject) = ctx.promise()?;
     let label = || {
         let mut label = String::from("tools");
-        encode::push_member(&mut label, &name);
+        encode::push_member(&mut label, name);
         label + "()"
     };
     match encode::arguments(ctx, plain(), BOUNDS.get(), label, args) {
-        Ok(json) => match tools::call(&name, &json) {
+        Ok(json) => match tools::call(name, &json) {
             tools::Started::Pending(id) => {
                 let settlers = (Persistent::save(ctx, resolve), Persistent::save(ctx, reject));
                 PENDING.with(|pending| pending.borrow_mut().insert(id, settlers));
@@ -505,6 +522,7 @@ pub fn run(script: &str, tool_names: Vec<String>, options: &RunOptions) -> Resul
 fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<String>) -> Result<Option<String>, ScriptError> {
     let hooks = engine.hooks.clone().restore(ctx).map_err(|e| internal(ctx, e))?;
     let tools = make_tools(ctx, &hooks, &tool_names).map_err(|e| internal(ctx, e))?;
+    TOOL_NAMES.set(tool_names);
     ctx.globals().set("tools", tools).map_err(|e| internal(ctx, e))?;
 
     let main: Function = load(ctx, bytecode).map_err(|e| thrown(ctx, &hooks, e))?;

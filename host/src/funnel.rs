@@ -103,11 +103,13 @@ impl Funnel {
             return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
         }
         // The tool is polled first: one that answers at once never registers with the
-        // cancellation token (a lock and an allocation per call).
+        // cancellation token (a lock and an allocation per call). The tool takes the
+        // context; the funnel keeps only the token.
+        let cancel = context.cancel.clone();
         let result = tokio::select! {
             biased;
-            result = tool.call(args, context.clone()) => result,
-            _ = context.cancel.cancelled() => Err(ToolError::execution(format!("`{name}` was cancelled"))),
+            result = tool.call(args, context) => result,
+            _ = cancel.cancelled() => Err(ToolError::execution(format!("`{name}` was cancelled"))),
         };
         match &result {
             Ok(_) => debug!(tool = %name, "tool call succeeded"),

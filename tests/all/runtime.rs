@@ -339,3 +339,26 @@ async fn a_spinning_wait_is_free_for_the_script_and_stalls_nothing() {
     let outcome = within(60, single).await.unwrap();
     assert_eq!(outcome.value(), Some(&json!(3)), "{}", outcome.text());
 }
+
+/// A tool function finds its name by its place among the script's tools, which QuickJS
+/// keeps in 16 bits: past them, each call must still reach its own tool and no other.
+#[tokio::test]
+async fn with_more_tools_than_sixteen_bits_count_each_call_reaches_its_own_tool() {
+    const TOOLS: usize = 70_000;
+    let tools: Vec<_> = (0..TOOLS)
+        .map(|i| {
+            let name = format!("t{i:05}");
+            let answer = name.clone();
+            exec_host_tests::FixtureTool::shared(&name, "Answers with its own name.", json!({"type": "object"}), move |_, _| {
+                let answer = answer.clone();
+                Box::pin(async move { Ok(exec_host::ToolOutput::structured(json!(answer))) })
+            })
+        })
+        .collect();
+    let harness = within(120, Harness::with(|builder| builder.tools(tools))).await;
+    let picks = [0, 1, 65_534, 65_535, 65_536, 65_537, TOOLS - 1];
+    let calls: Vec<String> = picks.iter().map(|i| format!("await tools.t{i:05}({{}})")).collect();
+    let outcome = within(120, harness.run(&format!("return [{}];", calls.join(", ")))).await;
+    let expected: Vec<String> = picks.iter().map(|i| format!("t{i:05}")).collect();
+    assert_eq!(outcome.value(), Some(&json!(expected)), "{}", outcome.text());
+}
