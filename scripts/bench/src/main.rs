@@ -986,10 +986,13 @@ async fn main() -> Result<()> {
     let scratch = target.join("bench-peers");
     // Benchmarks of ours alone are not asked of the peers.
     let peer_names: Vec<&str> = selected.iter().map(|b| b.name).filter(|n| peers_have(n)).collect();
-    let configs: [(&str, &str, &[&str]); 3] = [
+    // `qjs` is the peer's default build, Bellard's QuickJS; `qjs-ng` is its build of
+    // quickjs-ng, the engine the guest runs, so compute compares like with like too.
+    let configs: [(&str, &str, &[&str]); 4] = [
         ("node-fresh", "node-vm-worker", &[]),
         ("node-reuse", "node-vm-worker", &["--reuse-worker"]),
         ("qjs", "quickjs-emscripten", &[]),
+        ("qjs-ng", "quickjs-emscripten", &["--variant=quickjs-ng"]),
     ];
     let mut columns = Vec::new();
     for (label, folder, flags) in configs {
