@@ -230,12 +230,9 @@ fn make_tools<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, names: &[String]) -> rqu
 fn tool_function<'js>(ctx: &Ctx<'js>, name: rquickjs::String<'js>, index: Option<usize>) -> rquickjs::Result<Function<'js>> {
     let raw_ctx = ctx.as_raw().as_ptr();
     let mut data = [name.as_raw()];
-    // QuickJS keeps 16 bits of it: a place past them is left to the data value.
-    let magic =
-        index.and_then(|index| u16::try_from(index).ok()).filter(|&index| index != FALLBACK_NAME).unwrap_or(FALLBACK_NAME);
     // SAFETY: a live context; `call_tool` has the signature QuickJS calls it with and reads
     // one data value, the one given here, which QuickJS duplicates and keeps with the function.
-    let raw = unsafe { qjs::JS_NewCFunctionData(raw_ctx, Some(call_tool), 1, magic.into(), 1, data.as_mut_ptr()) };
+    let raw = unsafe { qjs::JS_NewCFunctionData(raw_ctx, Some(call_tool), 1, magic_for(index), 1, data.as_mut_ptr()) };
     // SAFETY: the new function (or the exception marker) is owned and handed over once.
     let function = unsafe { Value::from_raw(ctx.clone(), raw) };
     if function.is_exception() {
@@ -260,6 +257,18 @@ fn tool_function<'js>(ctx: &Ctx<'js>, name: rquickjs::String<'js>, index: Option
 /// The magic value of a tool function whose name is only in its data value.
 const FALLBACK_NAME: u16 = u16::MAX;
 
+/// The magic value of the tool function at `index` in [`TOOL_NAMES`] (`None`: a fallback
+/// name). QuickJS keeps 16 bits of it, so a place past them is left to the data value.
+fn magic_for(index: Option<usize>) -> std::ffi::c_int {
+    let magic = index.and_then(|index| u16::try_from(index).ok()).filter(|&index| index != FALLBACK_NAME);
+    magic.unwrap_or(FALLBACK_NAME).into()
+}
+
+/// The place in [`TOOL_NAMES`] a tool function's magic value gives, if it gives one.
+fn place_of(magic: std::ffi::c_int) -> Option<usize> {
+    u16::try_from(magic).ok().filter(|&magic| magic != FALLBACK_NAME).map(usize::from)
+}
+
 /// What calling `tools.<name>(args)` runs: its name is at its magic value in
 /// [`TOOL_NAMES`], or for a fallback name the function's one data value.
 ///
@@ -281,8 +290,7 @@ unsafe extern "C" fn call_tool(
     let args = unsafe { Value::from_raw(ctx.clone(), qjs::JS_DupValue(ctx.as_raw().as_ptr(), *argv)) };
     // Nothing replaces the names while a run is under way (a script cannot start a run), so
     // the borrow lasts through whatever script code the arguments' encoding runs.
-    let known = u16::try_from(magic).ok().filter(|&index| index != FALLBACK_NAME);
-    let started = TOOL_NAMES.with_borrow(|names| match known.and_then(|index| names.get(usize::from(index))) {
+    let started = TOOL_NAMES.with_borrow(|names| match place_of(magic).and_then(|index| names.get(index)) {
         Some(name) => start_call(&ctx, name, args),
         None => {
             // SAFETY: the data value is borrowed for this call; it gets a reference of its own.
