@@ -19,6 +19,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 use tracing::{debug, warn};
@@ -220,8 +221,11 @@ fn compile(
             // one else, so only this user's own processes (`write_cache` below) wrote it;
             // it is keyed by the guest's hash and the engine's compatibility hash, and
             // wasmtime checks its header and refuses incompatible files.
-            Ok(()) => match unsafe { Component::deserialize_file(engine, path) } {
-                Ok(component) => return Ok((component, Origin::Cache)),
+            Ok(modified) => match unsafe { Component::deserialize_file(engine, path) } {
+                Ok(component) => {
+                    mark_used(path, modified);
+                    return Ok((component, Origin::Cache));
+                }
                 Err(error) => debug!("ignoring the cached guest {}: {error:#}", path.display()),
             },
             Err(why) => warn!("not using the cached guest {}: {why}", path.display()),
@@ -263,42 +267,130 @@ fn compile(
 /// Writes a compiled guest to the cache file `path`, if there is one. A failure is only
 /// worth a warning: the next run loads the guest the same way again.
 fn cache(path: Option<&Path>, compiled: &[u8]) {
-    if let Some(path) = path
-        && let Err(error) = write_cache(path, compiled)
-    {
-        warn!("could not cache the compiled guest at {}: {error}", path.display());
+    let Some(path) = path else { return };
+    match write_cache(path, compiled) {
+        Ok(()) => prune_cache(path),
+        Err(error) => warn!("could not cache the compiled guest at {}: {error}", path.display()),
     }
+}
+
+/// A cached guest that no process has mapped for this long is removed the next time another
+/// guest is cached: each upgrade of exec-host (and each guest given as a file) caches 5 MB
+/// of native code, and nothing else would ever remove the old ones.
+const CACHE_UNUSED_FOR: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// A cached guest's modification time says when it was last used, to within this: a
+/// process that maps it refreshes the time only when it is older, so most runs write nothing.
+const CACHE_USE_RESOLUTION: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Entries of the cache folder that one pruning looks at; a folder with more (the cache is
+/// this user's own, but `EXEC_HOST_CACHE_DIR` may name any folder) is pruned in part.
+const CACHE_PRUNE_SCAN: usize = 10_000;
+
+/// Records that the cached guest at `path`, last modified at `modified`, was used now (see
+/// [`CACHE_USE_RESOLUTION`]). A failure only makes the file look older.
+fn mark_used(path: &Path, modified: SystemTime) {
+    let now = SystemTime::now();
+    if now.duration_since(modified).is_ok_and(|age| age < CACHE_USE_RESOLUTION) {
+        return;
+    }
+    let touched = std::fs::OpenOptions::new().append(true).open(path).and_then(|file| file.set_modified(now));
+    if let Err(error) = touched {
+        debug!("could not mark the cached guest {} as used: {error}", path.display());
+    }
+}
+
+/// Removes from the folder of `kept` (a guest just cached) the cached guests unused for
+/// [`CACHE_UNUSED_FOR`], and the temporary files of writes that died, older than
+/// [`CACHE_USE_RESOLUTION`]. Only this user's own regular files with the cache's names are
+/// removed, and only from a folder that is this user's alone.
+fn prune_cache(kept: &Path) {
+    let dir = kept.parent().unwrap_or(Path::new("."));
+    if let Err(why) = owned_privately(dir, Kind::Folder) {
+        debug!("not pruning the guest cache {}: its folder {why}", dir.display());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let now = SystemTime::now();
+    for entry in entries.take(CACHE_PRUNE_SCAN).flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let unused_for = if is_cached_guest(name) {
+            CACHE_UNUSED_FOR
+        } else if name.starts_with(".guest-") && name.ends_with(".tmp") {
+            CACHE_USE_RESOLUTION
+        } else {
+            continue;
+        };
+        let path = entry.path();
+        if path == kept {
+            continue;
+        }
+        let Ok(modified) = owned_privately(&path, Kind::File) else { continue };
+        if now.duration_since(modified).is_ok_and(|age| age > unused_for) {
+            match std::fs::remove_file(&path) {
+                Ok(()) => debug!("removed {}, unused for more than {} days", path.display(), unused_for.as_secs() / 86_400),
+                Err(error) => debug!("could not remove {}: {error}", path.display()),
+            }
+        }
+    }
+}
+
+/// Whether `name` is one the cache gives a compiled guest (see [`compile`]).
+fn is_cached_guest(name: &str) -> bool {
+    name.strip_prefix("guest-")
+        .and_then(|rest| rest.strip_suffix(".cwasm"))
+        .is_some_and(|key| key.len() == 2 * CACHE_KEY_BYTES && key.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The cache's name for a guest whose SHA-256 is `digest`, compiled by an engine whose
 /// digest is `engine`.
 fn cache_key(engine: &[u8; 32], digest: &[u8; 32]) -> String {
     let key = Sha256::new().chain_update(CACHE_FORMAT.as_bytes()).chain_update(digest).chain_update(engine).finalize();
-    key.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    key.iter().take(CACHE_KEY_BYTES).map(|b| format!("{b:02x}")).collect()
 }
+
+/// Bytes of the SHA-256 a cached guest's name keeps, in hexadecimal.
+const CACHE_KEY_BYTES: usize = 16;
 
 /// Whether the cached file at `path` can only have been written by this user: a regular
 /// file (not a link), in a folder (not a link either), both owned by this user and not
-/// writable by the group or others. Why not, when it cannot.
-fn trusted(path: &Path) -> Result<(), String> {
+/// writable by the group or others. The file's modification time when it can; why not,
+/// when it cannot.
+fn trusted(path: &Path) -> Result<SystemTime, String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    owned_privately(dir, Kind::Folder).map_err(|why| format!("its folder {why}"))?;
+    owned_privately(path, Kind::File).map_err(|why| format!("the file {why}"))
+}
+
+/// What [`owned_privately`] expects to find.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    File,
+    Folder,
+}
+
+/// Whether `place` is a `kind` (not a link), owned by this user and not writable by the
+/// group or others: its modification time when it is, else why not.
+fn owned_privately(place: &Path, kind: Kind) -> Result<SystemTime, String> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid(2) has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    for (what, place) in [("the file", path), ("its folder", dir)] {
-        let metadata = std::fs::symlink_metadata(place).map_err(|e| format!("{what} cannot be inspected: {e}"))?;
-        let kind_ok = if place == path { metadata.is_file() } else { metadata.is_dir() };
-        if !kind_ok {
-            return Err(format!("{what} is not a plain {}", if place == path { "file" } else { "folder" }));
-        }
-        if metadata.uid() != me {
-            return Err(format!("{what} belongs to another user (uid {})", metadata.uid()));
-        }
-        if metadata.mode() & 0o022 != 0 {
-            return Err(format!("{what} is writable by other users (mode {:o})", metadata.mode() & 0o7777));
-        }
+    let metadata = std::fs::symlink_metadata(place).map_err(|e| format!("cannot be inspected: {e}"))?;
+    let (kind_ok, noun) = match kind {
+        Kind::File => (metadata.is_file(), "file"),
+        Kind::Folder => (metadata.is_dir(), "folder"),
+    };
+    if !kind_ok {
+        return Err(format!("is not a plain {noun}"));
     }
-    Ok(())
+    if metadata.uid() != me {
+        return Err(format!("belongs to another user (uid {})", metadata.uid()));
+    }
+    if metadata.mode() & 0o022 != 0 {
+        return Err(format!("is writable by other users (mode {:o})", metadata.mode() & 0o7777));
+    }
+    metadata.modified().map_err(|e| format!("has no modification time: {e}"))
 }
 
 /// Writes the cache file atomically: a reader sees the old file, the new one, or none. The
@@ -397,7 +489,7 @@ mod tests {
     use wasmtime::Engine;
 
     use super::super::{compile_settings, engine_config};
-    use super::{BuildCode, GUEST_COMPONENT, GUEST_COMPONENT_SHA256, Origin, compile};
+    use super::{BuildCode, CACHE_UNUSED_FOR, CACHE_USE_RESOLUTION, GUEST_COMPONENT, GUEST_COMPONENT_SHA256, Origin, compile};
 
     /// The cache is keyed by this digest: a stale one would map another guest's code.
     #[test]
@@ -472,5 +564,79 @@ mod tests {
                 compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), Some(&build)).unwrap();
             assert_eq!(origin, Origin::Cache);
         }
+    }
+
+    /// Sets the modification time of `path` to `age` ago.
+    fn age(path: &Path, age: std::time::Duration) {
+        let file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        file.set_modified(std::time::SystemTime::now() - age).unwrap();
+    }
+
+    fn modified(path: &Path) -> std::time::SystemTime {
+        std::fs::metadata(path).unwrap().modified().unwrap()
+    }
+
+    /// Caching a guest removes the cached guests nobody used for a month and the leftovers
+    /// of writes that died; it keeps recent guests, whatever is not the cache's, and the
+    /// files of another user or in a folder others can write.
+    #[test]
+    fn caching_a_guest_removes_the_cached_guests_unused_for_a_month() {
+        use std::os::unix::fs::PermissionsExt;
+        let engine = engine();
+        let cache = tempfile::tempdir().unwrap();
+        let dir = cache.path();
+        let old_guest = dir.join(format!("guest-{}.cwasm", "ab".repeat(16)));
+        let recent_guest = dir.join(format!("guest-{}.cwasm", "cd".repeat(16)));
+        let dead_write = dir.join(format!(".guest-{}.cwasm.4242.tmp", "ef".repeat(16)));
+        let not_ours =
+            [dir.join("guest-notes.cwasm"), dir.join("notes.txt"), dir.join(format!("guest-{}.wasm", "ab".repeat(16)))];
+        let a_month = CACHE_UNUSED_FOR + CACHE_USE_RESOLUTION;
+        for path in [&old_guest, &recent_guest, &dead_write].into_iter().chain(&not_ours) {
+            std::fs::write(path, b"old").unwrap();
+            age(path, a_month);
+        }
+        age(&recent_guest, CACHE_UNUSED_FOR / 2);
+        // A folder inside is neither removed nor entered.
+        let inner = dir.join(format!("guest-{}.cwasm", "01".repeat(16)));
+        std::fs::create_dir(&inner).unwrap();
+
+        let (_, origin) = compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(dir), None).unwrap();
+        assert_eq!(origin, Origin::Compiled);
+        assert!(!old_guest.exists() && !dead_write.exists(), "{:?}", cached_files(dir));
+        assert!(recent_guest.exists() && inner.is_dir() && not_ours.iter().all(|p| p.exists()));
+        assert_eq!(cached_files(dir).len(), 6, "and the new guest is cached");
+
+        // In a folder others may write, nothing is removed (nor is the cache mapped there).
+        let shared = tempfile::tempdir().unwrap();
+        let stale = shared.path().join(format!("guest-{}.cwasm", "ab".repeat(16)));
+        std::fs::write(&stale, b"old").unwrap();
+        age(&stale, a_month);
+        std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(shared.path()), None).unwrap();
+        assert!(stale.exists());
+    }
+
+    /// Mapping a cached guest refreshes its time once it is a day old, so a guest in use is
+    /// never pruned, and a run on the same day writes nothing.
+    #[test]
+    fn mapping_a_cached_guest_marks_it_used() {
+        let engine = engine();
+        let cache = tempfile::tempdir().unwrap();
+        compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), None).unwrap();
+        let files = cached_files(cache.path());
+        assert_eq!(files.len(), 1, "{files:?}");
+        let cached = &files[0];
+
+        age(cached, CACHE_USE_RESOLUTION / 2);
+        let hours_ago = modified(cached);
+        let (_, origin) = compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), None).unwrap();
+        assert_eq!(origin, Origin::Cache);
+        assert_eq!(modified(cached), hours_ago, "used the same day: not written");
+
+        age(cached, CACHE_UNUSED_FOR);
+        let (_, origin) = compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(cache.path()), None).unwrap();
+        assert_eq!(origin, Origin::Cache);
+        let since = std::time::SystemTime::now().duration_since(modified(cached)).unwrap_or_default();
+        assert!(since < CACHE_USE_RESOLUTION, "marked used: modified {since:?} ago");
     }
 }
