@@ -211,7 +211,7 @@ fn compile(
     compiled_at_build: Option<&BuildCode>,
 ) -> Result<(Component, Origin), SetupError> {
     let engine_digest = compile_settings::engine_digest(engine);
-    let path = cache_dir.map(|dir| dir.join(format!("guest-{}.cwasm", cache_key(&engine_digest, digest))));
+    let path = cache_dir.map(|dir| dir.join(cache_file_name(&engine_digest, digest)));
     if let Some(path) = &path
         && path.exists()
     {
@@ -317,7 +317,7 @@ fn prune_cache(kept: &Path) {
         let Some(name) = name.to_str() else { continue };
         let unused_for = if is_cached_guest(name) {
             CACHE_UNUSED_FOR
-        } else if name.starts_with(".guest-") && name.ends_with(".tmp") {
+        } else if is_temporary(name) {
             CACHE_USE_RESOLUTION
         } else {
             continue;
@@ -336,22 +336,39 @@ fn prune_cache(kept: &Path) {
     }
 }
 
-/// Whether `name` is one the cache gives a compiled guest (see [`compile`]).
+/// The cache's file name for a guest whose SHA-256 is `digest`, compiled by an engine whose
+/// digest is `engine`: `guest-<key>.cwasm`.
+fn cache_file_name(engine: &[u8; 32], digest: &[u8; 32]) -> String {
+    let key = Sha256::new().chain_update(CACHE_FORMAT.as_bytes()).chain_update(digest).chain_update(engine).finalize();
+    let key: String = key.iter().take(CACHE_KEY_BYTES).map(|b| format!("{b:02x}")).collect();
+    format!("{CACHED_GUEST_PREFIX}{key}{CACHED_GUEST_SUFFIX}")
+}
+
+const CACHED_GUEST_PREFIX: &str = "guest-";
+const CACHED_GUEST_SUFFIX: &str = ".cwasm";
+/// Bytes of the SHA-256 a cached guest's name keeps, in hexadecimal.
+const CACHE_KEY_BYTES: usize = 16;
+
+/// Whether `name` is one [`cache_file_name`] gives.
 fn is_cached_guest(name: &str) -> bool {
-    name.strip_prefix("guest-")
-        .and_then(|rest| rest.strip_suffix(".cwasm"))
+    name.strip_prefix(CACHED_GUEST_PREFIX)
+        .and_then(|rest| rest.strip_suffix(CACHED_GUEST_SUFFIX))
         .is_some_and(|key| key.len() == 2 * CACHE_KEY_BYTES && key.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// The cache's name for a guest whose SHA-256 is `digest`, compiled by an engine whose
-/// digest is `engine`.
-fn cache_key(engine: &[u8; 32], digest: &[u8; 32]) -> String {
-    let key = Sha256::new().chain_update(CACHE_FORMAT.as_bytes()).chain_update(digest).chain_update(engine).finalize();
-    key.iter().take(CACHE_KEY_BYTES).map(|b| format!("{b:02x}")).collect()
+/// The name [`write_cache`] writes the cached guest `name` under before it is whole:
+/// hidden, and this process's own.
+fn temporary_name(name: &str) -> String {
+    format!(".{name}.{}.tmp", std::process::id())
 }
 
-/// Bytes of the SHA-256 a cached guest's name keeps, in hexadecimal.
-const CACHE_KEY_BYTES: usize = 16;
+/// Whether `name` is one [`temporary_name`] gives, in any process.
+fn is_temporary(name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .and_then(|rest| rest.rsplit_once('.'))
+        .is_some_and(|(cached, pid)| is_cached_guest(cached) && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// Whether the cached file at `path` can only have been written by this user: a regular
 /// file (not a link), in a folder (not a link either), both owned by this user and not
@@ -364,7 +381,7 @@ fn trusted(path: &Path) -> Result<SystemTime, String> {
 }
 
 /// What [`owned_privately`] expects to find.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Kind {
     File,
     Folder,
@@ -399,7 +416,7 @@ fn write_cache(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let temporary = dir.join(format!(".{}.{}.tmp", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    let temporary = dir.join(temporary_name(&path.file_name().unwrap_or_default().to_string_lossy()));
     let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&temporary)?;
     file.write_all(bytes)?;
     file.sync_all()?;
@@ -578,7 +595,7 @@ mod tests {
 
     /// Caching a guest removes the cached guests nobody used for a month and the leftovers
     /// of writes that died; it keeps recent guests, whatever is not the cache's, and the
-    /// files of another user or in a folder others can write.
+    /// files in a folder others can write.
     #[test]
     fn caching_a_guest_removes_the_cached_guests_unused_for_a_month() {
         use std::os::unix::fs::PermissionsExt;
