@@ -35,6 +35,45 @@ struct Ran {
     stderr: String,
     peak_rss_mib: u64,
     took: Duration,
+    /// Whether what `Stdin::open_until` waits for came before the input was closed.
+    answered_before_eof: bool,
+}
+
+/// A case's standard input: written whole, then closed, or, with `open_until`, kept open
+/// until that text shows on stdout (or the deadline).
+struct Stdin<'a> {
+    text: String,
+    open_until: Option<&'a str>,
+}
+
+/// Longest a case's input is kept open waiting for an answer.
+const OPEN_INPUT_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The processes (pid and command line) whose command line mentions `text`, after a
+/// moment for the dying to go.
+fn survivors_mentioning(text: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for _ in 0..20 {
+        found = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| *pid != std::process::id())
+            .filter_map(|pid| {
+                let line = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                let line = String::from_utf8_lossy(&line).replace('\0', " ");
+                let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let zombie = state.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+                (line.contains(text) && !zombie).then_some((pid, line))
+            })
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    found
 }
 
 #[test]
@@ -56,10 +95,16 @@ fn run_suite(file: &str, at_least: usize) {
 }
 
 fn run_case(case: &Value) -> Result<(), String> {
-    let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let ws = workspace.path();
+    let root = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (ws, outside) = (root.path().join("ws"), root.path().join("outside"));
+    std::fs::create_dir_all(&ws).and_then(|()| std::fs::create_dir_all(&outside)).map_err(|e| e.to_string())?;
+    let ws = ws.as_path();
     let fixture = fixture_mcp_server();
-    let place = |text: &str| text.replace("$WS", &ws.to_string_lossy()).replace("$FIXTURE", &fixture.to_string_lossy());
+    let place = |text: &str| {
+        text.replace("$WS", &ws.to_string_lossy())
+            .replace("$OUTSIDE", &outside.to_string_lossy())
+            .replace("$FIXTURE", &fixture.to_string_lossy())
+    };
     let mut sockets = Vec::new();
     for entry in case["setup"].as_array().into_iter().flatten() {
         make(ws, entry, &place, &mut sockets)?;
@@ -69,7 +114,14 @@ fn run_case(case: &Value) -> Result<(), String> {
     }
     let args: Vec<String> =
         case["args"].as_array().ok_or("a case without `args`")?.iter().map(|a| place(a.as_str().unwrap_or_default())).collect();
-    let ran = run(exec_host(ws, &shared_cache()).args(&args), case["stdin"].as_str())?;
+    let mut command = exec_host(ws, &shared_cache());
+    command.args(&args);
+    for (key, value) in case["env"].as_object().into_iter().flatten() {
+        command.env(key, place(value.as_str().unwrap_or_default()));
+    }
+    let stdin =
+        case["stdin"].as_str().map(|text| Stdin { text: place(text), open_until: case["expect"]["stdout_before_eof"].as_str() });
+    let ran = run(&command, stdin)?;
 
     let output = format!("exit {:?}\nstdout: {}\nstderr: {}", ran.status, cut(&ran.stdout), cut(&ran.stderr));
     if let Some(sign) = BROKEN.iter().find(|sign| ran.stdout.contains(*sign) || ran.stderr.contains(*sign)) {
@@ -87,6 +139,37 @@ fn run_case(case: &Value) -> Result<(), String> {
             && !text.contains(needle)
         {
             return Err(format!("expected {stream} to contain {needle:?}\n{output}"));
+        }
+    }
+    if let Some(needle) = expect["stdout_before_eof"].as_str()
+        && !ran.answered_before_eof
+    {
+        return Err(format!("expected stdout to contain {needle:?} while its input was still open\n{output}"));
+    }
+    if let Some(seconds) = expect["within_seconds"].as_f64()
+        && ran.took.as_secs_f64() > seconds
+    {
+        return Err(format!("took {:?}, more than the {seconds} s it may\n{output}", ran.took));
+    }
+    for path in expect["absent"].as_array().into_iter().flatten() {
+        let path = place(path.as_str().unwrap_or_default());
+        let path = if path.starts_with('/') { std::path::PathBuf::from(path) } else { ws.join(path) };
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(format!("{} exists after the run\n{output}", path.display()));
+        }
+    }
+    for folder in expect["empty"].as_array().into_iter().flatten() {
+        let folder = place(folder.as_str().unwrap_or_default());
+        let entries: Vec<_> =
+            std::fs::read_dir(&folder).map_err(|e| format!("{folder}: {e}"))?.flatten().map(|e| e.file_name()).collect();
+        if !entries.is_empty() {
+            return Err(format!("{folder} holds {entries:?} after the run\n{output}"));
+        }
+    }
+    if expect["no_survivors"].as_bool() == Some(true) {
+        let survivors = survivors_mentioning(&ws.to_string_lossy());
+        if !survivors.is_empty() {
+            return Err(format!("processes outlived the run: {survivors:?}\n{output}"));
         }
     }
     let sandbox_mib = args
@@ -109,7 +192,7 @@ fn run_case(case: &Value) -> Result<(), String> {
 
 /// Runs `command` through `peak-rss` to its end (its process group killed past the
 /// deadline), reading its output as it comes.
-fn run(command: &std::process::Command, stdin: Option<&str>) -> Result<Ran, String> {
+fn run(command: &std::process::Command, stdin: Option<Stdin<'_>>) -> Result<Ran, String> {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
     let report = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
@@ -131,23 +214,49 @@ fn run(command: &std::process::Command, stdin: Option<&str>) -> Result<Ran, Stri
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| e.to_string())?;
-    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        let text = text.to_string();
-        std::thread::spawn(move || pipe.write_all(text.as_bytes()));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let (text, open_until) = (input.text, input.open_until.map(str::to_string));
+        let (seen, answered) = (seen.clone(), answered.clone());
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(text.as_bytes());
+            let Some(wanted) = open_until else { return };
+            let opened = Instant::now();
+            while opened.elapsed() < OPEN_INPUT_DEADLINE {
+                if String::from_utf8_lossy(&seen.lock().unwrap()).contains(&wanted) {
+                    answered.store(true, std::sync::atomic::Ordering::Relaxed);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            drop(pipe);
+        });
     }
-    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+    let reader = |pipe: Option<Box<dyn Read + Send>>, seen: Option<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
-            if let Some(pipe) = pipe {
+            if let Some(mut pipe) = pipe {
                 // The host's own output is bounded; this bound only keeps a broken host from
                 // filling the test's memory.
-                let _ = pipe.take(64 << 20).read_to_end(&mut bytes);
+                let mut buffer = [0u8; 8192];
+                while bytes.len() < 64 << 20 {
+                    match pipe.read(&mut buffer) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            bytes.extend_from_slice(&buffer[..n]);
+                            if let Some(seen) = &seen {
+                                seen.lock().unwrap().extend_from_slice(&buffer[..n]);
+                            }
+                        }
+                    }
+                }
             }
             String::from_utf8_lossy(&bytes).into_owned()
         })
     };
-    let stdout = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let stderr = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stdout = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>), Some(seen.clone()));
+    let stderr = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>), None);
     let mut killed = false;
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
@@ -171,7 +280,8 @@ fn run(command: &std::process::Command, stdin: Option<&str>) -> Result<Ran, Stri
         .trim()
         .parse()
         .map_err(|e| format!("peak-rss report: {e}"))?;
-    Ok(Ran { status: status.code(), stdout, stderr, peak_rss_mib: peak_kib / 1024, took })
+    let answered_before_eof = answered.load(std::sync::atomic::Ordering::Relaxed);
+    Ok(Ran { status: status.code(), stdout, stderr, peak_rss_mib: peak_kib / 1024, took, answered_before_eof })
 }
 
 /// At most 1,500 characters of `text`, for a failure message.

@@ -969,9 +969,12 @@ fn a_stdio_server_gets_a_small_environment_and_its_entry_expands_variables() {
     assert!(environment.lines().any(|line| line == "CONFIGURED=yes-t0k"), "{environment}");
     assert!(names.contains(&"PATH") && names.contains(&"HOME"), "{names:?}");
     assert!(!environment.contains("must-not-leak") && !names.contains(&"EXEC_HOST_TEST_TOKEN"), "{names:?}");
+    // Python keeps its working directory, the workspace, off its import path.
+    assert!(environment.lines().any(|line| line == "PYTHONSAFEPATH=1"), "{environment}");
     for name in &names {
         assert!(
-            exec_host::mcp::INHERITED_ENV.contains(name) || ["CONFIGURED", "PWD", "SHLVL", "_", "OLDPWD"].contains(name),
+            exec_host::mcp::INHERITED_ENV.contains(name)
+                || ["CONFIGURED", "PYTHONSAFEPATH", "PWD", "SHLVL", "_", "OLDPWD"].contains(name),
             "{name} reached the server"
         );
     }

@@ -4,15 +4,14 @@
 //! (token, `Origin`, body and session bounds, busy answers, `/healthz`, the graceful stop)
 //! with plain HTTP requests.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 mod common;
-use common::{exec_host, fixture_mcp_server, shared_cache, test_packages};
+use common::{HttpServer, JSON_POST, exec_host, fixture_mcp_server, request, shared_cache, test_packages};
 
 /// The downstream servers' tools are let run by rules, as a user would configure them.
 const ALLOW_SERVERS: &[&str] = &["--allow", "mcp__fx", "--allow", "mcp__evil", "--allow", "mcp__late"];
@@ -85,71 +84,6 @@ impl Setup {
         let mut command = exec_host(self.path(), &shared_cache());
         command.args(["serve", "--http", "127.0.0.1:0", "--mcp-config", "servers.json"]).args(ALLOW_SERVERS).args(extra);
         HttpServer::start(command)
-    }
-}
-
-/// A running `serve --http`; killed when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-    stderr: std::sync::Arc<std::sync::Mutex<String>>,
-}
-
-impl HttpServer {
-    fn start(mut command: Command) -> Self {
-        let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let mut url = None;
-        for line in lines.by_ref() {
-            let line = line.unwrap();
-            stderr.lock().unwrap().push_str(&format!("{line}\n"));
-            if let Some(at) = line.strip_prefix("exec-host: serving MCP at ") {
-                url = Some(at.to_string());
-                break;
-            }
-        }
-        let url = url.unwrap_or_else(|| panic!("serve --http did not start: {}", stderr.lock().unwrap()));
-        // Keep reading, so the server never blocks on a full pipe.
-        let kept = stderr.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                kept.lock().unwrap().push_str(&format!("{line}\n"));
-            }
-        });
-        HttpServer { child, url, stderr }
-    }
-
-    fn connect(&self, token: Option<&str>, origin: Option<&str>) -> Value {
-        json!({"http": {"url": self.url, "token": token, "origin": origin}})
-    }
-
-    fn base(&self) -> String {
-        self.url.trim_end_matches("/mcp").to_string()
-    }
-
-    fn terminate(&self) {
-        // SAFETY: kill(2) with a child's pid and a signal number has no memory effects.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-    }
-
-    /// The exit status within `seconds`, or `None`.
-    fn exited_within(&mut self, seconds: u64) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + Duration::from_secs(seconds);
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -403,32 +337,6 @@ fn the_mcp_inspector_cli_lists_and_calls_through_serve_over_both_transports() {
         assert_eq!(called["content"][0]["text"], "5", "{called}");
     }
 }
-
-/// A plain HTTP request to the server: status, headers and body.
-fn request(method: &str, url: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, reqwest::header::HeaderMap, String) {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let mut request = client.request(method.parse().unwrap(), url).body(body);
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let response = request.send().await.unwrap();
-        let (status, headers) = (response.status().as_u16(), response.headers().clone());
-        // A stream of events ends only when the server closes it: take its first event.
-        let mut body = String::new();
-        let mut response = response;
-        while let Ok(Ok(Some(chunk))) = tokio::time::timeout(Duration::from_secs(5), response.chunk()).await {
-            body.push_str(&String::from_utf8_lossy(&chunk));
-            if headers.get("content-type").is_some_and(|t| t == "text/event-stream") && body.contains("\"jsonrpc\"") {
-                break;
-            }
-        }
-        (status, headers, body)
-    })
-}
-
-const JSON_POST: &[(&str, &str)] = &[("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
 
 fn initialize() -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -49,17 +49,48 @@ pub fn natives<'js>(ctx: &Ctx<'js>, host: &Object<'js>) -> rquickjs::Result<()> 
     });
 
     host.set("kindOf", Func::from(|value: Value<'js>| kind_of(&value)))?;
-    host.set("base64Encode", Func::from(|text: String| base64_encode(&text)))?;
-    host.set("base64Decode", Func::from(|text: String| base64_decode(&text)))?;
-    host.set("utf8Encode", Func::from(|ctx: Ctx<'js>, text: String| TypedArray::<u8>::new(ctx, text.into_bytes())))?;
-    host.set("utf8EncodeInto", Func::from(|text: String, dest: TypedArray<'js, u8>| utf8_encode_into(&text, &dest)))?;
+    // The byte-level natives read a script's string where the engine keeps it and build
+    // their result with fallible allocations: however large the input, the answer is a
+    // result or a catchable `RangeError`, never an abort of the engine.
+    host.set(
+        "base64Encode",
+        Func::from(|ctx: Ctx<'js>, text: rquickjs::String<'js>| {
+            let text = borrowed(&ctx, text, "btoa()")?;
+            base64_encode(&text).map(|encoded| encoded.map_err(|needed| too_large(&ctx, "btoa()", needed))).transpose()
+        }),
+    )?;
+    host.set(
+        "base64Decode",
+        Func::from(|ctx: Ctx<'js>, text: rquickjs::String<'js>| {
+            let text = borrowed(&ctx, text, "atob()")?;
+            base64_decode(&text).map(|decoded| decoded.map_err(|needed| too_large(&ctx, "atob()", needed))).transpose()
+        }),
+    )?;
+    host.set(
+        "utf8Encode",
+        Func::from(|ctx: Ctx<'js>, text: rquickjs::String<'js>| {
+            let text = borrowed(&ctx, text, "TextEncoder.encode()")?;
+            TypedArray::<u8>::new_copy(ctx, text.as_bytes())
+        }),
+    )?;
+    host.set(
+        "utf8EncodeInto",
+        Func::from(|ctx: Ctx<'js>, text: rquickjs::String<'js>, dest: TypedArray<'js, u8>| {
+            let text = borrowed(&ctx, text, "TextEncoder.encodeInto()")?;
+            Ok::<_, rquickjs::Error>(utf8_encode_into(&text, &dest))
+        }),
+    )?;
     host.set(
         "utf8Decode",
-        Func::from(|bytes: TypedArray<'js, u8>, fatal: bool, strip_bom: bool, stream: bool| {
+        Func::from(|ctx: Ctx<'js>, bytes: TypedArray<'js, u8>, fatal: bool, strip_bom: bool, stream: bool| {
             // SAFETY: the view's bytes stay put while this native function runs: no JS runs
             // until it returns, and the slice does not outlive it.
             let slice = bytes.as_raw().map(|raw| unsafe { raw.as_ref() }).unwrap_or(&[]);
-            utf8_decode(slice, fatal, strip_bom, stream).map(List)
+            match utf8_decode(slice, fatal, strip_bom, stream) {
+                None => Ok(None),
+                Some(Ok(decoded)) => Ok(Some(List(decoded))),
+                Some(Err(needed)) => Err(too_large(&ctx, "TextDecoder.decode()", needed)),
+            }
         }),
     )?;
     host.set("urlParse", Func::from(|input: String, base: Opt<String>| url_parse(&input, base.0.as_deref())))?;
@@ -127,61 +158,116 @@ fn kind_of(value: &Value<'_>) -> &'static str {
     }
 }
 
+/// A script's string as the engine holds it, borrowed as UTF-8 (the engine makes that copy
+/// in its own heap, where running out is an error, not an abort); a string the engine
+/// cannot spare the memory for is a `RangeError` naming `what`.
+fn borrowed<'js>(ctx: &Ctx<'js>, text: rquickjs::String<'js>, what: &str) -> rquickjs::Result<rquickjs::CString<'js>> {
+    text.to_cstring().map_err(|_| {
+        rquickjs::Exception::throw_range(ctx, &format!("{what}: the string is too large to be read in the memory left"))
+    })
+}
+
+/// The `RangeError` of a result of `needed` bytes that does not fit in the memory left.
+fn too_large(ctx: &Ctx<'_>, what: &str, needed: usize) -> rquickjs::Error {
+    rquickjs::Exception::throw_range(ctx, &format!("{what}: a result of {needed} bytes does not fit in the memory left"))
+}
+
+/// An empty string with room for `bytes`, or `Err(bytes)` when the memory is not there.
+fn string_for(bytes: usize) -> Result<String, usize> {
+    let mut out = String::new();
+    out.try_reserve_exact(bytes).map_err(|_| bytes)?;
+    Ok(out)
+}
+
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/// `btoa`: `None` when a character is past U+00FF.
-fn base64_encode(text: &str) -> Option<String> {
-    let bytes: Vec<u8> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect::<Option<_>>()?;
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let group = chunk.iter().enumerate().fold(0u32, |group, (i, &b)| group | u32::from(b) << (16 - 8 * i));
+/// `btoa`: `None` when a character is past U+00FF; `Err` with the bytes the result needs
+/// when they are not there.
+fn base64_encode(text: &str) -> Option<Result<String, usize>> {
+    if text.chars().any(|c| u32::from(c) > 0xFF) {
+        return None;
+    }
+    let mut out = match string_for(text.chars().count().div_ceil(3) * 4) {
+        Ok(out) => out,
+        Err(needed) => return Some(Err(needed)),
+    };
+    let mut bytes = text.chars().map(|c| u32::from(c) as u8).peekable();
+    while bytes.peek().is_some() {
+        let mut chunk = [0u8; 3];
+        let mut len = 0;
+        for (slot, b) in chunk.iter_mut().zip(bytes.by_ref().take(3)) {
+            *slot = b;
+            len += 1;
+        }
+        let group = u32::from(chunk[0]) << 16 | u32::from(chunk[1]) << 8 | u32::from(chunk[2]);
         for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(BASE64[(group >> (18 - 6 * i) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
+            out.push(if i <= len { char::from(BASE64[(group >> (18 - 6 * i) & 63) as usize]) } else { '=' });
         }
     }
-    Some(out)
+    Some(Ok(out))
+}
+
+/// Whether `b` is ASCII white space as the forgiving-base64 decode skips it.
+fn is_base64_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+/// The value of a base64 digit.
+fn base64_digit(b: u8) -> Option<u32> {
+    let value = match b {
+        b'A'..=b'Z' => b - b'A',
+        b'a'..=b'z' => b - b'a' + 26,
+        b'0'..=b'9' => b - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => return None,
+    };
+    Some(u32::from(value))
 }
 
 /// `atob`: the HTML standard's forgiving-base64 decode, as a byte string; `None` when
-/// the text is not base64.
-fn base64_decode(text: &str) -> Option<String> {
-    let mut data: Vec<u8> = text.bytes().filter(|b| !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')).collect();
-    if data.len().is_multiple_of(4) {
-        for _ in 0..2 {
-            if data.last() == Some(&b'=') {
-                data.pop();
-            }
-        }
+/// the text is not base64, `Err` with the bytes the result needs when they are not there.
+/// The text is read where it is (white space skipped, up to two `=` dropped from the end
+/// when the rest makes whole groups), once to check it and size the result, once to fill it.
+fn base64_decode(text: &str) -> Option<Result<String, usize>> {
+    let data = || text.bytes().filter(|&b| !is_base64_space(b));
+    let mut length = data().count();
+    if length.is_multiple_of(4) {
+        let mut tail = data().skip(length.saturating_sub(2));
+        length -= match (tail.next(), tail.next()) {
+            (Some(b'='), Some(b'=')) => 2,
+            (_, Some(b'=')) => 1,
+            _ => 0,
+        };
     }
-    if data.len() % 4 == 1 {
+    if length % 4 == 1 {
         return None;
     }
-    let mut out = String::with_capacity(data.len() / 4 * 3 + 2);
+    // A byte past 0x7F takes two in UTF-8.
+    let mut needed = 0;
+    decode_base64(data().take(length), |byte| needed += if byte < 0x80 { 1 } else { 2 })?;
+    let mut out = match string_for(needed) {
+        Ok(out) => out,
+        Err(needed) => return Some(Err(needed)),
+    };
+    decode_base64(data().take(length), |byte| out.push(char::from(byte)))?;
+    Some(Ok(out))
+}
+
+/// Hands each byte `digits` (base64, padding removed) decode to; `None` at a character that
+/// is no digit. Bits left over past the last whole byte are dropped, whatever they are.
+fn decode_base64(digits: impl Iterator<Item = u8>, mut each: impl FnMut(u8)) -> Option<()> {
     let (mut bits, mut count) = (0u32, 0u32);
-    for b in data {
-        let value = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        let value = u32::from(value);
-        bits = bits << 6 | value;
+    for digit in digits {
+        bits = bits << 6 | base64_digit(digit)?;
         count += 6;
         if count >= 8 {
             count -= 8;
-            out.push(char::from((bits >> count) as u8));
+            each((bits >> count) as u8);
             bits &= (1 << count) - 1;
         }
     }
-    // Bits left over past the last whole byte are dropped, whatever they are.
-    Some(out)
+    Some(())
 }
 
 /// `TextEncoder.encodeInto`: writes the whole characters of `text` that fit into `dest`;
@@ -208,14 +294,30 @@ fn utf8_encode_into(text: &str, dest: &TypedArray<'_, u8>) -> Vec<f64> {
 /// for the next call of a stream (an incomplete character); `None` when `fatal` and the
 /// bytes are not UTF-8. Ill-formed sequences become U+FFFD, one per maximal subpart, as
 /// the Encoding standard says.
-fn utf8_decode(bytes: &[u8], fatal: bool, strip_bom: bool, stream: bool) -> Option<(String, u32)> {
+/// `Err` carries the bytes the text needs when they are not there.
+fn utf8_decode(bytes: &[u8], fatal: bool, strip_bom: bool, stream: bool) -> Option<Result<(String, u32), usize>> {
     let held = if stream { incomplete_tail(bytes) } else { 0 };
     let mut bytes = &bytes[..bytes.len() - held];
     if strip_bom && bytes.starts_with(b"\xEF\xBB\xBF") {
         bytes = &bytes[3..];
     }
-    let text = if fatal { std::str::from_utf8(bytes).ok()?.to_string() } else { String::from_utf8_lossy(bytes).into_owned() };
-    Some((text, held as u32))
+    if fatal && std::str::from_utf8(bytes).is_err() {
+        return None;
+    }
+    // Each ill-formed part becomes U+FFFD, three bytes.
+    let needed: usize =
+        bytes.utf8_chunks().map(|chunk| chunk.valid().len() + if chunk.invalid().is_empty() { 0 } else { 3 }).sum();
+    let mut text = match string_for(needed) {
+        Ok(text) => text,
+        Err(needed) => return Some(Err(needed)),
+    };
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    Some(Ok((text, held as u32)))
 }
 
 /// How many bytes at the end of `bytes` begin a character that is not complete yet.
@@ -400,12 +502,16 @@ mod tests {
 
     #[test]
     fn forgiving_base64() {
-        assert_eq!(base64_decode(" YW Jj\n").as_deref(), Some("abc"));
-        assert_eq!(base64_decode("YQ").as_deref(), Some("a"));
-        assert_eq!(base64_decode("YR==").as_deref(), Some("a"));
+        assert_eq!(base64_decode(" YW Jj\n"), Some(Ok("abc".into())));
+        assert_eq!(base64_decode("YQ"), Some(Ok("a".into())));
+        assert_eq!(base64_decode("YR=="), Some(Ok("a".into())));
+        assert_eq!(base64_decode("/w=="), Some(Ok("\u{ff}".into())));
         assert_eq!(base64_decode("Y"), None);
         assert_eq!(base64_decode("YQ="), None);
-        assert_eq!(base64_encode("\u{ff}").as_deref(), Some("/w=="));
+        assert_eq!(base64_decode("Y=Q="), None);
+        assert_eq!(base64_encode("\u{ff}"), Some(Ok("/w==".into())));
+        assert_eq!(base64_encode("abcd"), Some(Ok("YWJjZA==".into())));
+        assert_eq!(base64_encode(""), Some(Ok(String::new())));
         assert_eq!(base64_encode("\u{100}"), None);
     }
 
@@ -414,8 +520,9 @@ mod tests {
         assert_eq!(incomplete_tail(b"a\xE2\x82"), 2);
         assert_eq!(incomplete_tail(b"a\xE2\x82\xAC"), 0);
         assert_eq!(incomplete_tail(b"a\xFF"), 0);
-        assert_eq!(utf8_decode(b"\xEF\xBB\xBFa\xF0\x9F", false, true, true), Some(("a".into(), 2)));
-        assert_eq!(utf8_decode(b"a\xF0\x9F", false, false, false), Some(("a\u{FFFD}".into(), 0)));
+        assert_eq!(utf8_decode(b"\xEF\xBB\xBFa\xF0\x9F", false, true, true), Some(Ok(("a".into(), 2))));
+        assert_eq!(utf8_decode(b"a\xF0\x9F", false, false, false), Some(Ok(("a\u{FFFD}".into(), 0))));
+        assert_eq!(utf8_decode(b"\xC0\xC0a\xE2\x82", false, false, false), Some(Ok(("\u{FFFD}\u{FFFD}a\u{FFFD}".into(), 0))));
         assert_eq!(utf8_decode(b"\xC0", true, false, false), None);
     }
 }

@@ -24,16 +24,7 @@ pub(crate) fn name_callee(source: &str, failure: &str) -> Option<(String, String
     }
     let (line, column) = first_position(rest)?;
     let offset = byte_offset(source, line, column)?;
-    // The engine points into the call; on the script's first line it may point one
-    // character before it.
-    let callee = parse::with_program(source, |_, program| {
-        let program = program.ok()?;
-        [offset, offset + 1].into_iter().find_map(|offset| {
-            let mut finder = InnermostCall { offset, callee: None };
-            finder.visit_program(&program);
-            finder.callee
-        })
-    })??;
+    let callee = parse::with_program(source, |_, program| innermost_call(program.ok()?, offset)).ok()??;
     let text = source.get(callee.start as usize..callee.end as usize)?;
     let text = if text.contains('\n') { text.split_whitespace().collect::<String>() } else { text.to_string() };
     if text.chars().count() > MAX_CALLEE_CHARS {
@@ -41,6 +32,23 @@ pub(crate) fn name_callee(source: &str, failure: &str) -> Option<(String, String
     }
     let named = format!("TypeError: {text} is not a function{rest}");
     Some((named, text))
+}
+
+/// The innermost call in `program` around byte `offset`. The engine points into the call;
+/// on the script's first line it may point one character before it.
+fn innermost_call(program: oxc::ast::ast::Program<'_>, offset: u32) -> Option<Span> {
+    [offset, offset + 1].into_iter().find_map(|offset| {
+        let mut finder = InnermostCall { offset, callee: None };
+        finder.visit_program(&program);
+        finder.callee
+    })
+}
+
+/// [`innermost_call`] of `source` on the calling thread, for the tests that measure its
+/// stack.
+#[cfg(test)]
+pub(crate) fn callee_here(source: &str, offset: u32) -> Option<Span> {
+    parse::parse_here(source, |_, program| innermost_call(program.ok()?, offset))
 }
 
 /// The first `script.js:LINE:COLUMN` of a stack.

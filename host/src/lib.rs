@@ -38,6 +38,7 @@
 
 pub mod announce;
 mod callee;
+mod children;
 pub mod conformance;
 mod dts;
 pub mod exec_tool;
@@ -72,10 +73,42 @@ pub mod fuzzing {
         crate::search::Index::new(pool).search(pool, params)
     }
 
-    /// Reads a `PreToolUse` hook's stdout; whether it asked for anything.
+    /// Reads a hook's stdout, as a `PreToolUse` and as a `PostToolUse` hook's; whether it
+    /// asked for anything.
     pub fn hook_answer(stdout: &str) -> bool {
         let answer = crate::policy::hooks::pre_answer(stdout);
-        answer.updated_input.is_some() || answer.decision.is_some()
+        let blocks = crate::policy::hooks::post_block_reason(stdout).is_some();
+        answer.updated_input.is_some() || answer.decision.is_some() || blocks
+    }
+
+    /// Reads `source` as TypeScript as the host does when the engine finds it does not
+    /// parse: erased, positions in a failure mapped back, a failed callee named. Whether it
+    /// was erased.
+    pub fn typescript(source: &str) -> bool {
+        let failure = "TypeError: not a function\n    at <anonymous> (script.js:1:3)\n    at f (script.js:4294967295:9)";
+        let _ = crate::callee::name_callee(source, failure);
+        match crate::typescript::erase(source) {
+            Ok(Ok(erased)) => {
+                let _ = erased.remap(failure);
+                let _ = erased.remap("SyntaxError: x (line 1, column 1) (line 99999999999, column 2)");
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Saves the "allow always" rule for tool `tool` into the settings file
+    /// `.exec-host/settings.json` of the workspace `dir`, which holds `existing`; what the file
+    /// says afterwards.
+    pub fn save_rule(dir: &std::path::Path, existing: &str, tool: &str) -> Result<String, String> {
+        let file = std::path::Path::new(".exec-host/settings.json");
+        std::fs::create_dir_all(dir.join(".exec-host")).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join(file), existing).map_err(|e| e.to_string())?;
+        let rule = crate::settings::Rule::exactly(tool).ok_or("no rule means exactly this tool")?;
+        let workspace = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority()).map_err(|e| e.to_string())?;
+        let files = crate::settings::SettingsFiles::new(vec![crate::settings::SettingsSource::File(dir.join(file))]);
+        files.add_allow_rule(Some(&workspace), file, &rule).map_err(|e| e.to_string())?;
+        std::fs::read_to_string(dir.join(file)).map_err(|e| e.to_string())
     }
 }
 

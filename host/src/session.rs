@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::announce::{self, Catalogue};
+use crate::children::Guards;
 use crate::exec_tool::ExecParams;
 use crate::funnel::{CallRequest, Funnel, object_input};
 use crate::mcp::servers::McpServers;
@@ -343,6 +344,12 @@ impl SessionBuilder {
         if let Some(workspace) = &workspace {
             tools.extend(builtin::all(workspace.clone()));
         }
+        // What the hooks and servers run stays out of the tools' writes from the start.
+        let guards = workspace.as_ref().zip(self.workspace.as_deref()).map(|(workspace, given)| {
+            let guards = Guards::new(workspace.clone(), given);
+            guards.hooks_of(&current);
+            guards
+        });
         let rules_file = self.rules_file.or_else(|| self.workspace.as_ref().map(|dir| dir.join(settings::PROJECT_FILE)));
         let policy = Policy::new(workspace, self.workspace.clone(), self.mode, self.approver, rules_file, settings.clone());
         if let Some(store) = &self.store {
@@ -357,6 +364,9 @@ impl SessionBuilder {
             }
         };
         let wanted = not_denied(self.servers, &current);
+        if let Some(guards) = &guards {
+            wanted.servers.iter().for_each(|(name, server)| guards.add_server(name, server));
+        }
         let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&wanted));
         let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone(), policy));
         let inner = Inner {
@@ -369,6 +379,7 @@ impl SessionBuilder {
             store: self.store,
             announcements: self.announcements,
             start_failures,
+            guards,
             view: Mutex::new(None),
         };
         Ok(Session { inner: Arc::new(inner), funnel })
@@ -398,6 +409,8 @@ struct Inner {
     store: Option<Arc<dyn ResultStore>>,
     announcements: bool,
     start_failures: Vec<StartError>,
+    /// What the hooks and stdio servers name in the workspace, kept read-only.
+    guards: Option<Guards>,
     /// What requests see now, kept while the registry and the settings stay the same.
     view: Mutex<Option<Arc<View>>>,
 }
@@ -490,6 +503,9 @@ impl Session {
                 format!("not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
             return Err(StartError { server: name.into(), reason });
         }
+        if let Some(guards) = &self.inner.guards {
+            guards.add_server(name, &config);
+        }
         self.inner.servers.add(name, config).await
     }
 
@@ -530,6 +546,9 @@ impl Session {
     /// The view of this moment: rebuilt only when the registry or the settings changed.
     fn view(&self) -> Result<Arc<View>, SessionError> {
         let settings = self.inner.settings.current_or_last_good()?;
+        if let Some(guards) = &self.inner.guards {
+            guards.hooks_of(&settings);
+        }
         let tools = self.inner.registry.snapshot();
         let mut cached = self.inner.view.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(view) = &*cached
@@ -598,9 +617,10 @@ impl Session {
         // engine's names the token, the TypeScript parser's reads past the types).
         if let Err(Failure::Syntax(engine_error)) = &mut outcome.result {
             match typescript::erase(&request.code) {
-                Some(Ok(erased)) => outcome = self.exec_erased(&request, scope, erased).await,
-                Some(Err(error)) if line_of(&error) != line_of(engine_error) => *engine_error = error,
-                _ => {}
+                Ok(Ok(erased)) => outcome = self.exec_erased(&request, scope, erased).await,
+                Ok(Err(error)) if line_of(&error) != line_of(engine_error) => *engine_error = error,
+                Ok(Err(_)) => {}
+                Err(unreadable) => engine_error.push_str(&format!(" (nor was it read as TypeScript: {unreadable})")),
             }
         }
         if let Err(Failure::Thrown(error)) = &mut outcome.result {

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use cap_std::fs::Dir;
 use globset::{GlobBuilder, GlobMatcher};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -209,6 +210,17 @@ impl Rule {
             Some(_) => None,
         };
         Ok(Rule { tool: tool.to_string(), pattern, path })
+    }
+
+    /// The rule that allows exactly tool `name` and nothing else, as "allow always" saves
+    /// it; `None` when no rule can (a name that would read back as a rule with a
+    /// specifier, or as a whole server's rule such as `mcp__srv__*`).
+    pub fn exactly(name: &str) -> Option<String> {
+        let rule = Rule::parse(name).ok()?;
+        let only_this = rule.tool == name && rule.pattern.is_none() && !name.ends_with("__*") && !name.contains(['(', ')']);
+        // A bare server name (`mcp__srv`) covers every tool of that server.
+        let server_rule = name.strip_prefix(MCP_PREFIX).is_some_and(|rest| !rest.contains("__"));
+        (only_this && !server_rule).then(|| name.to_string())
     }
 
     /// Whether the rule is about tool `name` at all: it names the tool, its MCP server
@@ -755,12 +767,20 @@ impl SettingsFiles {
 
     /// Adds `rule` to `permissions.allow` of settings file `file` (written atomically, its
     /// other keys kept; created when missing), and makes the next read see it.
-    pub fn add_allow_rule(&self, file: &Path, rule: &str) -> Result<(), SettingsError> {
+    ///
+    /// No link is followed on the way: `within` is the directory `file` is relative to
+    /// (the workspace's handle, for a file inside it), and every folder below it, the file
+    /// and the temporary file beside it are opened without following a link, so a link
+    /// planted at any of them (a `.exec-host` that leads outside, a link at the temporary
+    /// name) makes the save fail instead of writing elsewhere. Without `within`, `file` is
+    /// taken from its own folder, opened as the path says.
+    pub fn add_allow_rule(&self, within: Option<&Dir>, file: &Path, rule: &str) -> Result<(), SettingsError> {
         let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
-        let mut document = match crate::text_file::read_text(file, crate::text_file::MAX_CONFIG_FILE_BYTES) {
-            Ok(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text).map_err(|e| fail(e.to_string()))?,
-            Ok(_) | Err(crate::text_file::ReadError::Missing) => Value::Object(Default::default()),
-            Err(e) => return Err(fail(format!("the file {e}"))),
+        let (folder, name) = rules_folder(within, file).map_err(&fail)?;
+        let current = read_nofollow(&folder, &name).map_err(|e| fail(format!("the file {e}")))?;
+        let mut document = match current {
+            Some(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text).map_err(|e| fail(e.to_string()))?,
+            _ => Value::Object(Default::default()),
         };
         let Value::Object(root) = &mut document else { return Err(fail("its top level is not an object".into())) };
         let permissions = root.entry("permissions").or_insert_with(|| Value::Object(Default::default()));
@@ -771,15 +791,7 @@ impl SettingsFiles {
             allow.push(Value::String(rule.to_string()));
         }
         let text = serde_json::to_string_pretty(&document).map_err(|e| fail(e.to_string()))? + "\n";
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create its folder: {e}")))?;
-        }
-        let temporary = file.with_extension(format!("json.{}.tmp", std::process::id()));
-        std::fs::write(&temporary, text).map_err(|e| fail(format!("cannot write it: {e}")))?;
-        std::fs::rename(&temporary, file).map_err(|e| {
-            let _ = std::fs::remove_file(&temporary);
-            fail(format!("cannot write it: {e}"))
-        })?;
+        replace_nofollow(&folder, &name, text.as_bytes()).map_err(|e| fail(format!("cannot write it: {e}")))?;
         // The same modification time to the second could hide the change: forget what was read.
         self.state.lock().unwrap_or_else(|e| e.into_inner()).read = None;
         Ok(())
@@ -816,6 +828,89 @@ impl SettingsFiles {
     }
 }
 
+/// The folder a rules file is written in, opened level by level below `within` without
+/// following a link (missing levels are created), and the file's name. Without `within`,
+/// the file's own folder as its path says (created when missing).
+fn rules_folder(within: Option<&Dir>, file: &Path) -> Result<(Dir, String), String> {
+    let name = file.file_name().and_then(|name| name.to_str()).ok_or("it has no file name")?.to_string();
+    let parent = file.parent().unwrap_or(Path::new(""));
+    let Some(within) = within else {
+        let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create its folder: {e}"))?;
+        let folder =
+            Dir::open_ambient_dir(parent, cap_std::ambient_authority()).map_err(|e| format!("cannot open its folder: {e}"))?;
+        return Ok((folder, name));
+    };
+    let mut folder = within.try_clone().map_err(|e| format!("cannot open its folder: {e}"))?;
+    for part in parent.components() {
+        let part = match part {
+            std::path::Component::Normal(part) => part,
+            std::path::Component::CurDir => continue,
+            _ => return Err("its path leaves the folder it is relative to".into()),
+        };
+        let shown = part.to_string_lossy();
+        folder = match open_dir_nofollow(&folder, part) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                folder.create_dir(part).map_err(|e| format!("cannot create its folder `{shown}`: {e}"))?;
+                open_dir_nofollow(&folder, part)
+            }
+            opened => opened,
+        }
+        .map_err(|e| format!("its folder `{shown}` cannot be opened without following a link: {e}"))?;
+    }
+    Ok((folder, name))
+}
+
+/// The folder `name` of `folder`, opened without following a link there.
+fn open_dir_nofollow(folder: &Dir, name: &std::ffi::OsStr) -> std::io::Result<Dir> {
+    use cap_std::fs::OpenOptionsExt;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW);
+    Ok(Dir::from_std_file(folder.open_with(name, &options)?.into_std()))
+}
+
+/// The text of file `name` in `folder`, `None` when it is missing; a link there, or anything
+/// but a regular file within [`crate::text_file::MAX_CONFIG_FILE_BYTES`], is an error.
+fn read_nofollow(folder: &Dir, name: &str) -> Result<Option<String>, String> {
+    use cap_std::fs::OpenOptionsExt;
+    use std::io::Read;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = match folder.open_with(name, &options) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err("is a link, which is not followed".into()),
+        Err(e) => return Err(format!("cannot be read: {e}")),
+    };
+    let metadata = file.metadata().map_err(|e| format!("cannot be read: {e}"))?;
+    if !metadata.is_file() {
+        return Err("is not a regular file".into());
+    }
+    let limit = crate::text_file::MAX_CONFIG_FILE_BYTES;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot be read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("is larger than {limit} bytes"));
+    }
+    String::from_utf8(bytes).map(Some).map_err(|_| "is not UTF-8 text".into())
+}
+
+/// Replaces file `name` in `folder` with `bytes` atomically: written to a temporary file
+/// created new (never through a link) beside it, then renamed over it.
+fn replace_nofollow(folder: &Dir, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use cap_std::fs::OpenOptionsExt;
+    use std::io::Write;
+    let temporary = format!(".{name}.{}.tmp", std::process::id());
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.write(true).create_new(true).custom_flags(libc::O_NOFOLLOW);
+    let mut file = folder.open_with(&temporary, &options)?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all()).and_then(|()| folder.rename(&temporary, folder, name));
+    if written.is_err() {
+        let _ = folder.remove_file(&temporary);
+    }
+    written
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -835,6 +930,15 @@ mod tests {
         assert_eq!(Rule::parse("Bash(rm:*)").unwrap().to_string(), "Bash(rm:*)");
         for bad in ["", "(x)", "Bash(rm", "two words", "mcp__srv__tool(x)", "Exec(x)", "read_file()", "read_file([)"] {
             assert!(Rule::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn allow_always_saves_a_rule_only_when_it_means_that_one_tool() {
+        assert_eq!(Rule::exactly("write_file").as_deref(), Some("write_file"));
+        assert_eq!(Rule::exactly("mcp__srv__add").as_deref(), Some("mcp__srv__add"));
+        for name in ["mcp__srv__*", "mcp__srv", "read_file(x)", "a(b)", "mcp__srv__a)", "two words", ""] {
+            assert_eq!(Rule::exactly(name), None, "{name:?}");
         }
     }
 
@@ -985,11 +1089,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(".exec-host/settings.json");
         let files = SettingsFiles::new(vec![SettingsSource::File(file.clone())]);
-        files.add_allow_rule(&file, "write_file").unwrap();
+        files.add_allow_rule(None, &file, "write_file").unwrap();
         assert!(files.current().unwrap().allow.iter().any(|rule| rule.value.covers_tool("write_file")));
         std::fs::write(&file, r#"{"model": "kept", "permissions": {"allow": ["ls"], "deny": ["grep"]}}"#).unwrap();
-        files.add_allow_rule(&file, "mcp__fx__add").unwrap();
-        files.add_allow_rule(&file, "mcp__fx__add").unwrap();
+        files.add_allow_rule(None, &file, "mcp__fx__add").unwrap();
+        files.add_allow_rule(None, &file, "mcp__fx__add").unwrap();
         let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         assert_eq!(
             written,
@@ -997,6 +1101,41 @@ mod tests {
         );
         assert!(files.current().unwrap().allow.iter().any(|rule| rule.value.covers_tool("mcp__fx__add")), "seen at once");
         std::fs::write(&file, "[]").unwrap();
-        assert!(files.add_allow_rule(&file, "x").is_err());
+        assert!(files.add_allow_rule(None, &file, "x").is_err());
+    }
+
+    /// Saved relative to a folder's handle, a rule never goes through a link: not a folder
+    /// that leads outside, not a link at the file's place, not one at the temporary name.
+    #[test]
+    fn an_allow_rule_is_never_saved_through_a_link() {
+        let root = tempfile::tempdir().unwrap();
+        let (ws, outside) = (root.path().join("ws"), root.path().join("outside"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let dir = Dir::open_ambient_dir(&ws, cap_std::ambient_authority()).unwrap();
+        let relative = Path::new(".exec-host/settings.json");
+        let files = SettingsFiles::new(vec![SettingsSource::File(ws.join(relative))]);
+        let listed = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
+
+        std::os::unix::fs::symlink(&outside, ws.join(".exec-host")).unwrap();
+        let refused = files.add_allow_rule(Some(&dir), relative, "write_file").unwrap_err();
+        assert!(refused.reason.contains("without following a link"), "{refused}");
+        assert_eq!(listed(&outside), 0);
+
+        std::fs::remove_file(ws.join(".exec-host")).unwrap();
+        std::fs::create_dir(ws.join(".exec-host")).unwrap();
+        std::os::unix::fs::symlink(outside.join("settings.json"), ws.join(relative)).unwrap();
+        let refused = files.add_allow_rule(Some(&dir), relative, "write_file").unwrap_err();
+        assert!(refused.reason.contains("is a link"), "{refused}");
+        std::fs::remove_file(ws.join(relative)).unwrap();
+
+        let temporary = ws.join(format!(".exec-host/.settings.json.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(outside.join("planted"), &temporary).unwrap();
+        assert!(files.add_allow_rule(Some(&dir), relative, "write_file").is_err());
+        assert_eq!(listed(&outside), 0, "nothing was written outside");
+        std::fs::remove_file(&temporary).unwrap();
+
+        files.add_allow_rule(Some(&dir), relative, "write_file").unwrap();
+        assert!(files.current().unwrap().allow.iter().any(|rule| rule.value.covers_tool("write_file")));
     }
 }

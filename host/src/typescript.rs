@@ -33,30 +33,42 @@ pub(crate) struct Erased {
     positions: Vec<((u32, u32), (u32, u32))>,
 }
 
-/// Reads `source` as TypeScript and erases its types. `Err` is a syntax error (or a
-/// construct the transform refuses) as `SyntaxError: <what> (line L, column C)` of `source`;
-/// `None` a script too deeply nested to be read (see [`parse::MAX_NESTING_CHARACTERS`]).
-pub(crate) fn erase(source: &str) -> Option<Result<Erased, String>> {
-    parse::with_program(source, |allocator, program| {
-        let mut program = program.map_err(|error| describe(source, &error))?;
-        let scoping = SemanticBuilder::new().build(&program).semantic.into_scoping();
-        let transformed = Transformer::new(allocator, Path::new("script.ts"), &TransformOptions::default())
-            .build_with_scoping(scoping, &mut program);
-        if let Some(error) = transformed.diagnostics.first() {
-            return Err(describe(source, error));
-        }
-        let options = CodegenOptions { source_map_path: Some("script.ts".into()), ..CodegenOptions::default() };
-        let generated = Codegen::new().with_options(options).build(&program);
-        let positions = generated
-            .map
-            .map(|map| {
-                map.get_tokens()
-                    .map(|token| ((token.get_dst_line(), token.get_dst_col()), (token.get_src_line(), token.get_src_col())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Erased { code: generated.code, positions })
-    })
+/// Reads `source` as TypeScript and erases its types. The inner `Err` is a syntax error (or
+/// a construct the transform refuses) as `SyntaxError: <what> (line L, column C)` of
+/// `source`; the outer one a script the host does not read (see [`parse::with_program`]).
+pub(crate) fn erase(source: &str) -> Result<Result<Erased, String>, parse::Unreadable> {
+    parse::with_program(source, |allocator, program| erase_parsed(source, allocator, program))
+}
+
+/// [`erase`] on the calling thread, for the tests that measure its stack.
+#[cfg(test)]
+pub(crate) fn erase_here(source: &str) -> Result<Erased, String> {
+    parse::parse_here(source, |allocator, program| erase_parsed(source, allocator, program))
+}
+
+fn erase_parsed<'a>(
+    source: &str,
+    allocator: &'a oxc::allocator::Allocator,
+    program: Result<oxc::ast::ast::Program<'a>, OxcDiagnostic>,
+) -> Result<Erased, String> {
+    let mut program = program.map_err(|error| describe(source, &error))?;
+    let scoping = SemanticBuilder::new().build(&program).semantic.into_scoping();
+    let transformed = Transformer::new(allocator, Path::new("script.ts"), &TransformOptions::default())
+        .build_with_scoping(scoping, &mut program);
+    if let Some(error) = transformed.diagnostics.first() {
+        return Err(describe(source, error));
+    }
+    let options = CodegenOptions { source_map_path: Some("script.ts".into()), ..CodegenOptions::default() };
+    let generated = Codegen::new().with_options(options).build(&program);
+    let positions = generated
+        .map
+        .map(|map| {
+            map.get_tokens()
+                .map(|token| ((token.get_dst_line(), token.get_dst_col()), (token.get_src_line(), token.get_src_col())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Erased { code: generated.code, positions })
 }
 
 impl Erased {

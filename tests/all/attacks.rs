@@ -76,16 +76,30 @@ async fn path_case(case: &Value) -> Result<(), String> {
     std::fs::create_dir_all(outside.join("sub")).map_err(|e| e.to_string())?;
     std::fs::write(outside.join("secret.txt"), format!("{SECRET}\n")).map_err(|e| e.to_string())?;
     std::fs::create_dir(&ws).map_err(|e| e.to_string())?;
-    let place = |s: &str| s.replace("$OUTSIDE", &outside.to_string_lossy());
+    let place = |s: &str| {
+        s.replace("$OUTSIDE", &outside.to_string_lossy())
+            .replace("$WS_ABS", &ws.to_string_lossy())
+            .replace("$PID", &std::process::id().to_string())
+    };
     let mut sockets = Vec::new();
     for entry in case["setup"].as_array().into_iter().flatten() {
         make(&ws, entry, &place, &mut sockets)?;
     }
-    // What no case may change: the folder outside and the control folders.
-    let watched = || [snapshot(&outside), snapshot(&ws.join(".git")), snapshot(&ws.join(".exec-host"))];
+    // What no case may change: the folder outside, the control folders, and what the case
+    // names as run by the host (a hook's script, a server's folder).
+    let kept: Vec<String> = [".git", ".exec-host"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(case["unchanged"].as_array().into_iter().flatten().map(|path| path.as_str().unwrap_or_default().to_string()))
+        .collect();
+    let watched = || {
+        std::iter::once(("outside/".to_string(), snapshot(&outside)))
+            .chain(kept.iter().map(|path| (format!("ws/{path}"), snapshot(&ws.join(path)))))
+            .collect::<Vec<_>>()
+    };
     let before = watched();
 
-    let session = Harness::builder(&ws, &Default::default()).await.build().await.map_err(|e| e.to_string())?;
+    let session = path_session(case, &ws, &place).await?;
     let harness = Harness::from_session(session);
     let stop = Arc::new(AtomicBool::new(false));
     let racer = case.get("race").map(|race| {
@@ -109,10 +123,34 @@ async fn path_case(case: &Value) -> Result<(), String> {
     }
     result?;
     let after = watched();
-    for ((what, before), after) in ["outside/", "ws/.git", "ws/.exec-host"].iter().zip(&before).zip(&after) {
+    for ((what, before), (_, after)) in before.iter().zip(&after) {
         if before != after {
             return Err(format!("{what} changed: before {before:?}, after {after:?}"));
         }
     }
     Ok(())
+}
+
+/// The session of a path case: the harness's, with the case's `settings` (a settings layer:
+/// hooks, rules), `mcp` (servers, as an MCP configuration file says them) and `approve`
+/// (`"always"`: every call that asks is approved always, in the default permission mode).
+async fn path_session(case: &Value, ws: &std::path::Path, place: &dyn Fn(&str) -> String) -> Result<exec_host::Session, String> {
+    let mut builder = Harness::builder(ws, &Default::default()).await;
+    if let Some(settings) = case.get("settings") {
+        let settings: Value = serde_json::from_str(&place(&settings.to_string())).map_err(|e| e.to_string())?;
+        let layer = exec_host::Layer::from_value(settings).map_err(|e| e.to_string())?;
+        builder = builder.settings_sources(vec![exec_host::settings::SettingsSource::Values(layer)]);
+    }
+    if let Some(servers) = case.get("mcp") {
+        let text = place(&serde_json::json!({ "mcpServers": servers }).to_string());
+        let config = exec_host::mcp::McpConfig::parse(&text, std::path::Path::new("case.json")).map_err(|e| e.to_string())?;
+        builder = builder.mcp_servers(config);
+    }
+    if case["approve"].as_str() == Some("always") {
+        let approver = exec_host_tests::TestApprover::new(|_| exec_host::Approval::AllowAlways);
+        builder = builder
+            .approver(Arc::new(exec_host_tests::SharedApprover(approver)))
+            .starting_permission_mode(exec_host::PermissionMode::Default);
+    }
+    builder.build().await.map_err(|e| e.to_string())
 }

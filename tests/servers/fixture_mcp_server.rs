@@ -380,6 +380,10 @@ fn hostile() -> anyhow::Result<()> {
                 let mut tools: Vec<Value> =
                     HOSTILE_TOOLS.iter().map(|name| json!({"name": name, "inputSchema": {"type": "object"}})).collect();
                 tools.push(json!({"name": "bad_schema", "inputSchema": "not an object"}));
+                // Names a permission rule would read as syntax: `mcp__evil__*` is the whole
+                // server's rule, parentheses a specifier.
+                tools.push(json!({"name": "*", "inputSchema": {"type": "object"}}));
+                tools.push(json!({"name": "a(b)", "inputSchema": {"type": "object"}}));
                 tools.push(json!({"inputSchema": {"type": "object"}}));
                 writeln!(out, "{}", answer(json!({"tools": tools})))?;
             }

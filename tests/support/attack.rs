@@ -29,7 +29,9 @@ pub fn field<'a>(case: &'a Value, key: &str) -> &'a str {
 /// Makes one `setup` entry under `dir`: `["file", path, text]`, `["dir", path]`,
 /// `["link", path, target]`, `["hardlink", path, target]`, `["fifo", path]`,
 /// `["chardev", path, major, minor]`, `["sparse", path, bytes]`, `["socket", path]`,
-/// `["repeat", path, text, times]` (the text written `times` over).
+/// `["repeat", path, text, times]` (the text written `times` over), `["pieces", path,
+/// [[text, times], ...]]` (each text written its times over, one after another),
+/// `["mode", path, mode]` (permissions set, `mode` in decimal).
 /// `place` substitutes a case's `$NAME` variables (`$OUTSIDE`, `$WS`, `$FIXTURE`); a socket
 /// is kept in `sockets` while it is bound.
 pub fn make(dir: &Path, entry: &Value, place: &dyn Fn(&str) -> String, sockets: &mut Vec<UnixListener>) -> Result<(), String> {
@@ -41,6 +43,18 @@ pub fn make(dir: &Path, entry: &Value, place: &dyn Fn(&str) -> String, sockets: 
     let made = match entry[0].as_str().unwrap_or_default() {
         "file" => std::fs::write(&at, part(2)),
         "repeat" => std::fs::write(&at, part(2).repeat(entry[3].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(1))),
+        "pieces" => {
+            let pieces = entry[2].as_array().map(Vec::as_slice).unwrap_or_default();
+            let text: String = pieces
+                .iter()
+                .map(|piece| place(piece[0].as_str().unwrap_or_default()).repeat(piece[1].as_u64().unwrap_or(1) as usize))
+                .collect();
+            std::fs::write(&at, text)
+        }
+        "mode" => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&at, std::fs::Permissions::from_mode(entry[2].as_u64().unwrap_or(0o755) as u32))
+        }
         "dir" => std::fs::create_dir_all(&at),
         "link" => std::os::unix::fs::symlink(part(2), &at),
         "hardlink" => std::fs::hard_link(part(2), &at),

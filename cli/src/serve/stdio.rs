@@ -15,7 +15,7 @@ use rmcp::ServiceExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::codec::{Decoder, FramedRead};
 
 use super::jsonrpc::{Screened, screen, unreadable};
 use super::{Capacity, ClientApprover, Gateway};
@@ -84,28 +84,15 @@ async fn read_lines(
     messages: mpsc::Sender<ClientJsonRpcMessage>,
     answers: mpsc::Sender<String>,
 ) {
-    let mut lines = FramedRead::new(input, LinesCodec::new_with_max_length(max_line_bytes));
-    // After a bad line the framing yields one `None` before it reads on; only a `None` that
-    // follows no error is the end of input.
-    let mut after_error = false;
-    loop {
-        let Some(line) = lines.next().await else {
-            if std::mem::take(&mut after_error) {
-                continue;
-            }
-            return;
-        };
-        after_error = line.is_err();
+    let mut lines = FramedRead::new(input, BoundedLines::new(max_line_bytes));
+    while let Some(Ok(line)) = lines.next().await {
         let screened = match line {
-            Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => screen(line.as_bytes()),
-            Err(LinesCodecError::MaxLineLengthExceeded) => {
+            Line::Text(line) if line.trim().is_empty() => continue,
+            Line::Text(line) => screen(line.as_bytes()),
+            Line::TooLong => {
                 unreadable(&format!("the message is longer than {max_line_bytes} bytes, this server's bound (--max-body-bytes)"))
             }
-            Err(LinesCodecError::Io(error)) if error.kind() == std::io::ErrorKind::InvalidData => {
-                unreadable("the message is not UTF-8")
-            }
-            Err(LinesCodecError::Io(_)) => return,
+            Line::NotUtf8 => unreadable("the message is not UTF-8"),
         };
         let sent = match screened {
             Screened::Pass(message) => messages.send(*message).await.is_ok(),
@@ -115,6 +102,90 @@ async fn read_lines(
         if !sent {
             return;
         }
+    }
+}
+
+/// One line of input.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    Text(String),
+    NotUtf8,
+    /// Longer than the bound: its bytes were dropped as they came, never kept.
+    TooLong,
+}
+
+/// Splits the input at `\n` (a `\r` before it is dropped), keeping at most `max` bytes of a
+/// line. Every line is an item, the bad ones included, and never a decoding error: a framing
+/// stops decoding after an error until more input arrives, which would leave the messages
+/// read together with a bad line unanswered.
+struct BoundedLines {
+    max: usize,
+    /// Inside a line found too long: drop bytes up to its end.
+    dropping: bool,
+    /// Where to look for the next `\n` (the bytes before it have none).
+    searched: usize,
+}
+
+impl BoundedLines {
+    fn new(max: usize) -> Self {
+        BoundedLines { max, dropping: false, searched: 0 }
+    }
+
+    fn line(bytes: &[u8]) -> Line {
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Line::Text(text.to_string()),
+            Err(_) => Line::NotUtf8,
+        }
+    }
+}
+
+impl Decoder for BoundedLines {
+    type Item = Line;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, buffer: &mut tokio_util::bytes::BytesMut) -> Result<Option<Line>, std::io::Error> {
+        loop {
+            let newline = buffer[self.searched..].iter().position(|&b| b == b'\n').map(|at| at + self.searched);
+            self.searched = 0;
+            match newline {
+                Some(end) if self.dropping => {
+                    let _ = buffer.split_to(end + 1);
+                    self.dropping = false;
+                }
+                Some(end) if end > self.max => {
+                    let _ = buffer.split_to(end + 1);
+                    return Ok(Some(Line::TooLong));
+                }
+                Some(end) => return Ok(Some(Self::line(&buffer.split_to(end + 1)))),
+                None if self.dropping => {
+                    buffer.clear();
+                    return Ok(None);
+                }
+                None if buffer.len() > self.max => {
+                    buffer.clear();
+                    self.dropping = true;
+                    return Ok(Some(Line::TooLong));
+                }
+                None => {
+                    self.searched = buffer.len();
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    fn decode_eof(&mut self, buffer: &mut tokio_util::bytes::BytesMut) -> Result<Option<Line>, std::io::Error> {
+        if let Some(line) = self.decode(buffer)? {
+            return Ok(Some(line));
+        }
+        self.searched = 0;
+        if buffer.is_empty() || std::mem::take(&mut self.dropping) {
+            buffer.clear();
+            return Ok(None);
+        }
+        Ok(Some(Self::line(&buffer.split_to(buffer.len()))))
     }
 }
 
@@ -133,5 +204,44 @@ async fn write_lines(output: Output, mut outgoing: mpsc::Receiver<String>) {
         if output.flush().await.is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio_util::bytes::BytesMut;
+
+    use super::*;
+
+    /// Every line the decoder finds in `reads`, fed one read at a time, then the end.
+    fn lines(max: usize, reads: &[&[u8]]) -> Vec<Line> {
+        let mut decoder = BoundedLines::new(max);
+        let mut buffer = BytesMut::new();
+        let mut found = Vec::new();
+        for read in reads {
+            buffer.extend_from_slice(read);
+            while let Some(line) = decoder.decode(&mut buffer).unwrap() {
+                found.push(line);
+            }
+        }
+        while let Some(line) = decoder.decode_eof(&mut buffer).unwrap() {
+            found.push(line);
+        }
+        found
+    }
+
+    fn text(line: &str) -> Line {
+        Line::Text(line.to_string())
+    }
+
+    #[test]
+    fn a_bad_line_does_not_hold_back_what_was_read_with_it() {
+        assert_eq!(lines(64, &[b"\xff\xfe\n{\"a\":1}\n"]), [Line::NotUtf8, text("{\"a\":1}")]);
+        assert_eq!(lines(8, &[b"0123456789\n{}\r\n"]), [Line::TooLong, text("{}")]);
+        // A long line dropped as it comes, over several reads, then the next one whole.
+        assert_eq!(lines(4, &[b"0123456", b"789", b"ab\nxy", b"z\n"]), [Line::TooLong, text("xyz")]);
+        assert_eq!(lines(64, &[b"{}\n\xc3", b"\xa9\n", b"tail"]), [text("{}"), text("é"), text("tail")]);
+        assert_eq!(lines(4, &[b"\n\n0123456789"]), [text(""), text(""), Line::TooLong]);
+        assert_eq!(lines(4, &[b"abcd\n"]), [text("abcd")], "a line of exactly the bound is kept");
     }
 }

@@ -50,6 +50,18 @@ pub(crate) struct Answer {
     pub reply: Reply,
 }
 
+/// Longest a case's answer may keep a call pending when the case sets no
+/// `host.max_nested_wait_ms` to bound the waiting.
+pub(crate) const MAX_UNCAPPED_ANSWER_DELAY: Duration = Duration::from_secs(60);
+
+impl Answer {
+    /// Whether the answer keeps its call pending forever (`never`) or for longer than
+    /// [`MAX_UNCAPPED_ANSWER_DELAY`].
+    fn keeps_waiting(&self) -> bool {
+        self.reply == Reply::Never || self.after.is_some_and(|after| after > MAX_UNCAPPED_ANSWER_DELAY)
+    }
+}
+
 /// What a call is answered with.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Reply {
@@ -120,6 +132,17 @@ impl Spec {
         let calls = answers(document.get("answers"), true)?;
         let searches = answers(document.get("searches"), false)?;
         let host = document.get("host").map(host_limits).transpose()?;
+        let capped = host.as_ref().is_some_and(|limits| limits.max_nested_wait.is_some());
+        if !capped && let Some(pending) = calls.iter().find(|answer| answer.keeps_waiting()) {
+            return Err(format!(
+                "the answer for `{}` keeps its call pending {}: such a case sets `host.max_nested_wait_ms`, or it could wait forever",
+                pending.tool.as_deref().unwrap_or("?"),
+                match pending.after {
+                    Some(after) => format!("for {} ms", after.as_millis()),
+                    None => "forever".to_string(),
+                }
+            ));
+        }
         let expect = document.get("expect").cloned();
         Ok(Spec { document, tools, options, answers: calls, searches, host, expect })
     }
@@ -254,7 +277,7 @@ mod tests {
                 {"tool": "a", "value": null},
                 {"tool": "b", "args": {"x": 1}, "text": "t", "after_ms": 50, "once": true},
                 {"tool": "c", "never": true}
-            ], "searches": [{"ok": {"matches": [], "total": 0}}]}"#,
+            ], "host": {"max_nested_wait_ms": 100}, "searches": [{"ok": {"matches": [], "total": 0}}]}"#,
         )
         .unwrap();
         let answers = &case.spec.answers;
@@ -265,6 +288,18 @@ mod tests {
         );
         assert_eq!(answers[2].reply, Reply::Never);
         assert_eq!(case.spec.searches.len(), 1);
+    }
+
+    #[test]
+    fn a_case_that_could_wait_forever_is_refused_unless_its_waiting_is_capped() {
+        let never = r#"{"tools": ["t"], "answers": [{"tool": "t", "never": true}]}"#;
+        assert!(parse(never).unwrap_err().contains("sets `host.max_nested_wait_ms`"), "{:?}", parse(never));
+        let late = r#"{"tools": ["t"], "answers": [{"tool": "t", "after_ms": 86400000, "value": 1}]}"#;
+        assert!(parse(late).unwrap_err().contains("for 86400000 ms"));
+        let capped = r#"{"tools": ["t"], "host": {"max_nested_wait_ms": 100}, "answers": [{"tool": "t", "never": true}]}"#;
+        assert!(parse(capped).is_ok());
+        let budget_only = r#"{"tools": ["t"], "host": {"budget_ms": 100}, "answers": [{"tool": "t", "never": true}]}"#;
+        assert!(parse(budget_only).is_err(), "the budget does not count waiting");
     }
 
     #[test]

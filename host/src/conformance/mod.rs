@@ -66,9 +66,21 @@ pub async fn run_case(sandbox: &Sandbox, case: &Case) -> CaseRun {
         trace: true,
         run_options: Some(spec.options),
     };
-    let outcome = sandbox.exec(request, ScriptedTools::new(spec)).await;
+    let abort = request.abort.clone();
+    let exec = sandbox.exec(request, ScriptedTools::new(spec));
+    tokio::pin!(exec);
+    // Whatever the script waits for (a timer of a day, say), the case ends: aborted at the
+    // deadline, and failed for it.
+    let (outcome, overran) = tokio::select! {
+        outcome = &mut exec => (outcome, false),
+        () = tokio::time::sleep(CASE_DEADLINE) => {
+            abort.cancel();
+            (exec.await, true)
+        }
+    };
     let observed = observed(&outcome);
     let verdict = match &spec.expect {
+        _ if overran => Verdict::Fail(vec![format!("the case did not finish within {CASE_DEADLINE:?} and was aborted")]),
         None => Verdict::Unblessed,
         Some(expect) => match differences(expect, &observed) {
             differences if differences.is_empty() => Verdict::Pass,
@@ -77,6 +89,9 @@ pub async fn run_case(sandbox: &Sandbox, case: &Case) -> CaseRun {
     };
     CaseRun { observed, verdict }
 }
+
+/// Longest one case may run, waiting included.
+pub const CASE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Writes `observed` into the case's file as its `expect`, keeping every other field.
 pub fn bless(case: &Case, observed: &Value) -> Result<(), String> {

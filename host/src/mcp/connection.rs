@@ -181,6 +181,7 @@ fn spawn(
             process.env(name, value);
         }
     }
+    process.envs(crate::children::IMPORT_PATH_ENV);
     process.args(args).envs(env).kill_on_drop(true).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Some(dir) = cwd {
         process.current_dir(dir);

@@ -13,7 +13,10 @@
 //!   logged and the call goes on: hooks fail open, as in Claude Code.
 //!
 //! The hooks of one call run concurrently; what a hook prints is read up to
-//! [`HOOK_OUTPUT_BYTES`] per stream.
+//! [`HOOK_OUTPUT_BYTES`] per stream. Each runs in a process group and, where the system
+//! allows it, a PID namespace of its own (see [`crate::children::contain`]): when the hook
+//! ends, is stopped or its call is dropped, everything it started ends too, daemons that
+//! left the group with `setsid` included.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -111,9 +114,7 @@ pub(crate) async fn post_tool_use(
     for (command, run) in commands.iter().zip(runs) {
         let report = match run {
             Run::Exited { code: Some(2), stderr, .. } => Some(stderr.trim().to_string()),
-            Run::Exited { code: Some(0), stdout, .. } => json_object(&stdout)
-                .filter(|answer| answer.get("decision").and_then(Value::as_str) == Some("block"))
-                .map(|answer| answer.get("reason").and_then(Value::as_str).unwrap_or("no reason given").to_string()),
+            Run::Exited { code: Some(0), stdout, .. } => post_block_reason(&stdout),
             other => {
                 other.warn("PostToolUse", tool, command);
                 None
@@ -180,6 +181,13 @@ pub(crate) fn pre_answer(stdout: &str) -> PreAnswer {
     PreAnswer { updated_input, decision }
 }
 
+/// Reads a `PostToolUse` hook's stdout: the reason, when it blocks (`"decision": "block"`).
+pub(crate) fn post_block_reason(stdout: &str) -> Option<String> {
+    json_object(stdout)
+        .filter(|answer| answer.get("decision").and_then(Value::as_str) == Some("block"))
+        .map(|answer| answer.get("reason").and_then(Value::as_str).unwrap_or("no reason given").to_string())
+}
+
 /// A hook's stdout as a JSON object, when it is one; anything else is plain output.
 fn json_object(stdout: &str) -> Option<Map<String, Value>> {
     match serde_json::from_str(stdout.trim()) {
@@ -213,11 +221,13 @@ impl Run {
 async fn run(command: &HookCommand, cwd: Option<&Path>, stdin: &[u8]) -> Run {
     let mut process = tokio::process::Command::new("sh");
     process.arg("-c").arg(&command.command).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    // Its own process group, so that stopping it stops what it started too.
-    process.kill_on_drop(true).process_group(0);
+    // Its own process group, so that stopping it stops what it started too; and, where the
+    // system allows, its own PID namespace, which nothing it starts can leave.
+    process.kill_on_drop(true).process_group(0).envs(crate::children::IMPORT_PATH_ENV);
     if let Some(cwd) = cwd {
         process.current_dir(cwd);
     }
+    crate::children::contain(process.as_std_mut());
     let mut child = match process.spawn() {
         Ok(child) => child,
         Err(e) => return Run::Failed(e.to_string()),

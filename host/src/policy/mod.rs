@@ -286,18 +286,36 @@ impl Policy {
     }
 
     /// Saves an "allow always" rule to the project settings; a call is never refused
-    /// because the rule could not be saved.
-    fn remember(&self, rule: &str) {
+    /// because the rule could not be saved. The tool stays allowed for the rest of the
+    /// session either way.
+    fn remember(&self, tool: &str) {
         let mut allowed = self.allowed_always();
-        if !allowed.iter().any(|t| t == rule) {
-            allowed.push(rule.to_string());
+        if !allowed.iter().any(|t| t == tool) {
+            allowed.push(tool.to_string());
         }
         drop(allowed);
+        let Some(rule) = Rule::exactly(tool) else {
+            tracing::warn!(
+                "`{tool}` was allowed always for this session only: written as a rule, its name would mean more than this one tool"
+            );
+            return;
+        };
         let Some(file) = &self.rules_file else {
             tracing::warn!("`{rule}` was allowed always, but this session has no settings file to keep the rule in");
             return;
         };
-        if let Err(error) = self.settings.add_allow_rule(file, rule) {
+        // Inside the workspace, the file is written relative to the workspace's handle,
+        // never through a link (see `SettingsFiles::add_allow_rule`).
+        let inside = self.workspace.as_ref().and_then(|workspace| {
+            let relative = self.cwd.as_deref().and_then(|cwd| file.strip_prefix(cwd).ok());
+            let relative = relative.or_else(|| workspace.root().and_then(|root| file.strip_prefix(root).ok()))?;
+            Some((workspace.dir(), relative.to_path_buf()))
+        });
+        let saved = match &inside {
+            Some((dir, relative)) => self.settings.add_allow_rule(Some(dir), relative, &rule),
+            None => self.settings.add_allow_rule(None, file, &rule),
+        };
+        if let Err(error) = saved {
             tracing::warn!("`{rule}` was allowed always, but the rule could not be saved: {error}");
         }
     }

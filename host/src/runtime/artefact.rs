@@ -411,13 +411,21 @@ fn owned_privately(place: &Path, kind: Kind) -> Result<SystemTime, String> {
 }
 
 /// Writes the cache file atomically: a reader sees the old file, the new one, or none. The
-/// folder is made private to this user when it is created, the file is this user's alone.
+/// folder is made private to this user when it is created, and written only when it is this
+/// user's alone (the check that guards mapping: anyone who can write the folder could plant
+/// a link at the temporary name, and the write would follow it); the temporary file is
+/// created new, never through a link, and is this user's alone.
 fn write_cache(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    owned_privately(dir, Kind::Folder)
+        .map_err(|why| std::io::Error::new(std::io::ErrorKind::PermissionDenied, format!("its folder {why}")))?;
     let temporary = dir.join(temporary_name(&path.file_name().unwrap_or_default().to_string_lossy()));
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&temporary)?;
+    // Left by a write of this process id that died: only this user could have put it here.
+    let _ = std::fs::remove_file(&temporary);
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o600).open(&temporary)?;
     file.write_all(bytes)?;
     file.sync_all()?;
     std::fs::rename(&temporary, path).inspect_err(|_| {
@@ -506,7 +514,10 @@ mod tests {
     use wasmtime::Engine;
 
     use super::super::{compile_settings, engine_config};
-    use super::{BuildCode, CACHE_UNUSED_FOR, CACHE_USE_RESOLUTION, GUEST_COMPONENT, GUEST_COMPONENT_SHA256, Origin, compile};
+    use super::{
+        BuildCode, CACHE_UNUSED_FOR, CACHE_USE_RESOLUTION, GUEST_COMPONENT, GUEST_COMPONENT_SHA256, Origin, cache_file_name,
+        compile, temporary_name,
+    };
 
     /// The cache is keyed by this digest: a stale one would map another guest's code.
     #[test]
@@ -631,6 +642,30 @@ mod tests {
         std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
         compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(shared.path()), None).unwrap();
         assert!(stale.exists());
+    }
+
+    /// A cache folder others can write is not written either: a link planted there at the
+    /// temporary file's name would carry the write wherever it points.
+    #[test]
+    fn a_cache_folder_others_can_write_is_never_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let engine = engine();
+        let root = tempfile::tempdir().unwrap();
+        let (shared, victim) = (root.path().join("shared"), root.path().join("victim"));
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::write(&victim, b"precious").unwrap();
+        let name = cache_file_name(&compile_settings::engine_digest(&engine), &GUEST_COMPONENT_SHA256);
+        std::os::unix::fs::symlink(&victim, shared.join(temporary_name(&name))).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(&shared), None).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(!shared.join(&name).exists(), "nothing is cached there");
+
+        // In a private folder, a link left at the temporary name is not followed either.
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
+        compile(&engine, GUEST_COMPONENT, &GUEST_COMPONENT_SHA256, Some(&shared), None).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(shared.join(&name).is_file(), "the guest is cached");
     }
 
     /// Mapping a cached guest refreshes its time once it is a day old, so a guest in use is

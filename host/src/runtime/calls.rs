@@ -230,6 +230,11 @@ impl NestedCalls {
             return Ok(None);
         }
         let started = Instant::now();
+        // A timer already due is not slept for: the runtime's timers would round the wait up
+        // to their next tick, a millisecond for each `setTimeout(0)`.
+        if deadline.is_some_and(|at| at <= started) {
+            return Ok(Some(self.in_flight.next().now_or_never().flatten()));
+        }
         let in_flight = &mut self.in_flight;
         let wait = async move {
             let timer = async {
@@ -259,6 +264,14 @@ impl NestedCalls {
             }
         };
         self.waited += started.elapsed();
+        // Many short waits add up: a wait that ended within its own time still counts, and
+        // the time waited in all is checked after each (a timeout of what is left cannot
+        // fire once that is less than the runtime's timer tick).
+        if let Some(limit) = self.max_nested_wait
+            && self.waited > limit
+        {
+            return Err(NestedWaitExceeded { limit });
+        }
         Ok(Some(next))
     }
 

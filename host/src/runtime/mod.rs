@@ -420,12 +420,14 @@ fn trap_failure(error: wasmtime::Error, budget: Duration, state: &ExecState) -> 
 fn describe_crash(state: &ExecState, error: &wasmtime::Error) -> String {
     let stderr = state.stderr.contents();
     let text = String::from_utf8_lossy(&stderr);
-    let last = text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim();
-    if last.contains("memory allocation") || last.contains("out of memory") {
+    // For the operator (`-v`): what the guest printed. The model is told only what it can
+    // act on, never the engine's own words.
+    tracing::debug!("the guest stopped ({error}); it printed: {}", text.trim());
+    if text.contains("memory allocation") || text.contains("out of memory") {
         return "it ran out of memory".into();
     }
-    if !last.is_empty() {
-        return format!("the engine stopped: {last}");
+    if text.contains("panicked") {
+        return "the engine stopped on an internal error".into();
     }
     match error.downcast_ref::<Trap>() {
         Some(trap) => format!("the engine stopped unexpectedly ({trap})"),

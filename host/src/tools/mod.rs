@@ -191,6 +191,11 @@ fn check_name(name: &str) -> Result<(), DefinitionError> {
     if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return invalid("it contains whitespace or control characters");
     }
+    // A permission rule reads `(` and `)` as its specifier and `__*` as a whole server: a
+    // rule saved for such a name ("allow always") would mean something else.
+    if name.contains(['(', ')', '*']) {
+        return invalid("it contains `(`, `)` or `*`, which permission rules read as syntax");
+    }
     // Rules about a server (`mcp__srv`) find its tools by this form: a name that starts
     // like an MCP tool's but does not split into a server and a tool could not be covered.
     if name.starts_with(names::MCP_PREFIX) && names::split_mcp_name(name).is_none() {

@@ -11,6 +11,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 
 use super::ignored::Ignored;
+use crate::children::GuardedPlace;
 use crate::tools::ToolError;
 
 /// Entries a directory walk visits before it stops (glob, grep).
@@ -35,6 +36,10 @@ pub struct Workspace {
     /// configurations the host reads), relative and `/`-separated as [`Workspace::rule_paths`]
     /// gives them.
     read_only_files: Vec<String>,
+    /// What the host's own children (hooks, stdio MCP servers) name in the workspace, kept
+    /// read-only with all below it (see [`crate::children`]); replaced as the settings and
+    /// servers change.
+    guarded: std::sync::RwLock<Vec<GuardedPlace>>,
 }
 
 /// What a tool opens a file for. A file opened to change is never truncated before it
@@ -73,7 +78,7 @@ impl Workspace {
         }
         let dir = Dir::open_ambient_dir(root, ambient_authority())
             .map_err(|source| WorkspaceError::Unreadable { path: root.to_path_buf(), source })?;
-        Ok(Workspace { dir, root: std::fs::canonicalize(root).ok(), read_only_files: Vec::new() })
+        Ok(Workspace { dir, root: std::fs::canonicalize(root).ok(), read_only_files: Vec::new(), guarded: Default::default() })
     }
 
     /// Keeps `files` (anywhere; those inside the workspace `root` matter) out of the tools'
@@ -108,7 +113,21 @@ impl Workspace {
                 "`{shown}` is a settings or configuration file of this host, which the workspace tools keep read-only"
             )));
         }
+        let guarded = self.guarded.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(guard) = guarded.iter().find(|guard| is_at_or_below(place, &guard.place)) {
+            let what =
+                if place.eq_ignore_ascii_case(&guard.place) { String::new() } else { format!(" is in `{}`, which", guard.place) };
+            return Err(ToolError::execution(format!(
+                "`{shown}`{what} is named by {}, which runs outside the sandbox: the workspace tools keep what the host's hooks and MCP servers run read-only",
+                guard.by
+            )));
+        }
         Ok(())
+    }
+
+    /// Replaces the places the host's children name (see [`crate::children`]).
+    pub(crate) fn guard(&self, places: Vec<GuardedPlace>) {
+        *self.guarded.write().unwrap_or_else(|e| e.into_inner()) = places;
     }
 
     /// Where an open file or folder really is, relative to the workspace: what the kernel
@@ -209,6 +228,11 @@ impl Workspace {
 
     pub fn dir(&self) -> &Dir {
         &self.dir
+    }
+
+    /// The workspace's real path, when the system could say.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
     }
 
     /// Turns a tool's `path` argument into a path relative to the workspace, refusing
@@ -319,6 +343,15 @@ impl Workspace {
             _ => ToolError::execution(format!("`{shown}`: {error}")),
         }
     }
+}
+
+/// Whether `place` is `folder` or lies below it (both relative and `/`-separated), ignoring
+/// ASCII case as case-insensitive file systems would.
+fn is_at_or_below(place: &str, folder: &str) -> bool {
+    let (place, folder) = (place.as_bytes(), folder.as_bytes());
+    place.len() >= folder.len()
+        && place[..folder.len()].eq_ignore_ascii_case(folder)
+        && (place.len() == folder.len() || place[folder.len()] == b'/')
 }
 
 /// `path` made absolute, with its longest existing part resolved (links followed) and the
