@@ -1093,15 +1093,19 @@ fn typescript_scripts_run_with_their_types_erased_and_errors_at_their_own_positi
         "report.ts",
         "interface Line { n: number; text: string }
 enum Level { Low = 1, High }
+enum Mode { Read = 'r', Write = 'w' }
 const file = await tools.read_file({ path: 'notes.txt' }) as { content: string };
 const lines: Line[] = file.content.trim().split('\\n').map((text: string, n: number): Line => ({ n, text }));
 function last<T>(items: T[]): T | undefined { return items[items.length - 1]; }
 const listed = await tools.ls();
-return { last: last(lines)!.text, level: Level.High, entries: listed.entries.length };",
+return { last: last(lines)!.text, level: Level.High, low: Level[1], mode: Mode.Write, reverse: Object.keys(Mode), entries: listed.entries.length };",
     );
     let output = setup.run(&["run", "--json", &script]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(json_of(&output)["value"], json!({"last": "two", "level": 2, "entries": 2}));
+    assert_eq!(
+        json_of(&output)["value"],
+        json!({"last": "two", "level": 2, "low": "Low", "mode": "w", "reverse": ["Read", "Write"], "entries": 2})
+    );
 
     // A syntax error past the types is reported where it was written.
     let broken = setup.script("broken.ts", "const a: number = 1;\nconst b: string[] = [];\nconst c = ;\nreturn a;");

@@ -134,7 +134,11 @@ impl Guards {
             .flat_map(|(event, hook)| {
                 let shown: String = hook.command.chars().take(80).collect();
                 let by = format!("the {event} hook `{shown}`");
-                guarded_places(shell_words(&hook.command).iter().map(String::as_str), &self.given, &roots, &by)
+                let words: Vec<String> = shell_words(&hook.command)
+                    .into_iter()
+                    .map(|word| if word.contains('$') { expand_variables(&word, &self.given).unwrap_or(word) } else { word })
+                    .collect();
+                guarded_places(words.iter().map(String::as_str), &self.given, &roots, &by)
             })
             .collect();
         state.hooks_of = Some(settings.clone());
@@ -291,6 +295,33 @@ pub fn shell_words(command: &str) -> Vec<String> {
     shlex::split(command).unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect())
 }
 
+/// `word` with each `$NAME` and `${NAME}` replaced as `sh` would for a hook, which inherits
+/// the host's environment and starts in `cwd` (its `PWD`); `None` when a variable is not set
+/// or the word holds another kind of expansion, which is not followed.
+fn expand_variables(word: &str, cwd: &Path) -> Option<String> {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut expanded = String::new();
+    let mut rest = word;
+    while let Some(at) = rest.find('$') {
+        expanded.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, next) = match after.strip_prefix('{') {
+            Some(braced) => braced.split_once('}')?,
+            None => after.split_at(after.find(|c| !is_name(c)).unwrap_or(after.len())),
+        };
+        if name.is_empty() || !name.chars().all(is_name) || name.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        match name {
+            "PWD" => expanded.push_str(cwd.to_str()?),
+            _ => expanded.push_str(&std::env::var(name).ok()?),
+        }
+        rest = next;
+    }
+    expanded.push_str(rest);
+    Some(expanded)
+}
+
 /// `path` relative to the first of `roots` it lies in, `/`-separated (`""` for a root).
 fn inside(path: &Path, roots: &[&Path]) -> Option<String> {
     let path = normalise(path);
@@ -345,6 +376,16 @@ mod tests {
         assert_eq!(places("node ../ws/app/server.js", "/srv"), ["app", "app/server.js", "app/node_modules", "node_modules"]);
         // Variables are not guessed at; quoting is read as the shell reads it.
         assert_eq!(places("sh \"$CLAUDE_PROJECT_DIR/x.sh\"", "/ws"), ["sh", "node_modules"]);
+        // What a hook's shell would expand is expanded: its working directory, the host's
+        // variables; what is not set, or is another expansion, is left alone.
+        let ws = Path::new("/ws");
+        assert_eq!(expand_variables("$PWD/hooks/a.sh", ws).as_deref(), Some("/ws/hooks/a.sh"));
+        assert_eq!(expand_variables("${PWD}/b", ws).as_deref(), Some("/ws/b"));
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(expand_variables("x${PATH}y", ws), Some(format!("x{path}y")));
+        assert_eq!(expand_variables("$EXEC_HOST_SURELY_UNSET_VARIABLE/a", ws), None);
+        assert_eq!(expand_variables("$(pwd)/a", ws), None);
+        assert_eq!(expand_variables("${PWD:-x}/a", ws), None);
         assert!(places("sh 'my hooks/a b.sh'", "/ws").contains(&"my hooks/a b.sh".to_string()));
     }
 }

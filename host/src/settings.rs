@@ -777,10 +777,10 @@ impl SettingsFiles {
     pub fn add_allow_rule(&self, within: Option<&Dir>, file: &Path, rule: &str) -> Result<(), SettingsError> {
         let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
         let (folder, name) = rules_folder(within, file).map_err(&fail)?;
-        let current = read_nofollow(&folder, &name).map_err(|e| fail(format!("the file {e}")))?;
-        let mut document = match current {
-            Some(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text).map_err(|e| fail(e.to_string()))?,
-            _ => Value::Object(Default::default()),
+        let mut document = match crate::text_file::read_text_in(&folder, &name, crate::text_file::MAX_CONFIG_FILE_BYTES) {
+            Ok(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text).map_err(|e| fail(e.to_string()))?,
+            Ok(_) | Err(crate::text_file::ReadError::Missing) => Value::Object(Default::default()),
+            Err(e) => return Err(fail(format!("the file {e}"))),
         };
         let Value::Object(root) = &mut document else { return Err(fail("its top level is not an object".into())) };
         let permissions = root.entry("permissions").or_insert_with(|| Value::Object(Default::default()));
@@ -867,32 +867,6 @@ fn open_dir_nofollow(folder: &Dir, name: &std::ffi::OsStr) -> std::io::Result<Di
     let mut options = cap_std::fs::OpenOptions::new();
     options.read(true).custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW);
     Ok(Dir::from_std_file(folder.open_with(name, &options)?.into_std()))
-}
-
-/// The text of file `name` in `folder`, `None` when it is missing; a link there, or anything
-/// but a regular file within [`crate::text_file::MAX_CONFIG_FILE_BYTES`], is an error.
-fn read_nofollow(folder: &Dir, name: &str) -> Result<Option<String>, String> {
-    use cap_std::fs::OpenOptionsExt;
-    use std::io::Read;
-    let mut options = cap_std::fs::OpenOptions::new();
-    options.read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
-    let file = match folder.open_with(name, &options) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err("is a link, which is not followed".into()),
-        Err(e) => return Err(format!("cannot be read: {e}")),
-    };
-    let metadata = file.metadata().map_err(|e| format!("cannot be read: {e}"))?;
-    if !metadata.is_file() {
-        return Err("is not a regular file".into());
-    }
-    let limit = crate::text_file::MAX_CONFIG_FILE_BYTES;
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot be read: {e}"))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!("is larger than {limit} bytes"));
-    }
-    String::from_utf8(bytes).map(Some).map_err(|_| "is not UTF-8 text".into())
 }
 
 /// Replaces file `name` in `folder` with `bytes` atomically: written to a temporary file

@@ -22,6 +22,8 @@ pub enum ReadError {
     Directory,
     #[error("is not a regular file (a FIFO, device or socket)")]
     NotRegular,
+    #[error("is a link, which is not followed")]
+    Link,
     #[error("is larger than {limit} bytes")]
     TooLarge { limit: u64 },
     #[error("is not valid UTF-8 (invalid byte at offset {offset})")]
@@ -43,12 +45,32 @@ pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
         // A FIFO opens at once instead of waiting for a writer; it is refused just below.
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map_err(|e| match (e.kind(), e.raw_os_error()) {
-            (io::ErrorKind::NotFound, _) => ReadError::Missing,
-            // Only special files refuse to open this way: a socket, a device with no driver.
-            (_, Some(libc::ENXIO | libc::ENODEV)) => ReadError::NotRegular,
-            _ => ReadError::Io(e),
-        })?;
+        .map_err(opening_error)?;
+    read_opened(file, limit)
+}
+
+/// Reads the regular file `name` of `folder` as UTF-8 text of at most `limit` bytes, never
+/// through a link: one at `name` is [`ReadError::Link`].
+pub fn read_text_in(folder: &cap_std::fs::Dir, name: &str, limit: u64) -> Result<String, ReadError> {
+    use cap_std::fs::OpenOptionsExt;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW);
+    let file = folder.open_with(name, &options).map_err(opening_error)?;
+    utf8(read_opened(file.into_std(), limit)?)
+}
+
+fn opening_error(error: io::Error) -> ReadError {
+    match (error.kind(), error.raw_os_error()) {
+        (io::ErrorKind::NotFound, _) => ReadError::Missing,
+        // Only special files refuse to open this way: a socket, a device with no driver.
+        (_, Some(libc::ENXIO | libc::ENODEV)) => ReadError::NotRegular,
+        (_, Some(libc::ELOOP)) => ReadError::Link,
+        _ => ReadError::Io(error),
+    }
+}
+
+/// The bytes of an opened file, when it is a regular one within `limit`.
+fn read_opened(file: std::fs::File, limit: u64) -> Result<Vec<u8>, ReadError> {
     let metadata = file.metadata().map_err(ReadError::Io)?;
     if metadata.is_dir() {
         return Err(ReadError::Directory);
@@ -102,5 +124,17 @@ mod tests {
         assert!(matches!(read_text(&fifo, 10), Err(ReadError::NotRegular)), "no writer, and no wait");
         std::fs::write(&file, b"ok\xff").unwrap();
         assert!(matches!(read_text(&file, 10), Err(ReadError::NotUtf8 { offset: 2 })));
+    }
+
+    #[test]
+    fn a_file_read_in_a_folder_is_never_read_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a.json"), dir.path().join("link.json")).unwrap();
+        let folder = cap_std::fs::Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        assert_eq!(read_text_in(&folder, "a.json", 10).unwrap(), "{}");
+        assert!(matches!(read_text_in(&folder, "link.json", 10), Err(ReadError::Link)));
+        assert!(matches!(read_text_in(&folder, "none", 10), Err(ReadError::Missing)));
+        assert!(matches!(read_text_in(&folder, "a.json", 1), Err(ReadError::TooLarge { limit: 1 })));
     }
 }

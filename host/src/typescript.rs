@@ -52,7 +52,9 @@ fn erase_parsed<'a>(
     program: Result<oxc::ast::ast::Program<'a>, OxcDiagnostic>,
 ) -> Result<Erased, String> {
     let mut program = program.map_err(|error| describe(source, &error))?;
-    let scoping = SemanticBuilder::new().build(&program).semantic.into_scoping();
+    // The enum transform reads the members' values from the scoping; without them a
+    // string member gets a reverse mapping it must not have.
+    let scoping = SemanticBuilder::new().with_enum_eval(true).build(&program).semantic.into_scoping();
     let transformed = Transformer::new(allocator, Path::new("script.ts"), &TransformOptions::default())
         .build_with_scoping(scoping, &mut program);
     if let Some(error) = transformed.diagnostics.first() {

@@ -108,7 +108,7 @@ impl Workspace {
                 "`{shown}` is in a `{folder}` folder, which the workspace tools keep read-only"
             )));
         }
-        if self.read_only_files.iter().any(|file| file == place) {
+        if self.read_only_files.iter().any(|file| file.eq_ignore_ascii_case(place)) {
             return Err(ToolError::execution(format!(
                 "`{shown}` is a settings or configuration file of this host, which the workspace tools keep read-only"
             )));
