@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 #[cfg(feature = "precompiled-guest")]
-#[path = "src/runtime/compile_settings.rs"]
+#[path = "src/sandbox/runtime/compile_settings.rs"]
 mod compile_settings;
 
 fn main() {

@@ -13,14 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use exec_host::guest::GuestSource;
 use exec_host::mcp::McpConfig;
 use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
-use exec_host::runtime::GuestSource;
-use exec_host::session::default_results_dir;
-use exec_host::{
-    CallOptions, CancellationToken, DEFAULT_WAIT_SPIN, Layer, Limits, PermissionMode, Pool, SandboxOptions, Session, ToolCall,
-    ToolResult, exec_tool,
-};
+use exec_host::settings::{Layer, PermissionMode};
+use exec_host::{CallOptions, CancellationToken, Limits, Pool, SandboxOptions, Session, ToolCall, ToolResult, exec_tool};
 
 mod approve;
 mod conformance;
@@ -134,7 +131,7 @@ struct SandboxFlags {
     no_cache: bool,
     /// How long a script waiting for a tool keeps its thread spinning before it lets the
     /// core idle: answers within it resume the script on a warm core. 0 never spins.
-    #[arg(long, value_name = "MICROSECONDS", default_value_t = DEFAULT_WAIT_SPIN.as_micros() as u64,
+    #[arg(long, value_name = "MICROSECONDS", default_value_t = SandboxOptions::DEFAULT_WAIT_SPIN.as_micros() as u64,
           value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_SPIN_US))]
     wait_spin_us: u64,
 }
@@ -144,7 +141,7 @@ const MAX_WAIT_SPIN_US: u64 = 1_000_000;
 
 impl SandboxFlags {
     fn options(&self) -> SandboxOptions {
-        let cache_dir = if self.no_cache { None } else { exec_host::runtime::default_cache_dir() };
+        let cache_dir = if self.no_cache { None } else { exec_host::guest::default_cache_dir() };
         let guest = match &self.guest {
             Some(path) => GuestSource::File(path.clone()),
             None => GuestSource::Builtin,
@@ -223,22 +220,22 @@ struct ServeFlags {
 #[derive(Args, Debug)]
 struct LimitFlags {
     /// Budget of the script's own running time, in milliseconds (waiting on tools is free).
-    #[arg(long, value_name = "MS", default_value_t = exec_host::runtime::DEFAULT_BUDGET.as_millis() as u64)]
+    #[arg(long, value_name = "MS", default_value_t = exec_host::limits::DEFAULT_BUDGET.as_millis() as u64)]
     budget_ms: u64,
     /// Tool calls one script may make; the calls past it are refused one by one.
-    #[arg(long, value_name = "N", default_value_t = exec_host::runtime::DEFAULT_MAX_CALLS)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::limits::DEFAULT_MAX_CALLS)]
     max_calls: u32,
     /// Characters of console output kept.
-    #[arg(long, value_name = "N", default_value_t = exec_host::runtime::DEFAULT_MAX_LOG_CHARS)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::limits::DEFAULT_MAX_LOG_CHARS)]
     max_log_chars: usize,
     /// Characters of the returned value shown.
-    #[arg(long, value_name = "N", default_value_t = exec_host::runtime::DEFAULT_MAX_RESULT_CHARS)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::limits::DEFAULT_MAX_RESULT_CHARS)]
     max_result_chars: usize,
     /// Images attached to the result.
-    #[arg(long, value_name = "N", default_value_t = exec_host::runtime::DEFAULT_MAX_IMAGES)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::limits::DEFAULT_MAX_IMAGES)]
     max_images: usize,
     /// Memory of the script's sandbox, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = exec_host::runtime::DEFAULT_MAX_MEMORY_BYTES >> 20)]
+    #[arg(long, value_name = "MIB", default_value_t = exec_host::limits::DEFAULT_MAX_MEMORY_BYTES >> 20)]
     max_memory_mib: u64,
     /// Cap on the total time the script may wait for tool calls, in milliseconds (default: none).
     #[arg(long, value_name = "MS")]
@@ -579,7 +576,7 @@ async fn start_session(
     if let Some(mode) = explicit_mode {
         builder = builder.permission_mode(mode);
     }
-    if let Some(dir) = default_results_dir() {
+    if let Some(dir) = exec_host::results::default_dir() {
         builder = builder.result_store(Arc::new(DirectoryResultStore::new(dir, DIRECTORY_STORE_FILES)));
     }
     let session = tokio::select! {
@@ -625,7 +622,7 @@ fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
             return Ok::<_, UsageError>(None);
         };
         // The script is a model's Exec call: authorized like one, reaching the same pool.
-        let call = ToolCall::new(run_id(), exec_host::tools::names::EXEC, json!({ "code": config.code }));
+        let call = ToolCall::new(run_id(), exec_host::exec_tool::NAME, json!({ "code": config.code }));
         let progress = progress::Progress::for_stderr(config.quiet);
         let options = CallOptions::new(abort);
         let options = match &progress {
@@ -730,7 +727,7 @@ fn tools(config: SessionConfig, as_json: bool, dts: Option<Option<String>>, stat
         Ok(if let Some(script) = dts {
             let declarations = session.declaration_file().map_err(usage)?;
             match script {
-                Some(script) => exec_host::checkable_script(&script, &declarations),
+                Some(script) => exec_host::typings::checkable_script(&script, &declarations),
                 None => declarations,
             }
         } else if stats {
@@ -807,13 +804,15 @@ fn settings_in_force(session: &Session) -> Vec<String> {
 /// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat,
 /// and the announcement that Exec mode adds once per conversation.
 fn declaration_stats(exec_pool: &Pool, announcement: Option<&exec_host::Message>) -> String {
+    // The library's own estimate, the one compaction counts with.
+    use exec_host::limits::CHARS_PER_TOKEN;
     let size = |declarations: &[exec_host::Declaration]| {
         let bytes = serde_json::to_string(declarations).map(|text| text.len()).unwrap_or(0);
         (declarations.len(), bytes)
     };
     let (exec_count, exec_bytes) = size(&exec_pool.declarations());
     let (flat_count, flat_bytes) = size(&exec_pool.declarations_without_exec());
-    let tokens = |bytes: usize| bytes.div_ceil(BYTES_PER_TOKEN);
+    let tokens = |bytes: usize| bytes.div_ceil(CHARS_PER_TOKEN);
     let row = |label: &str, count: usize, bytes: usize| format!("{label:<14}{count:>8}{bytes:>10}{:>10}\n", tokens(bytes));
     let mut out = format!("{:<14}{:>8}{:>10}{:>10}\n", "", "count", "bytes", "~tokens");
     out += &row("Exec mode", exec_count, exec_bytes);
@@ -842,13 +841,10 @@ fn declaration_stats(exec_pool: &Pool, announcement: Option<&exec_host::Message>
 conversation (again when the pool changes), not in every request.\n";
     out += &format!(
         "Bytes are UTF-8 bytes of the declarations as compact JSON and of the announcement's text; tokens are estimated \
-as bytes / {BYTES_PER_TOKEN}, rounded up (a model-independent rule of thumb, not a tokenizer).\n"
+as bytes / {CHARS_PER_TOKEN}, rounded up (a model-independent rule of thumb, not a tokenizer).\n"
     );
     out
 }
-
-/// A rough, model-independent estimate of JSON bytes per token.
-const BYTES_PER_TOKEN: usize = 4;
 
 fn search(config: SessionConfig, query: String, max_results: Option<usize>, as_json: bool) -> Result<ExitCode, UsageError> {
     let result = with_session(config, |session| session.search(query.clone(), max_results).map_err(usage))?;
@@ -857,7 +853,7 @@ fn search(config: SessionConfig, query: String, max_results: Option<usize>, as_j
     } else {
         for found in &result.matches {
             if !found.description.trim().is_empty() {
-                println!("{}", terminal::out(&exec_host::signature::doc_comment(&found.description, 0)));
+                println!("{}", terminal::out(&exec_host::typings::doc_comment(&found.description, 0)));
             }
             println!("{}\n", terminal::out(&found.signature));
         }

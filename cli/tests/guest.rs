@@ -20,7 +20,7 @@ fn stderr(output: &Output) -> String {
 /// The built-in guest, as a file of its own.
 fn guest_file(dir: &Path) -> String {
     let path = dir.join("guest.wasm");
-    std::fs::write(&path, exec_host::runtime::GUEST_COMPONENT).unwrap();
+    std::fs::write(&path, exec_host::guest::GUEST_COMPONENT).unwrap();
     path.display().to_string()
 }
 
@@ -87,7 +87,7 @@ fn a_guest_outside_the_world_is_refused_before_any_script_runs() {
     };
     let component = |text: &str| wat::parse_str(text).unwrap();
     let big = dir.join("huge.wasm");
-    std::fs::File::create(&big).unwrap().set_len(exec_host::runtime::MAX_GUEST_COMPONENT_BYTES + 1).unwrap();
+    std::fs::File::create(&big).unwrap().set_len(exec_host::limits::MAX_GUEST_COMPONENT_BYTES + 1).unwrap();
     let fifo = dir.join("fifo.wasm");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use exec_host::ToolDefinition;
-use exec_host::search::SearchParams;
+use exec_host::fuzzing::SearchParams;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 

@@ -7,5 +7,5 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|text: &str| {
     let _ = exec_host::settings::Layer::parse(text, std::path::Path::new("settings.json"));
     let _ = exec_host::settings::Rule::parse(text);
-    let _ = exec_host::PermissionMode::parse(text);
+    let _ = exec_host::settings::PermissionMode::parse(text);
 });

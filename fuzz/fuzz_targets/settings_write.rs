@@ -13,7 +13,7 @@ fuzz_target!(|input: (&str, &str)| {
     {
         let layer = exec_host::settings::Layer::parse(&text, std::path::Path::new("settings.json"));
         let layer = layer.unwrap_or_else(|e| panic!("a saved file does not read back: {e}\n{text}"));
-        let settings = exec_host::Settings::from_layers([&layer]);
+        let settings = exec_host::settings::Settings::from_layers([&layer]);
         assert!(settings.allow.iter().any(|rule| rule.value.covers_tool(tool)), "{tool:?} is not allowed by\n{text}");
     }
 });

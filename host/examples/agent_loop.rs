@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use exec_host::mcp::{McpConfig, ServerConfig};
-use exec_host::session::tool_results_message;
+use exec_host::tool_results_message;
 use exec_host::{
     Approval, ApprovalRequest, Approver, BoxFuture, CancellationToken, ContentBlock, Message, Origin, Prepared, Provider, Role,
     Session, ToolCall, json, serde_json,

@@ -27,57 +27,56 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Modules, from the front door down: [`session`], [`policy`] (permission rules, modes,
-//! approvals, hooks), [`announce`] (the names-only
-//! announcement and its broadcast state), [`pool`] (the deferral table and the one builder
-//! of declarations and pool), [`render`] (a result's model, history and client
-//! projections), [`results`] (compacted results and `view_tool_call`), [`message`] and
-//! [`provider`] (the conversation, and its rendering for model APIs), [`exec_tool`],
-//! [`search`], [`settings`], [`mcp`], [`runtime`] (the sandbox and its limits), [`tools`];
-//! beside them [`conformance`], the WIT-level cases run against a guest.
+//! The crate's layers, each a folder, from the front door down (each uses only those
+//! after it; `docs/architecture.md` has the map and where to change what):
+//!
+//! | layer | what it holds |
+//! | --- | --- |
+//! | `session` | [`Session`] and its builder: one agent's tools, settings, pool and sandbox |
+//! | `conversation` | [`Message`]s and their rendering for model APIs ([`Provider`]), the announcement, a result's projections ([`ToolResult`]), the [`results`] store |
+//! | `catalogue` | the deferral decision and the pool ([`Pool`]), [`exec_tool`], `tools.ToolSearch`, the call forms and [`typings`] |
+//! | `script` | a script's text read on the host: bounded parsing, TypeScript, callee naming |
+//! | `calls` | the one funnel, the [`Approver`] and the rest of the policy, the [`settings`] |
+//! | `sandbox` | the wasmtime runtime ([`Sandbox`], [`Limits`]), the [`guest`] contract, the [`conformance`] cases |
+//! | `sources` | the [`Tool`] trait and the builtin tools, the [`mcp`] servers, the host's own children |
+//! | `support` | bounded reading of a text file ([`text_file`]) |
+//!
+//! Beside the types at the root, a few namespaces hold a sub-API of their own: [`settings`],
+//! [`mcp`], [`results`], [`exec_tool`], [`typings`], [`announcement`], [`limits`],
+//! [`guest`], [`conformance`] and [`text_file`].
 
-pub mod announce;
-mod callee;
-mod children;
-pub mod conformance;
-mod dts;
-pub mod exec_tool;
-mod funnel;
-mod guest;
-pub mod mcp;
-pub mod message;
-mod parse;
-pub mod policy;
-pub mod pool;
-pub mod provider;
-pub mod render;
-pub mod results;
-pub mod runtime;
-pub mod search;
-pub mod session;
-pub mod settings;
-pub mod signature;
-pub mod text_file;
-pub mod tools;
-mod typescript;
+#![warn(unnameable_types)]
+mod calls;
+mod catalogue;
+mod conversation;
+mod sandbox;
+mod script;
+mod session;
+mod sources;
+mod support;
 
 /// Entry points of the fuzz targets in `fuzz/` into parsers the crate keeps private; built
 /// only with `--cfg fuzzing`, which `scripts/fuzz` sets.
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod fuzzing {
-    pub use crate::mcp::stdio::read_messages;
+    pub use crate::catalogue::search::SearchParams;
+    pub use crate::catalogue::signature;
+    pub use crate::sources::mcp::stdio::read_messages;
 
     /// Answers a `tools.ToolSearch` query from `pool`.
-    pub fn search(pool: &[crate::ToolDefinition], params: &crate::search::SearchParams) -> crate::search::SearchResult {
-        crate::search::Index::new(pool).search(pool, params)
+    pub fn search(
+        pool: &[crate::ToolDefinition],
+        params: &crate::catalogue::search::SearchParams,
+    ) -> crate::catalogue::search::SearchResult {
+        crate::catalogue::search::Index::new(pool).search(pool, params)
     }
 
     /// Reads a hook's stdout, as a `PreToolUse` and as a `PostToolUse` hook's; whether it
     /// asked for anything.
     pub fn hook_answer(stdout: &str) -> bool {
-        let answer = crate::policy::hooks::pre_answer(stdout);
-        let blocks = crate::policy::hooks::post_block_reason(stdout).is_some();
+        let answer = crate::calls::policy::hooks::pre_answer(stdout);
+        let blocks = crate::calls::policy::hooks::post_block_reason(stdout).is_some();
         answer.updated_input.is_some() || answer.decision.is_some() || blocks
     }
 
@@ -86,8 +85,8 @@ pub mod fuzzing {
     /// was erased.
     pub fn typescript(source: &str) -> bool {
         let failure = "TypeError: not a function\n    at <anonymous> (script.js:1:3)\n    at f (script.js:4294967295:9)";
-        let _ = crate::callee::name_callee(source, failure);
-        match crate::typescript::erase(source) {
+        let _ = crate::script::callee::name_callee(source, failure);
+        match crate::script::typescript::erase(source) {
             Ok(Ok(erased)) => {
                 let _ = erased.remap(failure);
                 let _ = erased.remap("SyntaxError: x (line 1, column 1) (line 99999999999, column 2)");
@@ -104,34 +103,168 @@ pub mod fuzzing {
         let file = std::path::Path::new(".exec-host/settings.json");
         std::fs::create_dir_all(dir.join(".exec-host")).map_err(|e| e.to_string())?;
         std::fs::write(dir.join(file), existing).map_err(|e| e.to_string())?;
-        let rule = crate::settings::Rule::exactly(tool).ok_or("no rule means exactly this tool")?;
+        let rule = crate::calls::settings::Rule::exactly(tool).ok_or("no rule means exactly this tool")?;
         let workspace = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority()).map_err(|e| e.to_string())?;
-        let files = crate::settings::SettingsFiles::new(vec![crate::settings::SettingsSource::File(dir.join(file))]);
+        let files =
+            crate::calls::settings::SettingsFiles::new(vec![crate::calls::settings::SettingsSource::File(dir.join(file))]);
         files.add_allow_rule(Some(&workspace), file, &rule).map_err(|e| e.to_string())?;
         std::fs::read_to_string(dir.join(file)).map_err(|e| e.to_string())
     }
 }
 
-pub use dts::checkable_script;
-pub use message::{ContentBlock, Message, Role};
-pub use policy::{Approval, ApprovalRequest, Approver};
-pub use pool::{Declaration, DeferralTable, ExecStatus, Pool};
-pub use provider::Provider;
-pub use render::{CallFailure, ClientProjection, Compaction, ModelProjection, ToolResult};
-pub use runtime::{
-    CallOutcome, ConsoleLevel, DEFAULT_WAIT_SPIN, Failure, Limits, NestedCall, Sandbox, SandboxOptions, SetupError,
+pub use calls::policy::{Approval, ApprovalRequest, Approver};
+pub use catalogue::pool::{Declaration, DeferralTable, ExecStatus, Pool};
+pub use catalogue::search::{SearchMatch, SearchResult};
+pub use conversation::message::{ContentBlock, Message, Role};
+pub use conversation::provider::Provider;
+pub use conversation::render::{
+    CallFailure, ClientProjection, Compaction, ModelProjection, ToolResult, append_results, calls_summary, tool_results_message,
+};
+pub use sandbox::runtime::{
+    CallOutcome, CallWatcher, ConsoleLevel, ConsoleWatcher, Failure, Limits, LimitsError, NestedCall, Sandbox, SandboxOptions,
+    SetupError,
 };
 pub use session::{CallOptions, Prepared, Session, SessionBuilder, SessionError, ToolCall};
-pub use settings::{Layer, PermissionMode, Settings};
-pub use tools::{CallContext, Effect, Image, Origin, Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
+pub use sources::tools::{
+    CallContext, DefinitionError, Effect, Image, Origin, RegistryError, Stage, Tool, ToolDefinition, ToolError, ToolOutput,
+    ToolSource, WorkspaceError,
+};
+
+pub use calls::settings;
+pub use catalogue::exec_tool;
+pub use conversation::results;
+pub use sandbox::conformance;
+pub use sources::mcp;
+pub use support::text_file;
+
+/// The declaration file of what a script sees, for editors and type checkers (see
+/// [`Session::declaration_file`]).
+pub mod typings {
+    pub use crate::catalogue::signature::doc_comment;
+    pub use crate::catalogue::typings::checkable_script;
+}
+
+/// What the model is told of the pool, and how a history marks it (see [`Session::prepare`]).
+pub mod announcement {
+    pub use crate::conversation::announce::{CATALOGUE_HEADING, EMPTY_TEXT, MARKER_KEY, WITHDRAWN_TEXT};
+}
+
+/// The named bounds an embedder may want to know: the defaults of [`Limits`]
+/// and the fixed caps of what the host keeps for a script, a hook or a guest.
+pub mod limits {
+    pub use crate::calls::policy::HOOK_OUTPUT_BYTES;
+    pub use crate::conversation::render::{CHARS_PER_TOKEN, COMPACT_OVER_TOKENS};
+    pub use crate::sandbox::runtime::{
+        DEFAULT_BUDGET, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_IMAGES, DEFAULT_MAX_LOG_CHARS,
+        DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_CHARS, ENGINE_RESERVED_BYTES, ENGINE_STACK_BYTES, IN_FLIGHT_ARGUMENTS,
+        MAX_ARGUMENT_DEPTH, MAX_GUEST_COMPONENT_BYTES, MAX_MEMORY_BYTES, MAX_PENDING_TIMERS, MAX_TRACE_BYTES, MAX_TRACE_EVENTS,
+        MIN_MEMORY_BYTES, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS,
+    };
+    pub use crate::sources::tools::MAX_TOOL_NAME_LEN;
+    pub use crate::support::text_file::MAX_SCRIPT_FILE_BYTES;
+}
+
+/// The guest component: the built-in one, where compiled guests are cached, another one
+/// given instead, and the contract every guest meets (the interfaces it may import; see
+/// `wit/README.md`).
+pub mod guest {
+    pub use crate::sandbox::guest::{SANDBOX_INTERFACES, WASI_INTERFACES};
+    pub use crate::sandbox::runtime::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, default_cache_dir, preinitialise};
+}
 
 /// What an embedding needs to name, so it depends on `exec-host` alone: the abort signal,
 /// JSON values, and the future a [`Tool`] returns.
+#[doc(no_inline)]
 pub use futures::future::BoxFuture;
+#[doc(no_inline)]
 pub use serde_json::{self, Map, Value, json};
+#[doc(no_inline)]
 pub use tokio_util::sync::CancellationToken;
 
-/// The interfaces the guest is allowed to import; see the guest boundary's documentation.
-pub mod contract {
-    pub use crate::guest::{SANDBOX_INTERFACES, WASI_INTERFACES};
+#[cfg(test)]
+mod layering {
+    //! The layers' one-way rule, checked on the source: a module's code (not its comments,
+    //! not its unit tests) names only modules after it in [`ORDER`], the order of
+    //! `docs/architecture.md`.
+
+    use std::path::Path;
+
+    /// Every module, from the front door down.
+    const ORDER: [&str; 27] = [
+        "session",
+        "conversation::announce",
+        "conversation::render",
+        "conversation::results",
+        "conversation::provider",
+        "conversation::message",
+        "catalogue::pool",
+        "catalogue::exec_tool",
+        "catalogue::typings",
+        "catalogue::search",
+        "catalogue::signature",
+        "script::typescript",
+        "script::callee",
+        "script::parse",
+        "calls::funnel",
+        "calls::policy",
+        "calls::guards",
+        "calls::settings",
+        "sandbox::conformance",
+        "sandbox::runtime",
+        "sandbox::guest",
+        "sources::mcp",
+        "sources::tools",
+        "sources::children",
+        "support::text_file",
+        "support::dirs",
+        "support::lock",
+    ];
+
+    /// Where `path` (a `crate::` path without the prefix) falls in [`ORDER`].
+    fn rank(path: &str) -> Option<usize> {
+        ORDER.iter().position(|module| path == *module || path.starts_with(&format!("{module}::")))
+    }
+
+    #[test]
+    fn every_module_names_only_modules_below_it() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = vec![];
+        let mut folders = vec![src.clone()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|ext| ext == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        let mut checked = 0;
+        let mut wrong = vec![];
+        for file in files {
+            let relative = file.strip_prefix(&src).unwrap().with_extension("");
+            let module = relative.to_string_lossy().trim_end_matches("/mod").replace('/', "::");
+            if module == "lib" || !module.contains("::") && module != "session" {
+                // The facade, and the layers' own `mod.rs` (declarations only).
+                continue;
+            }
+            let own = rank(&module).unwrap_or_else(|| panic!("{module} is in no layer of ORDER"));
+            let text = std::fs::read_to_string(&file).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+            for line in code.lines().filter(|line| !line.trim_start().starts_with("//")) {
+                for (at, _) in line.match_indices("crate::") {
+                    let path: String =
+                        line[at + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
+                    let Some(named) = rank(&path) else { continue };
+                    checked += 1;
+                    if named < own {
+                        wrong.push(format!("{module} names crate::{path}"));
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "only {checked} paths were read");
+        assert!(wrong.is_empty(), "arrows that run back up: {wrong:#?}");
+    }
 }

@@ -138,7 +138,7 @@ async fn path_session(case: &Value, ws: &std::path::Path, place: &dyn Fn(&str) -
     let mut builder = Harness::builder(ws, &Default::default()).await;
     if let Some(settings) = case.get("settings") {
         let settings: Value = serde_json::from_str(&place(&settings.to_string())).map_err(|e| e.to_string())?;
-        let layer = exec_host::Layer::from_value(settings).map_err(|e| e.to_string())?;
+        let layer = exec_host::settings::Layer::from_value(settings).map_err(|e| e.to_string())?;
         builder = builder.settings_sources(vec![exec_host::settings::SettingsSource::Values(layer)]);
     }
     if let Some(servers) = case.get("mcp") {
@@ -150,7 +150,7 @@ async fn path_session(case: &Value, ws: &std::path::Path, place: &dyn Fn(&str) -
         let approver = exec_host_tests::TestApprover::new(|_| exec_host::Approval::AllowAlways);
         builder = builder
             .approver(Arc::new(exec_host_tests::SharedApprover(approver)))
-            .starting_permission_mode(exec_host::PermissionMode::Default);
+            .starting_permission_mode(exec_host::settings::PermissionMode::Default);
     }
     builder.build().await.map_err(|e| e.to_string())
 }

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use exec_host::{Layer, json};
+use exec_host::json;
+use exec_host::settings::Layer;
 use exec_host_tests::{Harness, within};
 
 use crate::mcp::{FIXTURE, fixture, stdio};
@@ -275,7 +276,7 @@ async fn arguments_past_their_bounds_are_a_catchable_error_in_the_guest_never_a_
     }
     // The nesting bound has one owner (MAX_ARGUMENT_DEPTH), enforced in the guest: 100 levels
     // pass, 101 are refused there with the path, before the host's parser sees them.
-    let depth = exec_host::runtime::MAX_ARGUMENT_DEPTH;
+    let depth = exec_host::limits::MAX_ARGUMENT_DEPTH;
     // `v` has `arrays` levels of arrays; the argument object around it is one more.
     let nest = |arrays: u32| format!("let v = 1; for (let i = 0; i < {arrays}; i++) v = [v];");
     let code = format!("{} const out = await tools.echo({{ value: v }}); return JSON.stringify(out).length", nest(depth - 1));

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use exec_host::{Approval, Failure, Layer, Origin, PermissionMode, Stage, json};
+use exec_host::settings::{Layer, PermissionMode};
+use exec_host::{Approval, Failure, Origin, Stage, json};
 use exec_host_tests::{Harness, SharedApprover, TestApprover, exec_call, within};
 use serde_json::Value;
 
@@ -273,7 +274,7 @@ async fn a_post_tool_use_hook_reports_into_the_conversation_and_the_script_goes_
     assert!(outcome.messages[0].is_meta());
     // The history gets them after the turn's results.
     let mut history = Vec::new();
-    exec_host::session::append_results(&mut history, &[outcome]);
+    exec_host::append_results(&mut history, &[outcome]);
     assert_eq!(history.len(), 2);
 
     harness.session.add_server("fx", fixture()).await.unwrap();
@@ -326,7 +327,7 @@ async fn a_hook_that_prints_without_end_is_cut_and_stopped() {
     assert_eq!(outcome.value(), Some(&json!("ok")), "{}", outcome.text());
     assert!(started.elapsed() < Duration::from_secs(20));
     let text = outcome.messages[0].text();
-    assert!(text.len() <= exec_host::policy::HOOK_OUTPUT_BYTES + 200, "{}", text.len());
+    assert!(text.len() <= exec_host::limits::HOOK_OUTPUT_BYTES + 200, "{}", text.len());
     assert!(text.ends_with("xxx"));
 }
 

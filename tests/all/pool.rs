@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use exec_host::exec_tool;
 use exec_host::mcp::ServerConfig;
-use exec_host::{ExecStatus, Layer, Pool, SessionBuilder, Stage, ToolDefinition, ToolOutput, json};
+use exec_host::settings::Layer;
+use exec_host::{ExecStatus, Pool, SessionBuilder, Stage, ToolDefinition, ToolOutput, json};
 use exec_host_tests::{FixtureTool, Harness};
 
 use crate::mcp::{everything_server, fixture};

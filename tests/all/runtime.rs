@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use exec_host::contract::{SANDBOX_INTERFACES, WASI_INTERFACES};
-use exec_host::{CallOptions, CancellationToken, Failure, Layer, Limits, json};
+use exec_host::guest::{SANDBOX_INTERFACES, WASI_INTERFACES};
+use exec_host::settings::Layer;
+use exec_host::{CallOptions, CancellationToken, Failure, Limits, json};
 use exec_host_tests::{Harness, abort_after_call, sandbox, within};
 
 #[tokio::test]
@@ -35,7 +36,7 @@ async fn the_guest_artefact_is_built_from_the_current_sources() {
     let current = String::from_utf8(output.stdout).unwrap().trim().to_string();
     assert_eq!(
         current,
-        exec_host::runtime::GUEST_SOURCES_SHA256.trim(),
+        exec_host::guest::GUEST_SOURCES_SHA256.trim(),
         "guest-js/ or wit/ changed since host/artefacts/exec-guest.wasm was built: run scripts/build-guest and commit the artefact"
     );
 }
@@ -151,7 +152,7 @@ async fn the_call_record_updates_while_the_script_runs() {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = seen.clone();
     let options =
-        CallOptions::default().on_nested_call(move |calls| sink.lock().unwrap().push(exec_host::render::summary(calls, 0, true)));
+        CallOptions::default().on_nested_call(move |calls| sink.lock().unwrap().push(exec_host::calls_summary(calls, 0, true)));
     let code = "await tools.echo({ value: 1 }); await tools.add({ a: 1, b: 2 }); await tools.text_only({}); return 1";
     let outcome = harness.run_options(code, options).await;
     assert!(outcome.ok());

@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use exec_host::announce::{CATALOGUE_HEADING, EMPTY_TEXT, MARKER_KEY, WITHDRAWN_TEXT};
+use exec_host::announcement::{CATALOGUE_HEADING, EMPTY_TEXT, MARKER_KEY, WITHDRAWN_TEXT};
 use exec_host::mcp::ServerConfig;
-use exec_host::{ContentBlock, ExecStatus, Layer, Message, Provider, Role, SessionBuilder, Stage, ToolCall, ToolResult, json};
+use exec_host::settings::Layer;
+use exec_host::{ContentBlock, ExecStatus, Message, Provider, Role, SessionBuilder, Stage, ToolCall, ToolResult, json};
 use exec_host_tests::{Harness, call_id, exec_call, within};
 
 use crate::mcp::{everything_server, fixture};
@@ -397,7 +398,7 @@ async fn transcript(harness: &Harness) -> (String, Vec<exec_host::Declaration>, 
     ));
     let result = harness.session.call(call, Default::default()).await;
     assert!(result.ok(), "{}", result.text());
-    history.push(exec_host::session::tool_results_message(&[result]));
+    history.push(exec_host::tool_results_message(&[result]));
     history.push(Message::assistant("They say alpha."));
     (prepared.guidance.to_string(), prepared.declarations.to_vec(), history)
 }
@@ -474,7 +475,7 @@ async fn a_deny_rule_on_exec_withdraws_the_announcement() {
 async fn a_session_without_a_workspace_pools_only_what_it_has() {
     let session = exec_host::Session::builder()
         .sandbox(exec_host_tests::sandbox().await.clone())
-        .permission_mode(exec_host::PermissionMode::BypassPermissions)
+        .permission_mode(exec_host::settings::PermissionMode::BypassPermissions)
         .without_compaction()
         .build()
         .await

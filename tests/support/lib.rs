@@ -264,7 +264,7 @@ impl Harness {
     /// A harness whose session declares every tool flat (`enableExec` off), so the model
     /// calls them directly.
     pub async fn flat() -> Self {
-        let off = exec_host::Layer::from_value(json!({"enableExec": false})).expect("valid settings");
+        let off = exec_host::settings::Layer::from_value(json!({"enableExec": false})).expect("valid settings");
         Self::with(|builder| builder.managed_settings(off)).await
     }
 
@@ -293,7 +293,7 @@ impl Harness {
             .workspace(dir)
             .tools(fixture_tools(counter))
             .sandbox(sandbox().await.clone())
-            .starting_permission_mode(exec_host::PermissionMode::BypassPermissions)
+            .starting_permission_mode(exec_host::settings::PermissionMode::BypassPermissions)
     }
 
     /// Runs `code` as an `Exec` call of the model's.

@@ -205,9 +205,9 @@ impl Sessions {
     async fn new() -> Self {
         let big = Limits::default().with_budget(BIG_BUDGET).with_max_calls(100_000);
         let spin = Limits::default().with_budget(SPIN_BUDGET).with_max_calls(100_000);
-        let flat = exec_host::Layer::from_value(json!({"nonDeferredTools": ["echo"]})).expect("valid settings");
-        let rules = exec_host::Layer::from_value(fifty_rules()).expect("valid rules");
-        let hooks = exec_host::Layer::from_value(json!({"hooks": {"PreToolUse": [
+        let flat = exec_host::settings::Layer::from_value(json!({"nonDeferredTools": ["echo"]})).expect("valid settings");
+        let rules = exec_host::settings::Layer::from_value(fifty_rules()).expect("valid rules");
+        let hooks = exec_host::settings::Layer::from_value(json!({"hooks": {"PreToolUse": [
             {"matcher": "echo", "hooks": [{"type": "command", "command": "cat > /dev/null"}]},
             {"matcher": "add", "hooks": [{"type": "command", "command": "cat > /dev/null; sleep 0.1"}]}]}}))
         .expect("valid hooks");
@@ -216,7 +216,10 @@ impl Sessions {
         Sessions {
             rules: Arc::new(
                 Harness::with(|builder| {
-                    builder.managed_settings(rules).permission_mode(exec_host::PermissionMode::Default).limits(big.clone())
+                    builder
+                        .managed_settings(rules)
+                        .permission_mode(exec_host::settings::PermissionMode::Default)
+                        .limits(big.clone())
                 })
                 .await,
             ),
@@ -924,7 +927,7 @@ async fn main() -> Result<()> {
     let workdir = target.join("bench-work");
     std::fs::create_dir_all(&workdir)?;
     std::fs::write(workdir.join("trivial.js"), "return 1+1")?;
-    std::fs::write(workdir.join(GUEST_FILE), exec_host::runtime::GUEST_COMPONENT)?;
+    std::fs::write(workdir.join(GUEST_FILE), exec_host::guest::GUEST_COMPONENT)?;
     if selected.iter().any(|b| b.name.starts_with("process_")) {
         if !binary.exists() {
             bail!("{} is missing: build it first (cargo build --release -p exec-host)", binary.display());

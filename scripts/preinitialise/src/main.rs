@@ -24,7 +24,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(exec_host::runtime::preinitialise(&guest)) {
+    match runtime.block_on(exec_host::guest::preinitialise(&guest)) {
         Ok(snapshot) => match std::fs::write(output, snapshot) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

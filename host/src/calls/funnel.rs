@@ -1,0 +1,144 @@
+//! The funnel: the one path every tool call takes, direct or nested, builtin or MCP.
+//!
+//! discovery (is the tool registered?) -> authorization (the policy: `PreToolUse` hooks,
+//! permission rules, the mode, an approval) -> params (the input is one object; the tool
+//! reads its own arguments, so a mismatch there is a params failure too) -> execution ->
+//! `PostToolUse` hooks. Each failure carries its [`Stage`](crate::sources::tools::Stage). `Exec`
+//! itself is authorized and followed by the same two functions before and after its
+//! sandbox runs.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tracing::debug;
+
+use crate::calls::policy::{Authorized, Notes, Policy};
+use crate::calls::settings::{Settings, SettingsFiles};
+use crate::sources::tools::names::split_mcp_name;
+use crate::sources::tools::{CallContext, Effect, Registry, ToolError, ToolOutput};
+
+/// A call as the funnel receives it.
+#[derive(Clone, Debug)]
+pub(crate) struct CallRequest {
+    pub name: String,
+    /// The arguments as the caller gave them; a tool takes one JSON object.
+    pub input: Value,
+    pub context: CallContext,
+    /// The settings in force, when the caller has just read them for this call; `None`: the
+    /// funnel reads them (one look at each settings file either way).
+    pub settings: Option<Arc<Settings>>,
+    /// Where `PostToolUse` hooks put the messages they add to the conversation.
+    pub notes: Notes,
+}
+
+/// Every tool call of a session passes through here.
+pub(crate) struct Funnel {
+    registry: Arc<Registry>,
+    settings: Arc<SettingsFiles>,
+    policy: Policy,
+}
+
+impl Funnel {
+    pub fn new(registry: Arc<Registry>, settings: Arc<SettingsFiles>, policy: Policy) -> Self {
+        Funnel { registry, settings, policy }
+    }
+
+    /// The same funnel with another policy (another client's approvals).
+    pub fn with_policy(&self, policy: Policy) -> Funnel {
+        Funnel { registry: self.registry.clone(), settings: self.settings.clone(), policy }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The settings in force now (the last valid ones while a file is broken). An
+    /// authorization failure when no valid settings were ever read: the defaults deny
+    /// nothing, so falling back to them would fail open.
+    pub fn settings(&self, name: &str) -> Result<Arc<Settings>, ToolError> {
+        self.settings
+            .current_or_last_good()
+            .map_err(|error| ToolError::authorization(format!("`{name}` was not run: the settings cannot be read ({error})")))
+    }
+
+    /// Authorizes one call (see [`Policy::authorize`]): the input to run with, or the refusal.
+    pub async fn authorize(
+        &self,
+        name: &str,
+        effect: Effect,
+        input: Value,
+        context: &CallContext,
+        settings: &Settings,
+    ) -> Result<Authorized, ToolError> {
+        self.policy.authorize(name, effect, input, &context.origin, settings).await
+    }
+
+    /// What follows a call that succeeded (see [`Policy::after`]): its `PostToolUse` hooks.
+    pub async fn after(
+        &self,
+        name: &str,
+        post_hook_input: Option<Value>,
+        response: impl FnOnce() -> Value,
+        settings: &Settings,
+        notes: &Notes,
+    ) {
+        self.policy.after(name, post_hook_input, response, settings, notes).await;
+    }
+
+    /// Runs one call through every stage.
+    pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
+        let CallRequest { name, input, context, settings, notes } = request;
+        let Some(tool) = self.registry.get(&name) else {
+            return Err(ToolError::discovery(unknown_tool(&name)));
+        };
+        let settings = match settings {
+            Some(settings) => settings,
+            None => self.settings(&name)?,
+        };
+        let Authorized { input, post_hook_input } =
+            self.authorize(&name, tool.definition().effect, input, &context, &settings).await?;
+        let args = object_input(&name, input)?;
+        debug!(tool = %name, origin = ?context.origin, "tool call");
+        if context.cancel.is_cancelled() {
+            return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
+        }
+        // The tool is polled first: one that answers at once never registers with the
+        // cancellation token (a lock and an allocation per call). The tool takes the
+        // context; the funnel keeps only the token.
+        let cancel = context.cancel.clone();
+        let result = tokio::select! {
+            biased;
+            result = tool.call(args, context) => result,
+            _ = cancel.cancelled() => Err(ToolError::execution(format!("`{name}` was cancelled"))),
+        };
+        match &result {
+            Ok(_) => debug!(tool = %name, "tool call succeeded"),
+            Err(error) => debug!(tool = %name, stage = %error.stage, "tool call failed: {}", error.message),
+        }
+        if let Ok(output) = &result {
+            self.after(&name, post_hook_input, || output.clone().into_value(), &settings, &notes).await;
+        }
+        result
+    }
+}
+
+/// The arguments of a call of `name` as the one JSON object a tool takes, or a params failure.
+pub(crate) fn object_input(name: &str, input: Value) -> Result<Map<String, Value>, ToolError> {
+    match input {
+        Value::Object(map) => Ok(map),
+        other => Err(ToolError::params(format!(
+            "the input of `{name}` must be a JSON object, not {}",
+            crate::sources::tools::json_kind(&other)
+        ))),
+    }
+}
+
+/// Why `name` is not a registered tool, in the words of its kind.
+pub(crate) fn unknown_tool(name: &str) -> String {
+    match split_mcp_name(name) {
+        Some((server, tool)) => {
+            format!("there is no tool named `{name}`: MCP server `{server}` is not connected or does not offer `{tool}` now")
+        }
+        None => format!("there is no tool named `{name}`"),
+    }
+}

@@ -1,0 +1,345 @@
+//! Policy: what a call may do. Permission rules in Claude Code's syntax and precedence
+//! (`deny` over `ask` over `allow` over the mode's default), approvals by an embedding's
+//! [`Approver`], and the `PreToolUse` and `PostToolUse` hooks of the settings. Only the
+//! funnel calls this module, for every call, direct or nested, builtin or MCP, and for
+//! `Exec` itself; rules and hooks see the leaf tool's name, never `Exec` for a nested call.
+//!
+//! ```text
+//! PreToolUse hooks (may block, change the input, or decide allow / ask / deny)
+//!   -> deny rules      -> refused, naming the rule and its file
+//!   -> the hook's word  (deny: refused; allow: runs; ask: asks)
+//!   -> ask rules       -> asks
+//!   -> allow rules     -> runs
+//!   -> the mode        (default: read-only tools run, others ask; acceptEdits: workspace
+//!                       edits run too; dontAsk: what would ask is refused;
+//!                       bypassPermissions: runs)
+//! asking: the approver answers allow once / allow always (a rule saved) / deny with a reason;
+//!         with none, the call is refused with the rule that would let it run
+//! ```
+
+pub(crate) mod hooks;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+pub use hooks::HOOK_OUTPUT_BYTES;
+pub(crate) use hooks::Notes;
+use hooks::PreOutcome;
+
+use crate::calls::settings::{PermissionMode, Rule, Settings, SettingsFiles, Sourced};
+use crate::sources::tools::builtin::{PATH_TOOLS, Workspace};
+use crate::sources::tools::{Effect, Origin, ToolError};
+use crate::support::lock::Unpoisoned;
+
+/// Answers the calls that must ask: a person at a terminal, a UI, a policy service.
+pub trait Approver: Send + Sync + 'static {
+    /// Decides one call. While it waits, the call is pending and nothing else stops: the
+    /// rest of a script keeps running, and the wait is not charged to its budget.
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval>;
+}
+
+/// A call that asks.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ApprovalRequest {
+    /// The leaf tool (`write_file`, `mcp__srv__tool`), never `Exec` for a nested call.
+    pub tool: String,
+    pub input: Value,
+    /// The model's call, or a script's call inside which `Exec`.
+    pub origin: Origin,
+    /// Why it asks: the rule and its file, or the mode.
+    pub why: String,
+    /// The rule "allow always" saves to the project settings.
+    pub rule: String,
+}
+
+/// An approver's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Approval {
+    AllowOnce,
+    /// Allow, and save [`ApprovalRequest::rule`] to `permissions.allow` of the project
+    /// settings so it does not ask again.
+    AllowAlways,
+    Deny {
+        reason: String,
+    },
+}
+
+/// Where the mode comes from: the embedding or the command line (explicit), else the
+/// settings' `defaultMode`, else the session's starting mode.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ModeChoice {
+    pub explicit: Option<PermissionMode>,
+    pub start: PermissionMode,
+}
+
+/// The policy of one session.
+pub(crate) struct Policy {
+    workspace: Option<Arc<Workspace>>,
+    /// Where hooks run.
+    cwd: Option<PathBuf>,
+    mode: ModeChoice,
+    approver: Option<Arc<dyn Approver>>,
+    /// Where "allow always" saves its rule.
+    rules_file: Option<PathBuf>,
+    settings: Arc<SettingsFiles>,
+    /// Tools allowed always during this session. The rule is saved to the project settings
+    /// too, but a session need not read that file, and an unwritable file must not make the
+    /// same question come back.
+    allowed_always: std::sync::Mutex<Vec<String>>,
+    session_id: String,
+}
+
+/// A call the policy let through.
+pub(crate) struct Authorized {
+    /// The input to run with (a `PreToolUse` hook may have changed it).
+    pub input: Value,
+    /// The same input, kept for [`Policy::after`] when a `PostToolUse` hook will run.
+    pub post_hook_input: Option<Value>,
+}
+
+/// What rules and mode say of one call.
+enum Verdict {
+    Allow,
+    Ask { why: String },
+    Deny(String),
+}
+
+impl Policy {
+    pub fn new(
+        workspace: Option<Arc<Workspace>>,
+        cwd: Option<PathBuf>,
+        mode: ModeChoice,
+        approver: Option<Arc<dyn Approver>>,
+        rules_file: Option<PathBuf>,
+        settings: Arc<SettingsFiles>,
+    ) -> Self {
+        Policy {
+            workspace,
+            cwd,
+            mode,
+            approver,
+            rules_file,
+            settings,
+            allowed_always: Default::default(),
+            session_id: session_id(),
+        }
+    }
+
+    /// The same policy for another client: its calls that must ask go to `approver`, and
+    /// it starts with nothing allowed always and a `session_id` of its own.
+    pub fn for_client(&self, approver: Arc<dyn Approver>) -> Self {
+        Policy::new(
+            self.workspace.clone(),
+            self.cwd.clone(),
+            self.mode,
+            Some(approver),
+            self.rules_file.clone(),
+            self.settings.clone(),
+        )
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The mode in force under `settings`. `bypassPermissions` becomes `default` when a
+    /// managed layer disables it.
+    pub fn mode(&self, settings: &Settings) -> PermissionMode {
+        let chosen = self.mode.explicit.or(settings.default_mode.as_ref().map(|mode| mode.value)).unwrap_or(self.mode.start);
+        if chosen == PermissionMode::BypassPermissions && settings.bypass_disabled {
+            return PermissionMode::Default;
+        }
+        chosen
+    }
+
+    /// Authorizes one call of `tool` with `input` under `settings`: runs the `PreToolUse`
+    /// hooks, applies the rules and the mode, and asks when it must. Gives the input to run
+    /// with (a hook may have changed it), or the refusal.
+    pub async fn authorize(
+        &self,
+        tool: &str,
+        effect: Effect,
+        input: Value,
+        origin: &Origin,
+        settings: &Settings,
+    ) -> Result<Authorized, ToolError> {
+        let input = self.decide(tool, effect, input, origin, settings).await?;
+        let post_hook_input = self.has_post_hooks(tool, settings).then(|| input.clone());
+        Ok(Authorized { input, post_hook_input })
+    }
+
+    /// The decision of [`Policy::authorize`].
+    async fn decide(
+        &self,
+        tool: &str,
+        effect: Effect,
+        input: Value,
+        origin: &Origin,
+        settings: &Settings,
+    ) -> Result<Value, ToolError> {
+        let mode = self.mode(settings);
+        let (input, hook) = match hooks::pre_tool_use(self.hook_context(settings), tool, input, mode).await {
+            PreOutcome::Block(message) => return Err(ToolError::authorization(message)),
+            PreOutcome::Continue { input, decision } => (input, decision),
+        };
+        let paths = self.paths_of(tool, &input);
+        if let Some(rule) = first_applying(&settings.deny, tool, &paths) {
+            return Err(ToolError::authorization(format!(
+                "`{tool}` is denied by the permissions.deny rule `{}` in {}",
+                rule.value, rule.source
+            )));
+        }
+        let verdict = match hook {
+            Some(hooks::Decision::Deny(reason)) => Verdict::Deny(format!("PreToolUse:{tool} hook error: {reason}")),
+            Some(hooks::Decision::Ask(reason)) => Verdict::Ask { why: format!("a PreToolUse hook asks: {reason}") },
+            Some(hooks::Decision::Allow) => Verdict::Allow,
+            None => self.verdict(tool, effect, &paths, settings, mode),
+        };
+        match verdict {
+            Verdict::Allow => Ok(input),
+            Verdict::Deny(message) => Err(ToolError::authorization(message)),
+            Verdict::Ask { why } if mode == PermissionMode::DontAsk => Err(ToolError::authorization(format!(
+                "`{tool}` was not run: it needs approval ({why}), and the permission mode is dontAsk; a permissions.allow rule `{tool}` lets it run"
+            ))),
+            Verdict::Ask { why } => self.ask(tool, input, origin, why).await,
+        }
+    }
+
+    /// Runs the `PostToolUse` hooks of a call that succeeded with `response` (made only when
+    /// a hook will read it); what they report goes to `notes`, to be appended to the
+    /// conversation.
+    pub async fn after(
+        &self,
+        tool: &str,
+        authorized: Option<Value>,
+        response: impl FnOnce() -> Value,
+        settings: &Settings,
+        notes: &Notes,
+    ) {
+        let Some(input) = authorized else { return };
+        let mode = self.mode(settings);
+        hooks::post_tool_use(self.hook_context(settings), tool, &input, &response(), mode, notes).await;
+    }
+
+    /// Whether any `PostToolUse` hook would run for `tool` (so the input and the response
+    /// are kept only then).
+    fn has_post_hooks(&self, tool: &str, settings: &Settings) -> bool {
+        settings.post_tool_use.iter().any(|entry| entry.value.matches(tool) && !entry.value.hooks.is_empty())
+    }
+
+    fn hook_context<'a>(&'a self, settings: &'a Settings) -> hooks::Context<'a> {
+        hooks::Context { settings, cwd: self.cwd.as_deref(), session_id: &self.session_id }
+    }
+
+    /// The workspace places a call touches, for rules with a path pattern.
+    fn paths_of(&self, tool: &str, input: &Value) -> Vec<String> {
+        match &self.workspace {
+            Some(workspace) if PATH_TOOLS.contains(&tool) => workspace.rule_paths(input.get("path").and_then(Value::as_str)),
+            _ => Vec::new(),
+        }
+    }
+
+    /// `ask` rules, then `allow` rules, then the mode.
+    fn verdict(&self, tool: &str, effect: Effect, paths: &[String], settings: &Settings, mode: PermissionMode) -> Verdict {
+        if let Some(rule) = first_applying(&settings.ask, tool, paths) {
+            return Verdict::Ask { why: format!("the permissions.ask rule `{}` in {}", rule.value, rule.source) };
+        }
+        if first_applying(&settings.allow, tool, paths).is_some() || self.allowed_always().iter().any(|t| t == tool) {
+            return Verdict::Allow;
+        }
+        let runs = match mode {
+            PermissionMode::BypassPermissions => true,
+            PermissionMode::AcceptEdits => matches!(effect, Effect::ReadOnly | Effect::WorkspaceEdit),
+            _ => effect == Effect::ReadOnly,
+        };
+        if runs {
+            return Verdict::Allow;
+        }
+        let what = match effect {
+            Effect::WorkspaceEdit => "before workspace edits",
+            _ => "before tools that are not read-only",
+        };
+        Verdict::Ask { why: format!("the permission mode {mode} asks {what}") }
+    }
+
+    /// Asks the approver; without one, refuses with the rule that would let the call run.
+    async fn ask(&self, tool: &str, input: Value, origin: &Origin, why: String) -> Result<Value, ToolError> {
+        let Some(approver) = &self.approver else {
+            return Err(ToolError::authorization(format!(
+                "`{tool}` needs approval ({why}), and this session has no way to ask: a permissions.allow rule `{tool}` lets it run"
+            )));
+        };
+        let request =
+            ApprovalRequest { tool: tool.to_string(), input: input.clone(), origin: origin.clone(), why, rule: tool.to_string() };
+        match approver.approve(request).await {
+            Approval::AllowOnce => Ok(input),
+            Approval::AllowAlways => {
+                self.remember(tool);
+                Ok(input)
+            }
+            Approval::Deny { reason } => Err(ToolError::authorization(format!("`{tool}` was denied: {reason}"))),
+        }
+    }
+
+    /// Saves an "allow always" rule to the project settings; a call is never refused
+    /// because the rule could not be saved. The tool stays allowed for the rest of the
+    /// session either way.
+    fn remember(&self, tool: &str) {
+        let mut allowed = self.allowed_always();
+        if !allowed.iter().any(|t| t == tool) {
+            allowed.push(tool.to_string());
+        }
+        drop(allowed);
+        let Some(rule) = Rule::exactly(tool) else {
+            tracing::warn!(
+                "`{tool}` was allowed always for this session only: written as a rule, its name would mean more than this one tool"
+            );
+            return;
+        };
+        let Some(file) = &self.rules_file else {
+            tracing::warn!("`{rule}` was allowed always, but this session has no settings file to keep the rule in");
+            return;
+        };
+        // Inside the workspace, the file is written relative to the workspace's handle,
+        // never through a link (see `SettingsFiles::add_allow_rule`).
+        let inside = self.workspace.as_ref().and_then(|workspace| {
+            let relative = self.cwd.as_deref().and_then(|cwd| file.strip_prefix(cwd).ok());
+            let relative = relative.or_else(|| workspace.root().and_then(|root| file.strip_prefix(root).ok()))?;
+            Some((workspace.dir(), relative.to_path_buf()))
+        });
+        let saved = match &inside {
+            Some((dir, relative)) => self.settings.add_allow_rule(Some(dir), relative, &rule),
+            None => self.settings.add_allow_rule(None, file, &rule),
+        };
+        if let Err(error) = saved {
+            tracing::warn!("`{rule}` was allowed always, but the rule could not be saved: {error}");
+        }
+    }
+}
+
+impl Policy {
+    fn allowed_always(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.allowed_always.locked()
+    }
+}
+
+/// The first rule of `rules` that applies to a call of `tool` touching `paths`.
+fn first_applying<'a>(rules: &'a [Sourced<Rule>], tool: &str, paths: &[String]) -> Option<&'a Sourced<Rule>> {
+    rules.iter().find(|rule| rule.value.applies(tool, paths))
+}
+
+/// An id for the session's hooks (`session_id`): random, 32 hex digits.
+fn session_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let random = |salt: u64| {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(salt);
+        hasher.finish()
+    };
+    format!("{:016x}{:016x}", random(1), random(2))
+}

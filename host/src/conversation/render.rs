@@ -1,0 +1,555 @@
+//! Results as their consumers see them (spec 000): the text a model reads, with images as
+//! attachments; what goes into the history under the call's id; and everything, for a
+//! client. One set of rules renders a flat call and a nested one, so the same tool gives
+//! the model the same text whichever way it was called.
+//!
+//! A text past [`COMPACT_OVER_TOKENS`] is compacted for the model and the history to a
+//! head and a tail around a marker naming the call; the whole text is kept in a
+//! [`ResultStore`](crate::conversation::results::ResultStore) and `view_tool_call` returns any part of it.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::conversation::message::{ContentBlock, Message, Role};
+use crate::sandbox::runtime::{ExecOutcome, Failure, Limits, NestedCall};
+use crate::sources::tools::{Image, Stage, ToolError, ToolOutput};
+
+/// A result longer than this many (estimated) tokens is compacted for the model.
+pub const COMPACT_OVER_TOKENS: usize = 2_500;
+/// How tokens are estimated: characters divided by this. A deliberately rough,
+/// model-independent ratio; it decides only when a result is compacted.
+pub const CHARS_PER_TOKEN: usize = 4;
+/// Characters of a compacted text kept from its start.
+pub const COMPACT_HEAD_CHARS: usize = 6_000;
+/// Characters of a compacted text kept from its end.
+pub const COMPACT_TAIL_CHARS: usize = 2_000;
+
+/// One tool call's result, in every projection.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ToolResult {
+    /// The id of the model's tool call.
+    pub call_id: String,
+    /// The tool that was called (`Exec` or a flat tool).
+    pub name: String,
+    /// What the model reads (compacted past the bound), with image attachments. The
+    /// history holds the same, see [`ToolResult::persisted`].
+    pub model: ModelProjection,
+    /// Everything, for a UI or a log.
+    pub client: ClientProjection,
+    /// Set when the model projection was compacted.
+    pub compacted: Option<Compaction>,
+    /// Messages to append to the conversation after this turn's tool results: what the
+    /// `PostToolUse` hooks of the call (and of an Exec's nested calls) reported.
+    pub messages: Vec<crate::conversation::message::Message>,
+}
+
+/// What the model reads of a result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelProjection {
+    pub text: String,
+    pub images: Vec<Image>,
+    pub is_error: bool,
+}
+
+/// Everything about a result, for a client.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ClientProjection {
+    pub ok: bool,
+    /// The whole text a model would read, before compaction.
+    pub text: String,
+    /// `Exec`: the script's returned value. A flat call: the tool's output as a script
+    /// would receive it (structured value, else text, else `null`). `None` on failure or
+    /// when a script returned nothing.
+    pub value: Option<Value>,
+    /// `Exec`: console output, after its cap.
+    pub logs: Vec<String>,
+    /// Images attached to the result, after their cap.
+    pub images: Vec<Image>,
+    /// `Exec`: every nested call that reached the host, in order, refused ones included,
+    /// with its arguments, duration and outcome. Past the call limit only the last two
+    /// refused calls are listed; `calls_omitted` counts the others.
+    pub calls: Vec<NestedCall>,
+    pub calls_omitted: usize,
+    pub failure: Option<CallFailure>,
+    /// `Exec`: `N tool calls` and the last two names, or `failed`. Host-only.
+    pub summary: Option<String>,
+    /// From the call's arrival to its result.
+    pub duration: Duration,
+    /// `Exec`: the time the script itself ran.
+    pub script_time: Option<Duration>,
+}
+
+/// Why a call failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallFailure {
+    pub stage: Stage,
+    pub message: String,
+    /// How the script failed, when the call was an `Exec` that ran.
+    pub exec: Option<Failure>,
+}
+
+/// A compacted result: the whole text is this long and kept under the call's id (unless
+/// keeping it failed, as `kept` says), at `location` when the store has one to show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Compaction {
+    pub total_chars: usize,
+    pub kept: bool,
+    pub location: Option<String>,
+}
+
+impl ToolResult {
+    pub fn is_error(&self) -> bool {
+        self.model.is_error
+    }
+
+    /// Whether the call succeeded.
+    pub fn ok(&self) -> bool {
+        self.client.ok
+    }
+
+    /// The value: an `Exec` script's return value, or a flat tool's output as a script
+    /// would receive it.
+    pub fn value(&self) -> Option<&Value> {
+        self.client.value.as_ref()
+    }
+
+    /// The names of an `Exec`'s nested calls, in order.
+    pub fn call_names(&self) -> Vec<&str> {
+        self.client.calls.iter().map(|call| call.name.as_str()).collect()
+    }
+
+    /// An `Exec`'s summary (`N tool calls` and the last two names, or `failed`); empty
+    /// for a flat call.
+    pub fn summary(&self) -> &str {
+        self.client.summary.as_deref().unwrap_or_default()
+    }
+
+    /// The time an `Exec`'s script itself ran; zero for a flat call.
+    pub fn script_time(&self) -> Duration {
+        self.client.script_time.unwrap_or_default()
+    }
+
+    /// How the script failed, when this was an `Exec` whose script ran and failed.
+    pub fn exec_failure(&self) -> Option<&Failure> {
+        self.client.failure.as_ref().and_then(|failure| failure.exec.as_ref())
+    }
+
+    /// The text the model reads.
+    pub fn text(&self) -> &str {
+        &self.model.text
+    }
+
+    pub fn failure(&self) -> Option<&CallFailure> {
+        self.client.failure.as_ref()
+    }
+
+    /// What goes into the history under the call's id: the model projection as a
+    /// tool-result block.
+    pub fn persisted(&self) -> ContentBlock {
+        let mut content = vec![ContentBlock::text(self.model.text.clone())];
+        content.extend(self.model.images.iter().cloned().map(ContentBlock::Image));
+        ContentBlock::ToolResult { tool_use_id: self.call_id.clone(), content, is_error: self.model.is_error }
+    }
+}
+
+/// The result of an `Exec` that ran (or was refused by the runtime).
+pub(crate) fn exec_result(call_id: String, outcome: ExecOutcome, limits: &Limits, duration: Duration) -> ToolResult {
+    let text = exec_text(&outcome, limits);
+    let ok = outcome.result.is_ok();
+    let failure = outcome.result.as_ref().err().map(|failure| CallFailure {
+        stage: failure.stage(),
+        message: failure.message(),
+        exec: Some(failure.clone()),
+    });
+    let client = ClientProjection {
+        ok,
+        text: text.clone(),
+        value: outcome.result.as_ref().ok().cloned().flatten(),
+        logs: outcome.logs,
+        images: outcome.images.clone(),
+        summary: Some(calls_summary(&outcome.calls, outcome.calls_omitted, ok)),
+        calls: outcome.calls,
+        calls_omitted: outcome.calls_omitted,
+        failure,
+        duration,
+        script_time: Some(outcome.guest_time),
+    };
+    let model = ModelProjection { text, images: outcome.images, is_error: !ok };
+    ToolResult {
+        call_id,
+        name: crate::sources::tools::names::EXEC.to_string(),
+        model,
+        client,
+        compacted: None,
+        messages: Vec::new(),
+    }
+}
+
+/// The result of a flat call, rendered by the rules a nested call's value follows.
+pub(crate) fn flat_result(
+    call_id: String,
+    name: String,
+    outcome: Result<ToolOutput, ToolError>,
+    limits: &Limits,
+    duration: Duration,
+) -> ToolResult {
+    match outcome {
+        Ok(mut output) => {
+            let mut images = std::mem::take(&mut output.images);
+            let dropped = images.len().saturating_sub(limits.max_images);
+            images.truncate(limits.max_images);
+            let value = output.into_value();
+            let mut text = render_value(&value, limits.max_result_chars);
+            if dropped > 0 {
+                text.push_str("\n\n");
+                text.push_str(&images_dropped_note(dropped, "a tool result", limits.max_images));
+            }
+            let client = ClientProjection {
+                ok: true,
+                text: text.clone(),
+                value: Some(value),
+                logs: Vec::new(),
+                images: images.clone(),
+                calls: Vec::new(),
+                calls_omitted: 0,
+                failure: None,
+                summary: None,
+                duration,
+                script_time: None,
+            };
+            ToolResult {
+                call_id,
+                name,
+                model: ModelProjection { text, images, is_error: false },
+                client,
+                compacted: None,
+                messages: Vec::new(),
+            }
+        }
+        Err(error) => failure_result(call_id, name, error, limits.max_result_chars, duration),
+    }
+}
+
+/// A call that failed before or while it ran, with no output; its message cut at
+/// `max_chars` like a value (a tool's error text is as long as the tool likes).
+pub(crate) fn failure_result(
+    call_id: String,
+    name: String,
+    mut error: ToolError,
+    max_chars: usize,
+    duration: Duration,
+) -> ToolResult {
+    if error.message.trim().is_empty() {
+        error.message = format!("`{name}` failed without saying why");
+    }
+    error.message = cut_text(std::mem::take(&mut error.message), max_chars);
+    let client = ClientProjection {
+        ok: false,
+        text: error.message.clone(),
+        value: None,
+        logs: Vec::new(),
+        images: Vec::new(),
+        calls: Vec::new(),
+        calls_omitted: 0,
+        failure: Some(CallFailure { stage: error.stage, message: error.message.clone(), exec: None }),
+        summary: (name == crate::sources::tools::names::EXEC).then(|| "failed".to_string()),
+        duration,
+        script_time: None,
+    };
+    let model = ModelProjection { text: error.message, images: Vec::new(), is_error: true };
+    ToolResult { call_id, name, model, client, compacted: None, messages: Vec::new() }
+}
+
+/// The text the model reads of an Exec: the value (or the failure), console output, and
+/// notes on anything cut. Never empty.
+fn exec_text(outcome: &ExecOutcome, limits: &Limits) -> String {
+    let mut sections = Vec::new();
+    let logs = logs_section(outcome);
+    match &outcome.result {
+        Ok(value) => match (value, &logs) {
+            (None, None) => {
+                sections.push("The script finished without returning a value and without console output.".to_string())
+            }
+            (None, Some(logs)) => {
+                sections.push(format!("Console output:\n{logs}"));
+                sections.push("The script returned no value.".to_string());
+            }
+            (Some(value), None) => sections.push(render_value(value, limits.max_result_chars)),
+            (Some(value), Some(logs)) => {
+                sections.push(format!("Console output:\n{logs}"));
+                sections.push(format!("Return value:\n{}", render_value(value, limits.max_result_chars)));
+            }
+        },
+        Err(failure) => {
+            // A thrown value is the script's to size: cut like a returned one.
+            sections.push(cut_text(failure.message(), limits.max_result_chars));
+            if let Some(logs) = logs {
+                sections.push(format!("Console output before the failure:\n{logs}"));
+            }
+        }
+    }
+    if outcome.images_dropped > 0 {
+        sections.push(images_dropped_note(outcome.images_dropped, "an Exec result", limits.max_images));
+    }
+    sections.join("\n\n")
+}
+
+fn images_dropped_note(dropped: usize, carrier: &str, max: usize) -> String {
+    format!("[{dropped} more image(s) were dropped: {carrier} carries at most {max}]")
+}
+
+fn logs_section(outcome: &ExecOutcome) -> Option<String> {
+    if outcome.logs.is_empty() && outcome.logs_cut_chars == 0 {
+        return None;
+    }
+    let mut text = outcome.logs.join("\n");
+    if outcome.logs_cut_chars > 0 {
+        text.push_str(&format!("\n[console output cut: {} more characters not shown]", outcome.logs_cut_chars));
+    }
+    Some(text)
+}
+
+/// Strings as they are (an empty one as `""`: a model API refuses empty text), anything
+/// else as JSON; cut at `max_chars`, saying the total.
+fn render_value(value: &Value, max_chars: usize) -> String {
+    let text = match value {
+        Value::String(text) if text.is_empty() => "\"\"".to_string(),
+        Value::String(text) => text.clone(),
+        other => {
+            let mut text = String::new();
+            write_json(other, &mut text);
+            text
+        }
+    };
+    cut_text(text, max_chars)
+}
+
+/// `text` cut at `max_chars` characters, saying the total: the one result cap.
+fn cut_text(text: String, max_chars: usize) -> String {
+    let Some((at, _)) = text.char_indices().nth(max_chars) else { return text };
+    let total = text.chars().count();
+    format!("{}\n[result cut: {total} characters in all, the first {max_chars} shown]", &text[..at])
+}
+
+/// `value` as compact JSON with numbers written as JavaScript writes them (`3`, not `3.0`;
+/// `1e+21`, `1e-7`), so a value reads the same whether a script returned it (the guest's
+/// `JSON.stringify`) or a flat call answered it (a server's JSON).
+fn write_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Number(number) => match number.as_f64() {
+            Some(float) if !number.is_i64() && !number.is_u64() => out.push_str(&js_number(float)),
+            _ => out.push_str(&number.to_string()),
+        },
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_json(item, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// A finite number as ECMAScript's `Number.prototype.toString` writes it: the shortest
+/// digits that round-trip, positional between 1e-7 and 1e21, exponential outside.
+fn js_number(x: f64) -> String {
+    if !x.is_finite() {
+        return "null".to_string();
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: `d.ddde±x`.
+    let formatted = format!("{:e}", x.abs());
+    let (mantissa, exponent) = formatted.split_once('e').unwrap_or((&formatted, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let k = digits.len() as i64;
+    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
+    let sign = if x < 0.0 { "-" } else { "" };
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let exponent = n - 1;
+        let sign = if exponent < 0 { "-" } else { "+" };
+        match digits.len() {
+            1 => format!("{digits}e{sign}{}", exponent.abs()),
+            _ => format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], exponent.abs()),
+        }
+    };
+    format!("{sign}{body}")
+}
+
+/// The host-only summary of an Exec: `0 tool calls`, `1 tool call`, `N tool calls` (the
+/// listed calls and `omitted` others), then the last two names one per line, with a leading
+/// `... ` when earlier calls are not listed; `failed` for a failed script.
+pub fn calls_summary(calls: &[NestedCall], omitted: usize, ok: bool) -> String {
+    if !ok {
+        return "failed".to_string();
+    }
+    let total = calls.len() + omitted;
+    let count = match total {
+        1 => "1 tool call".to_string(),
+        n => format!("{n} tool calls"),
+    };
+    let shown = &calls[calls.len().saturating_sub(2)..];
+    let mut text = if total > 2 { format!("... {count}") } else { count };
+    for call in shown {
+        text.push('\n');
+        text.push_str(&call.name);
+    }
+    text
+}
+
+/// Whether a text is long enough to be compacted.
+pub(crate) fn needs_compaction(text: &str) -> bool {
+    text.chars().count().div_ceil(CHARS_PER_TOKEN) > COMPACT_OVER_TOKENS
+}
+
+/// `text` compacted to its head and tail around a marker that names call `call_id` and,
+/// when the whole text was `kept`, how to read the rest.
+pub(crate) fn compact(text: &str, call_id: &str, kept: bool) -> String {
+    let total = text.chars().count();
+    let head_end = text.char_indices().nth(COMPACT_HEAD_CHARS).map_or(text.len(), |(at, _)| at);
+    let tail_start = text.char_indices().nth(total.saturating_sub(COMPACT_TAIL_CHARS)).map_or(text.len(), |(at, _)| at);
+    let omitted = total.saturating_sub(COMPACT_HEAD_CHARS + COMPACT_TAIL_CHARS);
+    let id = serde_json::to_string(call_id).unwrap_or_default();
+    let how = if kept {
+        format!(
+            "view_tool_call({{ \"id\": {id}, \"offset\": {COMPACT_HEAD_CHARS} }}) returns the rest of the result of call {id}, part by part"
+        )
+    } else {
+        format!("the whole result of call {id} could not be kept")
+    };
+    format!("{}\n[... {omitted} of {total} characters not shown: {how}.]\n{}", &text[..head_end], &text[tail_start..])
+}
+
+/// Tool result blocks for one user message answering a turn's calls.
+pub fn tool_results_message(results: &[ToolResult]) -> Message {
+    Message::new(Role::User, results.iter().map(ToolResult::persisted).collect::<Vec<ContentBlock>>())
+}
+
+/// Appends a turn's results to `history`: the tool-result message, then the messages the
+/// calls' hooks added ([`ToolResult::messages`]).
+pub fn append_results(history: &mut Vec<Message>, results: &[ToolResult]) {
+    history.push(tool_results_message(results));
+    history.extend(results.iter().flat_map(|result| result.messages.iter().cloned()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::runtime::CallOutcome;
+
+    fn calls(names: &[&str]) -> Vec<NestedCall> {
+        names
+            .iter()
+            .map(|name| NestedCall {
+                name: name.to_string(),
+                args: "{}".into(),
+                outcome: CallOutcome::Succeeded,
+                duration: Duration::ZERO,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_summary_counts_and_lists_the_last_two() {
+        assert_eq!(calls_summary(&[], 0, true), "0 tool calls");
+        assert_eq!(calls_summary(&calls(&["a"]), 0, true), "1 tool call\na");
+        assert_eq!(calls_summary(&calls(&["a", "b"]), 0, true), "2 tool calls\na\nb");
+        assert_eq!(calls_summary(&calls(&["a", "b", "c"]), 0, true), "... 3 tool calls\nb\nc");
+        assert_eq!(calls_summary(&calls(&["a", "a", "a"]), 0, true), "... 3 tool calls\na\na");
+        assert_eq!(calls_summary(&calls(&["a", "b"]), 5, true), "... 7 tool calls\na\nb");
+        assert_eq!(calls_summary(&calls(&["a"]), 0, false), "failed");
+    }
+
+    #[test]
+    fn a_flat_output_renders_like_a_value_a_script_returns() {
+        let limits = Limits::default();
+        let text = |output: ToolOutput| flat_result("c".into(), "t".into(), Ok(output), &limits, Duration::ZERO).model.text;
+        assert_eq!(text(ToolOutput::structured(serde_json::json!({"a": [1, "x"]}))), r#"{"a":[1,"x"]}"#);
+        assert_eq!(text(ToolOutput::structured(serde_json::json!({"a": 1})).with_text("ignored")), r#"{"a":1}"#);
+        assert_eq!(text(ToolOutput::text("plain\ntext")), "plain\ntext");
+        assert_eq!(text(ToolOutput::empty()), "null");
+        let long = flat_result(
+            "c".into(),
+            "t".into(),
+            Ok(ToolOutput::text("y".repeat(40))),
+            &Limits::default().with_max_result_chars(10),
+            Duration::ZERO,
+        );
+        assert_eq!(long.model.text, format!("{}\n[result cut: 40 characters in all, the first 10 shown]", "y".repeat(10)));
+    }
+
+    #[test]
+    fn numbers_read_as_javascript_writes_them() {
+        for (x, js) in [
+            (3.0, "3"),
+            (-0.0, "0"),
+            (0.5, "0.5"),
+            (-2.25, "-2.25"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1.5e22, "1.5e+22"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (1.2345e-7, "1.2345e-7"),
+            (123.456, "123.456"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (f64::MAX, "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(js_number(x), js, "{x:e}");
+        }
+        let mut text = String::new();
+        write_json(&serde_json::json!({"sum": 3.0, "n": [1, 2.5, -7], "s": "a\"b"}), &mut text);
+        assert_eq!(text, r#"{"sum":3,"n":[1,2.5,-7],"s":"a\"b"}"#);
+    }
+
+    #[test]
+    fn compaction_keeps_head_and_tail_and_names_the_call() {
+        let short = "x".repeat(COMPACT_OVER_TOKENS * CHARS_PER_TOKEN);
+        assert!(!needs_compaction(&short), "exactly at the bound is not compacted");
+        let text: String = (0..30_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        assert!(needs_compaction(&text));
+        let compacted = compact(&text, "toolu_\"1", true);
+        assert!(compacted.starts_with(&text[..COMPACT_HEAD_CHARS]));
+        assert!(compacted.ends_with(&text[text.len() - COMPACT_TAIL_CHARS..]));
+        assert!(
+            compacted.contains(
+                "[... 22000 of 30000 characters not shown: view_tool_call({ \"id\": \"toolu_\\\"1\", \"offset\": 6000 })"
+            ),
+            "{}",
+            &compacted[6000..6300]
+        );
+        assert!(!needs_compaction(&compacted), "a compacted text is under the bound");
+        assert!(compact(&text, "c", false).contains("the whole result of call \"c\" could not be kept"));
+    }
+}

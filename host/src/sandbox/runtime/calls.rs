@@ -1,0 +1,458 @@
+//! Nested calls of one script: started without blocking, awaited together (with the
+//! script's timers), recorded.
+//!
+//! A call starts when the script starts it: its future is polled once right away, and a
+//! tool that answers at once is answered in the same round trip. What is still pending
+//! lives in this Exec's store and is polled while the guest waits in `wait-next`, so a
+//! `Promise.all` of many calls shares one wait window and no thread hop is paid per call.
+//! Dropping the store drops (cancels) whatever is still in flight.
+//!
+//! Where a call goes is not the runtime's business: the layer above hands it a
+//! [`ScriptTools`] (the session's pool and funnel), and the runtime only counts, starts,
+//! waits and records.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::future::{BoxFuture, FutureExt};
+use futures::stream::FuturesUnordered;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
+use super::timers::Timers;
+use crate::sources::tools::names::TOOL_SEARCH;
+use crate::sources::tools::{Image, MAX_TOOL_NAME_LEN, Stage, ToolError, ToolOutput};
+
+/// What a script's `tools` object reaches, as the layer above the runtime decides it.
+pub(crate) trait ScriptTools: Send + Sync + 'static {
+    /// The names a script may call as `tools.<name>`, in order.
+    fn names(&self) -> &[String];
+
+    /// Starts one call. A name the script may not reach is refused by the returned future
+    /// at its first poll. `cancel` fires when the Exec ends or is aborted.
+    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken) -> ToolFuture;
+
+    /// Answers `tools.ToolSearch(args)` with the JSON text of its result.
+    fn search(&self, args: Map<String, Value>) -> Result<String, ToolError>;
+}
+
+/// A call on its way.
+pub(crate) type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
+
+/// Why the host ended a script while it waited.
+#[derive(Debug, thiserror::Error)]
+#[error("the script waited more than {limit:?} in all for nested tool calls and timers")]
+pub struct NestedWaitExceeded {
+    pub limit: Duration,
+}
+
+/// Finished calls (and, apart, due timers) handed to the guest in one `wait-next`.
+const MAX_BATCH: usize = 256;
+
+/// Characters of a call's arguments kept in the call record.
+pub const RECORDED_ARGS_CHARS: usize = 2_000;
+
+/// Characters of a failed call's message kept in the call record.
+pub const RECORDED_MESSAGE_CHARS: usize = 2_000;
+
+/// A call that finished, under the id the guest knows it by.
+pub(crate) type Finished = (u32, Result<ToolOutput, ToolError>);
+
+/// What one `wait-next` hands the guest: the calls that finished, then the timers that
+/// are due, in the order they fell due.
+pub(crate) struct Woken {
+    pub calls: Vec<Finished>,
+    pub timers: Vec<u32>,
+}
+
+/// What starting a call gives back at once.
+pub(crate) enum Started {
+    Pending(u32),
+    Done(Result<ToolOutput, ToolError>),
+}
+
+/// A call in flight, tagged with its id and the size of its arguments (one allocation per
+/// call: the tool's own future).
+struct InFlight {
+    id: u32,
+    argument_bytes: usize,
+    future: ToolFuture,
+}
+
+impl Future for InFlight {
+    type Output = (Finished, usize);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (id, bytes) = (self.id, self.argument_bytes);
+        self.future.as_mut().poll(cx).map(|result| ((id, result), bytes))
+    }
+}
+
+/// Every call one script starts, and the record of them.
+pub(crate) struct NestedCalls {
+    tools: Arc<dyn ScriptTools>,
+    in_flight: FuturesUnordered<InFlight>,
+    max_calls: u32,
+    /// Fires when the Exec ends or is aborted; every call carries it.
+    cancel: CancellationToken,
+    max_nested_wait: Option<Duration>,
+    waited: Duration,
+    max_argument_bytes: usize,
+    /// Bytes of arguments the calls in flight hold.
+    argument_bytes_in_flight: usize,
+    record: CallRecord,
+}
+
+impl NestedCalls {
+    pub fn new(tools: Arc<dyn ScriptTools>, limits: &Limits, cancel: CancellationToken, record: CallRecord) -> Self {
+        NestedCalls {
+            tools,
+            in_flight: FuturesUnordered::new(),
+            max_calls: limits.max_calls,
+            cancel,
+            max_nested_wait: limits.max_nested_wait,
+            waited: Duration::ZERO,
+            max_argument_bytes: limits.max_argument_bytes,
+            argument_bytes_in_flight: 0,
+            record,
+        }
+    }
+
+    /// Refuses arguments past the limit of one call, or past what the calls in flight may
+    /// hold together, before the host parses them.
+    fn check_argument_size(&self, name: &str, args_json: &str) -> Result<(), ToolError> {
+        let bytes = args_json.len();
+        if bytes > self.max_argument_bytes {
+            return Err(ToolError::params(format!(
+                "`{}` was refused: its arguments take {bytes} bytes as JSON, more than the {} a call may pass",
+                cut(name, MAX_TOOL_NAME_LEN),
+                self.max_argument_bytes
+            )));
+        }
+        let total = self.max_argument_bytes.saturating_mul(IN_FLIGHT_ARGUMENTS);
+        if self.argument_bytes_in_flight + bytes > total {
+            return Err(ToolError::params(format!(
+                "`{}` was refused: the calls in flight already hold {} bytes of arguments, and together they may hold {total}; await some first",
+                cut(name, MAX_TOOL_NAME_LEN),
+                self.argument_bytes_in_flight
+            )));
+        }
+        Ok(())
+    }
+
+    /// Fires when the Exec ends or is aborted (the token every call is given).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    pub fn tools(&self) -> &Arc<dyn ScriptTools> {
+        &self.tools
+    }
+
+    /// Every call that reached the host, in order; taken when the Exec is over. Calls still
+    /// in flight are recorded as unfinished.
+    pub fn into_record(mut self) -> (Vec<NestedCall>, usize) {
+        self.record.close();
+        (self.record.calls, self.record.omitted)
+    }
+
+    /// Records a call that reached the host and returns its id; refuses it when it is past
+    /// the limit. Past the limit the record keeps only the last two refused calls (their
+    /// names, for the summary) and counts the others, so a script that loops on refused
+    /// calls cannot grow the host's memory.
+    fn admit(&mut self, name: &str, args_json: &str) -> (u32, Result<(), ToolError>) {
+        let limit = self.max_calls as usize;
+        if self.record.attempted() < limit {
+            return (self.record.push(name, args_json), Ok(()));
+        }
+        let refusal = ToolError::execution(format!(
+            "`{}` was refused: this script has reached its limit of {} tool calls",
+            cut(name, MAX_TOOL_NAME_LEN),
+            self.max_calls
+        ));
+        (self.record.push_refused(name, limit), Err(refusal))
+    }
+
+    /// Starts a call. `Done` when it finished (or was refused) at once, else `Pending`
+    /// with the id `finished` will hand it back under.
+    pub fn start(&mut self, name: String, args_json: String) -> Started {
+        let (id, admitted) = self.admit(&name, &args_json);
+        let argument_bytes = args_json.len();
+        let checked = admitted.and_then(|()| self.check_argument_size(&name, &args_json));
+        let args = match checked.and_then(|()| parse_arguments(&name, &args_json)) {
+            Ok(args) => args,
+            Err(error) => return Started::Done(self.record.finish(id, Err(error))),
+        };
+        drop(args_json);
+        let mut call = InFlight { id, argument_bytes, future: self.tools.call(name, args, self.cancel.clone()) };
+        // Start it now. A pending future is polled again, with a real waker, by `next`.
+        match Pin::new(&mut call).poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(((id, result), _)) => Started::Done(self.record.finish(id, result)),
+            Poll::Pending => {
+                self.argument_bytes_in_flight += argument_bytes;
+                self.in_flight.push(call);
+                Started::Pending(id)
+            }
+        }
+    }
+
+    /// Waits for at least one call to finish or one of `timers` to fall due, then takes
+    /// every call that has finished and every timer that is due by then (at most
+    /// [`MAX_BATCH`] of each). Empty when no call is in flight and no timer is pending.
+    pub async fn finished(&mut self, timers: &mut Timers) -> Result<Woken, NestedWaitExceeded> {
+        let first = self.next(timers.next_deadline()).await?;
+        let mut batch: Vec<_> = first.into_iter().flatten().collect();
+        while batch.len() < MAX_BATCH && !self.in_flight.is_empty() {
+            match self.in_flight.next().now_or_never() {
+                Some(Some(done)) => batch.push(done),
+                _ => break,
+            }
+        }
+        let calls = batch
+            .into_iter()
+            .map(|((id, result), bytes)| {
+                self.argument_bytes_in_flight -= bytes;
+                (id, self.record.finish(id, result))
+            })
+            .collect();
+        Ok(Woken { calls, timers: timers.take_due(Instant::now(), MAX_BATCH) })
+    }
+
+    /// Waits for the next call to finish (`Some(Some(call))`) or for `deadline` to pass
+    /// (`Some(None)`). `None` when no call is in flight and there is no deadline. The time
+    /// spent counts toward `max_nested_wait`, whatever was waited for.
+    async fn next(&mut self, deadline: Option<Instant>) -> Result<Option<Option<(Finished, usize)>>, NestedWaitExceeded> {
+        if self.in_flight.is_empty() && deadline.is_none() {
+            return Ok(None);
+        }
+        let started = Instant::now();
+        // A timer already due is not slept for: the runtime's timers would round the wait up
+        // to their next tick, a millisecond for each `setTimeout(0)`.
+        if deadline.is_some_and(|at| at <= started) {
+            return Ok(Some(self.in_flight.next().now_or_never().flatten()));
+        }
+        let in_flight = &mut self.in_flight;
+        let wait = async move {
+            let timer = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            if in_flight.is_empty() {
+                timer.await;
+                return None;
+            }
+            tokio::select! {
+                biased;
+                done = in_flight.next() => done,
+                () = timer => None,
+            }
+        };
+        let next = match self.max_nested_wait {
+            None => wait.await,
+            Some(limit) => {
+                let left = limit.saturating_sub(self.waited);
+                match tokio::time::timeout(left, wait).await {
+                    Ok(next) => next,
+                    Err(_) => return Err(NestedWaitExceeded { limit }),
+                }
+            }
+        };
+        self.waited += started.elapsed();
+        // Many short waits add up: a wait that ended within its own time still counts, and
+        // the time waited in all is checked after each (a timeout of what is left cannot
+        // fire once that is less than the runtime's timer tick).
+        if let Some(limit) = self.max_nested_wait
+            && self.waited > limit
+        {
+            return Err(NestedWaitExceeded { limit });
+        }
+        Ok(Some(next))
+    }
+
+    /// Answers `tools.ToolSearch(...)`: counted and recorded like any call, answered at once.
+    pub fn search(&mut self, args_json: &str) -> Result<String, String> {
+        let (id, admitted) = self.admit(TOOL_SEARCH, args_json);
+        let answer = admitted
+            .and_then(|()| self.check_argument_size(TOOL_SEARCH, args_json))
+            .and_then(|()| parse_arguments(TOOL_SEARCH, args_json))
+            .and_then(|args| self.tools.search(args));
+        let outcome = match &answer {
+            Ok(_) => Ok(ToolOutput::empty()),
+            Err(error) => Err(error.clone()),
+        };
+        let _ = self.record.finish(id, outcome);
+        answer.map_err(|error| error.message)
+    }
+}
+
+/// The argument object a guest sent, or a params error.
+fn parse_arguments(name: &str, json: &str) -> Result<Map<String, Value>, ToolError> {
+    match serde_json::from_str::<Value>(json) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ToolError::params(format!("{name}: the arguments must be one plain object"))),
+        Err(e) => Err(ToolError::params(format!("{name}: the arguments are not valid JSON: {e}"))),
+    }
+}
+
+/// One call a script made that reached the host.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct NestedCall {
+    /// The tool's name as the script wrote it.
+    pub name: String,
+    /// The arguments as JSON text, cut at [`RECORDED_ARGS_CHARS`] characters.
+    pub args: String,
+    pub outcome: CallOutcome,
+    /// From the moment the call reached the host until it finished (or the Exec ended).
+    pub duration: Duration,
+}
+
+/// How a nested call ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallOutcome {
+    Succeeded,
+    /// It failed or was refused at `stage`; the message is what the script saw, cut at
+    /// [`RECORDED_MESSAGE_CHARS`] characters.
+    Failed {
+        stage: Stage,
+        message: String,
+    },
+    /// The Exec ended while the call was in flight; the call was cancelled.
+    Unfinished,
+}
+
+impl NestedCall {
+    pub fn ok(&self) -> bool {
+        self.outcome == CallOutcome::Succeeded
+    }
+
+    /// The stage a failed call failed at; `Unfinished` calls count as execution failures.
+    pub fn stage(&self) -> Option<Stage> {
+        match &self.outcome {
+            CallOutcome::Succeeded => None,
+            CallOutcome::Failed { stage, .. } => Some(*stage),
+            CallOutcome::Unfinished => Some(Stage::Execution),
+        }
+    }
+}
+
+/// Sees the call record each time a call reaches the host or finishes, for a live summary.
+pub type CallWatcher = Arc<dyn Fn(&[NestedCall]) + Send + Sync>;
+
+/// Every call a script attempted that reached the host, in order, without de-duplication:
+/// refused calls included (past the call limit, the last two of them, the others counted).
+/// Shown to whoever watches the Exec live.
+pub(crate) struct CallRecord {
+    calls: Vec<NestedCall>,
+    /// When each unfinished call started; `None` once it finished.
+    started: Vec<Option<Instant>>,
+    /// Calls refused past the limit that are counted but no longer listed.
+    omitted: usize,
+    watcher: Option<CallWatcher>,
+}
+
+impl CallRecord {
+    pub fn new(watcher: Option<CallWatcher>) -> Self {
+        CallRecord { calls: Vec::new(), started: Vec::new(), omitted: 0, watcher }
+    }
+
+    /// How many calls reached the host, listed or not.
+    fn attempted(&self) -> usize {
+        self.calls.len() + self.omitted
+    }
+
+    /// Adds one call; returns its id (its place in the record, which never moves for a
+    /// call within the limit).
+    fn push(&mut self, name: &str, args_json: &str) -> u32 {
+        let id = self.calls.len() as u32;
+        self.calls.push(NestedCall {
+            name: cut(name, MAX_TOOL_NAME_LEN),
+            args: cut(args_json, RECORDED_ARGS_CHARS),
+            outcome: CallOutcome::Unfinished,
+            duration: Duration::ZERO,
+        });
+        self.started.push(Some(Instant::now()));
+        if let Some(watcher) = &self.watcher {
+            watcher(&self.calls);
+        }
+        id
+    }
+
+    /// Adds a call refused past the limit of `limit` calls: only two such calls stay listed
+    /// (the latest), without their arguments; older ones are only counted. Returns its id,
+    /// good until the next refused call.
+    fn push_refused(&mut self, name: &str, limit: usize) -> u32 {
+        if self.calls.len() >= limit + 2 {
+            self.calls.remove(limit);
+            self.started.remove(limit);
+            self.omitted += 1;
+        }
+        self.push(name, "")
+    }
+
+    /// Notes how call `id` ended and hands its result on.
+    fn finish(&mut self, id: u32, result: Result<ToolOutput, ToolError>) -> Result<ToolOutput, ToolError> {
+        let index = id as usize;
+        if let (Some(call), Some(started)) = (self.calls.get_mut(index), self.started.get_mut(index))
+            && let Some(at) = started.take()
+        {
+            call.duration = at.elapsed();
+            call.outcome = match &result {
+                Ok(_) => CallOutcome::Succeeded,
+                Err(error) => CallOutcome::Failed { stage: error.stage, message: cut(&error.message, RECORDED_MESSAGE_CHARS) },
+            };
+            if let Some(watcher) = &self.watcher {
+                watcher(&self.calls);
+            }
+        }
+        result
+    }
+
+    /// Closes the record when the Exec ends: calls still in flight get their time so far.
+    pub fn close(&mut self) {
+        for (call, started) in self.calls.iter_mut().zip(&mut self.started) {
+            if let Some(at) = started.take() {
+                call.duration = at.elapsed();
+            }
+        }
+    }
+}
+
+/// `text` cut at `max` characters, with an ellipsis when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
+/// Images returned by nested calls, capped; the model gets them as attachments.
+#[derive(Debug, Default)]
+pub(crate) struct Images {
+    pub kept: Vec<Image>,
+    pub dropped: usize,
+    max: usize,
+}
+
+impl Images {
+    pub fn new(max: usize) -> Self {
+        Images { kept: Vec::new(), dropped: 0, max }
+    }
+
+    pub fn add(&mut self, images: Vec<Image>) {
+        for image in images {
+            if self.kept.len() < self.max {
+                self.kept.push(image);
+            } else {
+                self.dropped += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! The runtime: one wasmtime engine, the guest component compiled once (and cached across
+//! processes), and a fresh store per Exec from a pre-initialised snapshot.
+//!
+//! Per Exec: a store with memory limits, the budget clock, the nested calls in flight, the
+//! pending timers, and an instance from the pooling allocator. The script runs in the
+//! guest's `run` export; whatever happens to it (a throw, a trap, the budget, an abort)
+//! becomes an `ExecOutcome`; this module never panics on a script's behalf.
+//!
+//! The runtime knows nothing of pools, settings or the funnel: where a script's calls go
+//! is a `ScriptTools` handed in by the layer above.
+
+mod artefact;
+pub(crate) mod calls;
+mod clock;
+mod compile_settings;
+mod hot_wait;
+mod limits;
+mod outcome;
+mod state;
+mod timers;
+mod trace;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::Linker;
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder, Trap, UpdateDeadline,
+};
+
+pub use artefact::{
+    GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, MAX_GUEST_COMPONENT_BYTES, SetupError, default_cache_dir, preinitialise,
+};
+pub use calls::{CallOutcome, CallWatcher, NestedCall, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS};
+pub(crate) use calls::{ScriptTools, ToolFuture};
+pub use limits::{
+    DEFAULT_BUDGET, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_IMAGES, DEFAULT_MAX_LOG_CHARS,
+    DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_CHARS, ENGINE_RESERVED_BYTES, ENGINE_STACK_BYTES, IN_FLIGHT_ARGUMENTS, Limits,
+    LimitsError, MAX_ARGUMENT_DEPTH, MAX_MEMORY_BYTES, MAX_PENDING_TIMERS, MIN_MEMORY_BYTES,
+};
+pub use outcome::Failure;
+pub(crate) use outcome::{ExecOutcome, ExecRequest};
+pub(crate) use state::ExecState;
+pub use state::{ConsoleLevel, ConsoleWatcher};
+pub use trace::{BoundaryEvent, MAX_TRACE_BYTES, MAX_TRACE_EVENTS, Trace};
+
+use self::calls::{CallRecord, Images, NestedCalls, NestedWaitExceeded};
+use self::clock::{Charged, GuestClock, TICK, Ticker};
+use self::state::ConsoleLog;
+use crate::sandbox::guest::{self, RunOptions, SandboxPre, ScriptError};
+
+/// Native stack WebAssembly may use; deep recursion past it traps cleanly.
+const MAX_WASM_STACK: usize = 4 * 1024 * 1024;
+/// Stack of the fiber each Exec runs on; must exceed [`MAX_WASM_STACK`].
+const ASYNC_STACK: usize = MAX_WASM_STACK + 1024 * 1024;
+/// Core instances, memories and tables one guest instance may use (the guest has a few
+/// shim modules around its main module).
+const PER_COMPONENT_CORE_INSTANCES: u32 = 20;
+const PER_COMPONENT_MEMORIES: u32 = 2;
+const PER_COMPONENT_TABLES: u32 = 20;
+/// Set to `1`, the process writes `/tmp/perf-PID.map` naming the guest's compiled
+/// functions, so `perf record` and `perf report` show where a script's time goes.
+const PERF_MAP_VARIABLE: &str = "EXEC_HOST_PERF_MAP";
+/// Bytes of a slot's memory (and tables) reset in place rather than returned to the kernel.
+const KEEP_RESIDENT_BYTES: usize = 16 * 1024 * 1024;
+const KEEP_RESIDENT_TABLE_BYTES: usize = 1024 * 1024;
+/// How the sandbox is set up.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SandboxOptions {
+    /// Where compiled guests are cached; `None` keeps them in memory only (the built-in
+    /// guest's code from the build, or the guest compiled anew by every process).
+    pub cache_dir: Option<PathBuf>,
+    /// Execs that can run at once; each holds one slot of the instance pool.
+    pub max_concurrent_execs: u32,
+    /// The guest component that runs the scripts.
+    pub guest: GuestSource,
+    /// How long a waiting Exec spins before it gives its thread back.
+    pub wait_spin: Duration,
+}
+
+impl SandboxOptions {
+    /// How long a waiting Exec keeps its thread busy by default (see
+    /// [`SandboxOptions::with_wait_spin`]): a local MCP server's answer and a timer's tick
+    /// come within it.
+    pub const DEFAULT_WAIT_SPIN: Duration = Duration::from_millis(2);
+
+    /// Where compiled guests are cached; `None` keeps them in memory only (the built-in
+    /// guest's code from the build, or the guest compiled anew by every process).
+    pub fn with_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.cache_dir = dir;
+        self
+    }
+
+    /// How many Execs can run at once.
+    pub fn with_max_concurrent_execs(mut self, execs: u32) -> Self {
+        self.max_concurrent_execs = execs;
+        self
+    }
+
+    /// The guest component that runs the scripts (the built-in one by default).
+    pub fn with_guest(mut self, guest: GuestSource) -> Self {
+        self.guest = guest;
+        self
+    }
+
+    /// How long an Exec waiting for a nested call or a timer keeps its thread spinning
+    /// before it gives the thread back ([`Self::DEFAULT_WAIT_SPIN`] by default; zero never spins).
+    ///
+    /// A script resumed on a core that went idle runs several times slower for its first
+    /// microseconds, and that is the script's own time; an answer that comes within the
+    /// spin finds the core warm and is seen at once. Only one wait in the process spins at
+    /// a time, and only on a multi-threaded tokio runtime with two or more workers, so at
+    /// most one core is kept busy, for at most this long per wait.
+    pub fn with_wait_spin(mut self, spin: Duration) -> Self {
+        self.wait_spin = spin;
+        self
+    }
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        SandboxOptions {
+            cache_dir: default_cache_dir(),
+            max_concurrent_execs: 1000,
+            guest: GuestSource::Builtin,
+            wait_spin: Self::DEFAULT_WAIT_SPIN,
+        }
+    }
+}
+
+/// Runs Exec scripts. Cheap to clone; share one per process.
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    pre: SandboxPre<ExecState>,
+    /// Whether the guest's `init` already ran (pre-initialised); if not, each Exec runs it.
+    initialised: bool,
+    ticker: Ticker,
+    wait_spin: Duration,
+}
+
+/// Why no instance could be made for a script (for example every pool slot is in use).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct CouldNotStart(String);
+
+/// Why the host ended a script that overran its budget.
+#[derive(Debug, thiserror::Error)]
+#[error("the script exceeded its execution budget")]
+struct BudgetExceeded;
+
+impl Sandbox {
+    /// Sets up the sandbox with default options.
+    pub async fn new() -> Result<Self, SetupError> {
+        Self::with_options(SandboxOptions::default()).await
+    }
+
+    pub async fn with_options(options: SandboxOptions) -> Result<Self, SetupError> {
+        let engine = Engine::new(&engine_config(options.max_concurrent_execs)).map_err(SetupError::engine)?;
+        let mut linker = Linker::new(&engine);
+        guest::add_to_linker(&mut linker).map_err(SetupError::engine)?;
+        // Loading takes milliseconds, but compiling (a first run where the code from the
+        // build does not run, or another guest) a second or so: on a thread of its own, so
+        // the tasks of the caller's runtime (MCP servers starting, on a single-threaded one)
+        // go on.
+        let loaded = {
+            let (engine, guest, cache_dir) = (engine.clone(), options.guest.clone(), options.cache_dir.clone());
+            tokio::task::spawn_blocking(move || artefact::load(&engine, &guest, cache_dir.as_deref()))
+                .await
+                .map_err(|e| SetupError::guest("compiling it stopped", e))??
+        };
+        tracing::debug!("the guest's native code: {}", loaded.origin);
+        let component = loaded.component;
+        let imports: Vec<String> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
+        guest::check_imports(imports.iter().map(String::as_str)).map_err(|why| SetupError::refused(&options.guest, why))?;
+        let pre = linker.instantiate_pre(&component).map_err(|e| {
+            SetupError::refused(
+                &options.guest,
+                format!("its imports do not link with this host's exec-host:sandbox and WASI ({e:#})"),
+            )
+        })?;
+        let pre = SandboxPre::new(pre).map_err(|e| {
+            SetupError::refused(
+                &options.guest,
+                format!(
+                    "it does not export the exec-host:sandbox world's `init` and `run` as this host's WIT declares them ({e:#})"
+                ),
+            )
+        })?;
+        let ticker = Ticker::start(engine.clone());
+        Ok(Sandbox {
+            inner: Arc::new(Inner { engine, pre, initialised: loaded.initialised, ticker, wait_spin: options.wait_spin }),
+        })
+    }
+
+    /// The interfaces the guest component imports, as `package/interface@version`.
+    pub fn guest_imports(&self) -> Vec<String> {
+        let component = self.inner.pre.instance_pre().component();
+        component.component_type().imports(&self.inner.engine).map(|(name, _)| name.to_string()).collect()
+    }
+
+    /// Runs one script whose `tools` reach `tools`. Never panics and never fails as a call:
+    /// every way a script can go wrong is a failure in the outcome.
+    pub(crate) async fn exec(&self, request: ExecRequest, tools: Arc<dyn ScriptTools>) -> ExecOutcome {
+        let ExecRequest { code, limits, abort, watcher, console, trace, run_options } = request;
+        if code.trim().is_empty() {
+            return ExecOutcome::refused("the code is empty");
+        }
+        if let Err(why) = limits.check() {
+            return ExecOutcome::refused(why.to_string());
+        }
+        // Fires when this Exec ends, however it ends: calls still in flight are cancelled.
+        let calls_cancel = abort.child_token();
+        let _cancel_calls_on_exit = calls_cancel.clone().drop_guard();
+        let clock = Arc::new(GuestClock::new());
+        let calls = NestedCalls::new(tools, &limits, calls_cancel, CallRecord::new(watcher));
+        let memory = usize::try_from(limits.max_memory_bytes).unwrap_or(usize::MAX);
+        let store_limits = StoreLimitsBuilder::new().memory_size(memory).build();
+        let mut state = ExecState::new(
+            calls,
+            ConsoleLog::new(limits.max_log_chars).watched(console),
+            Images::new(limits.max_images),
+            clock.clone(),
+            store_limits,
+        );
+        state.trace = trace.then(Trace::default);
+        state.wait_spin = self.inner.wait_spin;
+
+        let mut store = Store::new(&self.inner.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        let budget = limits.budget;
+        store.epoch_deadline_callback(move |context| {
+            let clock = &context.data().clock;
+            if clock.spent() >= budget {
+                return Err(BudgetExceeded.into());
+            }
+            // The epoch moves on while the guest waits too; only a guest that has held the
+            // thread for a tick gives it up.
+            Ok(if clock.held_executor_for() >= TICK { UpdateDeadline::Yield(1) } else { UpdateDeadline::Continue(1) })
+        });
+        store.set_epoch_deadline(1);
+
+        let options = run_options.unwrap_or_else(|| guest_options(&limits));
+        let initialised = self.inner.initialised;
+        let finished = if abort.is_cancelled() {
+            None
+        } else {
+            let _ticking = self.inner.ticker.hold();
+            let pre = &self.inner.pre;
+            let store = &mut store;
+            let run = Charged::new(
+                async move {
+                    let sandbox = pre
+                        .instantiate_async(&mut *store)
+                        .await
+                        .map_err(|e| wasmtime::Error::new(CouldNotStart(format!("{e:#}"))))?;
+                    if !initialised {
+                        sandbox.call_init(&mut *store).await?;
+                    }
+                    let names = store.data().calls.tools().clone();
+                    sandbox.call_run(&mut *store, &code, names.names(), options).await
+                },
+                clock.clone(),
+            );
+            tokio::select! {
+                biased;
+                _ = abort.cancelled() => None,
+                finished = run => Some(finished),
+            }
+        };
+        let state = store.into_data();
+        let result = match finished {
+            None => Err(Failure::Aborted),
+            // An abort that lands while the guest runs cancels the calls in flight first;
+            // the script may fail on that before the abort is seen. It failed because of the abort.
+            Some(Ok(Err(_)) | Err(_)) if abort.is_cancelled() => Err(Failure::Aborted),
+            Some(Ok(Ok(value))) => parse_value(value),
+            Some(Ok(Err(error))) => Err(script_failure(error)),
+            Some(Err(trap)) => Err(trap_failure(trap, budget, &state)),
+        };
+        let (calls, calls_omitted) = state.calls.into_record();
+        ExecOutcome {
+            result,
+            logs: state.console.lines,
+            logs_cut_chars: state.console.cut_chars,
+            images: state.images.kept,
+            images_dropped: state.images.dropped,
+            calls,
+            calls_omitted,
+            guest_time: clock.spent(),
+            trace: state.trace,
+        }
+    }
+}
+
+/// What the guest is told of the limits: the host enforces its own as well.
+fn guest_options(limits: &Limits) -> RunOptions {
+    RunOptions {
+        heap_bytes: limits.heap_bytes(),
+        stack_bytes: ENGINE_STACK_BYTES,
+        random_seed: random_seed(),
+        argument_bytes: limits.max_argument_bytes as u64,
+        argument_depth: MAX_ARGUMENT_DEPTH,
+        // One unit past the cap, so the host still sees that the line was cut.
+        log_line_chars: u32::try_from(limits.max_log_chars.saturating_add(1)).unwrap_or(u32::MAX),
+    }
+}
+
+/// The store the guest's `init` runs in when it is pre-initialised: no tools, no calls, and
+/// WASI whose randomness and clocks are fixed, so the snapshot is the same bytes wherever
+/// it is made (`scripts/build-guest --check` compares them).
+pub(crate) fn snapshot_state() -> ExecState {
+    let calls = NestedCalls::new(
+        Arc::new(NoTools),
+        &Limits::default().with_max_calls(0),
+        CancellationToken::new(),
+        CallRecord::new(None),
+    );
+    ExecState::new(calls, ConsoleLog::new(0), Images::new(0), Arc::new(GuestClock::new()), StoreLimitsBuilder::new().build())
+        .with_fixed_wasi()
+}
+
+/// The tools of the run that pre-initialises the guest: none.
+struct NoTools;
+
+impl ScriptTools for NoTools {
+    fn names(&self) -> &[String] {
+        &[]
+    }
+
+    fn call(&self, name: String, _: serde_json::Map<String, serde_json::Value>, _: CancellationToken) -> ToolFuture {
+        Box::pin(std::future::ready(Err(crate::sources::tools::ToolError::discovery(format!("`{name}` is not reachable")))))
+    }
+
+    fn search(&self, _: serde_json::Map<String, serde_json::Value>) -> Result<String, crate::sources::tools::ToolError> {
+        Ok(r#"{"matches":[],"total":0}"#.to_string())
+    }
+}
+
+fn engine_config(max_concurrent_execs: u32) -> Config {
+    let mut config = compile_settings::compiler_config();
+    config.max_wasm_stack(MAX_WASM_STACK);
+    config.async_stack_size(ASYNC_STACK);
+    if std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|value| value == "1") {
+        // For profiling: `perf` then names the guest's functions (docs/performance.md).
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
+    let slots = max_concurrent_execs.max(1);
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * PER_COMPONENT_CORE_INSTANCES)
+        .total_memories(slots * PER_COMPONENT_MEMORIES)
+        .total_tables(slots * PER_COMPONENT_TABLES)
+        .total_stacks(slots)
+        .max_core_instances_per_component(PER_COMPONENT_CORE_INSTANCES)
+        .max_memories_per_component(PER_COMPONENT_MEMORIES)
+        .max_tables_per_component(PER_COMPONENT_TABLES)
+        .max_memory_size(MAX_MEMORY_BYTES as usize)
+        // Reset a finished Exec's memory by rewriting the pages it dirtied (found with
+        // PAGEMAP_SCAN where the kernel has it) instead of unmapping them: the next Exec
+        // takes no page faults and the process no TLB shootdowns.
+        .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
+        .table_keep_resident(KEEP_RESIDENT_TABLE_BYTES)
+        .pagemap_scan(wasmtime::Enabled::Auto);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// A fresh seed for the script's `Math.random`.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState is seeded from the operating system's randomness.
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or(Duration::ZERO).as_nanos());
+    hasher.finish()
+}
+
+fn parse_value(json: Option<String>) -> Result<Option<serde_json::Value>, Failure> {
+    let Some(json) = json else { return Ok(None) };
+    match serde_json::from_str(&json) {
+        Ok(value) => Ok(Some(value)),
+        Err(e) => Err(Failure::Unserializable(format!("the value could not be read back ({e}); it may be nested too deeply"))),
+    }
+}
+
+fn script_failure(error: ScriptError) -> Failure {
+    match error {
+        ScriptError::Syntax(message) => Failure::Syntax(message),
+        ScriptError::Thrown(message) => Failure::Thrown(message),
+        ScriptError::Unserializable(message) => Failure::Unserializable(message),
+        ScriptError::NeverSettles => Failure::NeverSettles,
+    }
+}
+
+fn trap_failure(error: wasmtime::Error, budget: Duration, state: &ExecState) -> Failure {
+    if error.downcast_ref::<BudgetExceeded>().is_some() {
+        return Failure::BudgetExceeded { budget };
+    }
+    if let Some(exceeded) = error.downcast_ref::<NestedWaitExceeded>() {
+        return Failure::NestedWaitExceeded { limit: exceeded.limit };
+    }
+    if let Some(CouldNotStart(why)) = error.downcast_ref::<CouldNotStart>() {
+        return Failure::Unavailable(why.clone());
+    }
+    match error.downcast_ref::<Trap>() {
+        // QuickJS has no stack limit on WASI, so runaway recursion ends here: either the
+        // engine's native stack or its shadow stack in linear memory runs out.
+        Some(Trap::StackOverflow | Trap::MemoryOutOfBounds) => {
+            Failure::Crashed("it ran out of stack (the script recursed too deeply)".into())
+        }
+        // The guest aborts through `unreachable`; what it printed says why.
+        _ => Failure::Crashed(describe_crash(state, &error)),
+    }
+}
+
+/// Why the guest stopped, from what it printed before it did.
+fn describe_crash(state: &ExecState, error: &wasmtime::Error) -> String {
+    let stderr = state.stderr.contents();
+    let text = String::from_utf8_lossy(&stderr);
+    // For the operator (`-v`): what the guest printed. The model is told only what it can
+    // act on, never the engine's own words.
+    tracing::debug!("the guest stopped ({error}); it printed: {}", text.trim());
+    if text.contains("memory allocation") || text.contains("out of memory") {
+        return "it ran out of memory".into();
+    }
+    if text.contains("panicked") {
+        return "the engine stopped on an internal error".into();
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(trap) => format!("the engine stopped unexpectedly ({trap})"),
+        None => format!("the engine stopped unexpectedly ({})", error.root_cause()),
+    }
+}

@@ -1,0 +1,287 @@
+//! What one Exec's store holds (its WASI context with no files, no sockets and no
+//! environment; its nested calls, timers, console output, images and clock) and how it
+//! answers the guest's imports.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::StoreLimits;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::calls::{self, Images, NestedCalls};
+use super::clock::GuestClock;
+use super::hot_wait::HotWait;
+use super::timers::Timers;
+use super::trace::{BoundaryEvent, Trace};
+use crate::sandbox::guest::{Completion, Event, GuestHost, Level, Started, ToolValue};
+use crate::sources::tools::{ScriptValue, ToolError, ToolOutput};
+
+/// Bytes of the guest's own stderr kept (it carries an engine panic's message).
+pub const GUEST_STDERR_BYTES: usize = 16 * 1024;
+
+/// The randomness a pre-initialising guest reads, over and over.
+const FIXED_RANDOM: &[u8; 16] = b"exec-host:snapsh";
+
+/// The clocks of a pre-initialising guest: always the Unix epoch, always 0.
+struct FixedClock;
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for FixedClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+pub(crate) struct ExecState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limiter: StoreLimits,
+    pub(crate) calls: NestedCalls,
+    pub(crate) timers: Timers,
+    pub(crate) console: ConsoleLog,
+    pub(crate) images: Images,
+    pub(crate) clock: Arc<GuestClock>,
+    pub(crate) stderr: MemoryOutputPipe,
+    /// The boundary's events, when the Exec asked for them.
+    pub(crate) trace: Option<Trace>,
+    /// How long a wait spins before it gives the thread back (see [`HotWait`]).
+    pub(crate) wait_spin: Duration,
+    /// The calls' cancellation: a spinning wait stops when the Exec is aborted.
+    stop: CancellationToken,
+}
+
+impl ExecState {
+    pub(crate) fn new(
+        calls: NestedCalls,
+        console: ConsoleLog,
+        images: Images,
+        clock: Arc<GuestClock>,
+        limiter: StoreLimits,
+    ) -> Self {
+        let stderr = MemoryOutputPipe::new(GUEST_STDERR_BYTES);
+        // No preopens, no environment, no arguments; stdout is discarded.
+        let wasi = wasmtime_wasi::WasiCtxBuilder::new().stderr(stderr.clone()).build();
+        let stop = calls.cancellation().clone();
+        ExecState {
+            stop,
+            wasi,
+            table: ResourceTable::new(),
+            limiter,
+            calls,
+            timers: Timers::default(),
+            console,
+            images,
+            clock,
+            stderr,
+            trace: None,
+            wait_spin: Duration::ZERO,
+        }
+    }
+
+    /// The same state with WASI whose randomness and clocks are fixed: what the guest reads
+    /// from them while it is pre-initialised ends up in the snapshot, which must be the
+    /// same bytes on every machine.
+    pub(crate) fn with_fixed_wasi(mut self) -> Self {
+        self.wasi = wasmtime_wasi::WasiCtxBuilder::new()
+            .stderr(self.stderr.clone())
+            .secure_random(wasmtime_wasi::Deterministic::new(FIXED_RANDOM.to_vec()))
+            .insecure_random(wasmtime_wasi::Deterministic::new(FIXED_RANDOM.to_vec()))
+            .insecure_random_seed(u128::from_le_bytes(*FIXED_RANDOM))
+            .wall_clock(FixedClock)
+            .monotonic_clock(FixedClock)
+            .build();
+        self
+    }
+
+    fn trace(&mut self, event: impl FnOnce() -> BoundaryEvent) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(event());
+        }
+    }
+
+    /// A finished call as the script gets it: images set aside as attachments, the value
+    /// as text or JSON, a failure as its message.
+    fn deliver(&mut self, result: Result<ToolOutput, ToolError>) -> Result<ToolValue, String> {
+        match result {
+            Ok(mut output) => {
+                self.images.add(std::mem::take(&mut output.images));
+                Ok(match output.into_script_value() {
+                    ScriptValue::Json(json) => ToolValue::Json(json),
+                    ScriptValue::Text(text) => ToolValue::Text(text),
+                })
+            }
+            Err(error) => Err(error.message),
+        }
+    }
+}
+
+impl WasiView for ExecState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl GuestHost for ExecState {
+    fn call(&mut self, name: String, args_json: String) -> Started {
+        self.trace(|| BoundaryEvent::Call { name: name.clone(), args_json: args_json.clone() });
+        // The tool's first poll is the tool's time (and any wake-up of another thread it
+        // causes), not the script's.
+        let paused = self.clock.pause();
+        let started = self.calls.start(name, args_json);
+        drop(paused);
+        match started {
+            calls::Started::Pending(id) => Started::Pending(id),
+            calls::Started::Done(result) => Started::Done(self.deliver(result)),
+        }
+    }
+
+    fn start_timer(&mut self, delay_ms: u32) -> Result<u32, String> {
+        self.timers.start(Duration::from_millis(u64::from(delay_ms)))
+    }
+
+    fn cancel_timer(&mut self, id: u32) {
+        self.timers.cancel(id);
+    }
+
+    async fn wait_next(&mut self) -> wasmtime::Result<Vec<Event>> {
+        // Polling the calls in flight, the last poll of each included, and waiting for a
+        // timer are not the script's time.
+        let paused = self.clock.pause();
+        let woken = HotWait::new(self.calls.finished(&mut self.timers), self.wait_spin, &self.stop).await?;
+        drop(paused);
+        self.clock.waited();
+        let mut events = Vec::with_capacity(woken.calls.len() + woken.timers.len());
+        for (id, result) in woken.calls {
+            events.push(Event::Call(Completion { id, outcome: self.deliver(result) }));
+        }
+        events.extend(woken.timers.into_iter().map(Event::Timer));
+        Ok(events)
+    }
+
+    fn search(&mut self, args_json: String) -> Result<String, String> {
+        // Searching is the host's work, like a tool's, not the script's time.
+        self.trace(|| BoundaryEvent::Search { args_json: args_json.clone() });
+        let _paused = self.clock.pause();
+        self.calls.search(&args_json)
+    }
+
+    fn console_write(&mut self, level: Level, message: String, cut_units: u64) {
+        self.console.write(level, &message, cut_units);
+        self.trace(|| BoundaryEvent::Console { level: level.into(), message, cut_units });
+    }
+}
+
+/// The level of a console line: the `console` method the script called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConsoleLevel {
+    Log,
+    Info,
+    Warn,
+    Error,
+    Debug,
+}
+
+impl From<Level> for ConsoleLevel {
+    fn from(level: Level) -> Self {
+        match level {
+            Level::Log => ConsoleLevel::Log,
+            Level::Info => ConsoleLevel::Info,
+            Level::Warn => ConsoleLevel::Warn,
+            Level::Error => ConsoleLevel::Error,
+            Level::Debug => ConsoleLevel::Debug,
+        }
+    }
+}
+
+/// Sees each console line of an Exec as it is kept (within the log cap, so it sees at most
+/// `max_log_chars` characters in all): its level, and its text without the level's prefix.
+pub type ConsoleWatcher = Arc<dyn Fn(ConsoleLevel, &str) + Send + Sync>;
+
+/// Console output of one script, capped at a number of characters. Output before a
+/// failure or a termination is kept: each line reaches the host as it is written.
+#[derive(Default)]
+pub(crate) struct ConsoleLog {
+    pub lines: Vec<String>,
+    chars: usize,
+    max_chars: usize,
+    /// Characters written past the cap (for a line the guest already cut, the units it
+    /// did not pass count too).
+    pub cut_chars: usize,
+    watcher: Option<ConsoleWatcher>,
+}
+
+impl ConsoleLog {
+    pub fn new(max_chars: usize) -> Self {
+        ConsoleLog { max_chars, ..Default::default() }
+    }
+
+    /// The same log, with `watcher` told of each line kept.
+    pub fn watched(mut self, watcher: Option<ConsoleWatcher>) -> Self {
+        self.watcher = watcher;
+        self
+    }
+
+    /// Keeps one line within the cap; `cut_units` is what the guest cut from it already.
+    pub fn write(&mut self, level: Level, message: &str, cut_units: u64) {
+        self.cut_chars = self.cut_chars.saturating_add(usize::try_from(cut_units).unwrap_or(usize::MAX));
+        let prefix = match level {
+            Level::Warn => "[warn] ",
+            Level::Error => "[error] ",
+            Level::Log | Level::Info | Level::Debug => "",
+        };
+        let length = prefix.chars().count() + message.chars().count();
+        let room = self.max_chars - self.chars;
+        if length <= room {
+            self.lines.push(format!("{prefix}{message}"));
+            self.chars += length;
+            self.tell(level, message);
+            return;
+        }
+        if room > 0 {
+            let line: String = prefix.chars().chain(message.chars()).take(room).collect();
+            self.tell(level, line.get(prefix.len()..).unwrap_or_default());
+            self.lines.push(line);
+            self.chars += room;
+        }
+        self.cut_chars += length - room;
+    }
+
+    fn tell(&self, level: Level, text: &str) {
+        if let Some(watcher) = &self.watcher {
+            watcher(level.into(), text);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn console_output_is_capped_in_characters() {
+        let mut log = ConsoleLog::new(10);
+        log.write(Level::Log, "12345", 0);
+        log.write(Level::Warn, "abc", 0);
+        assert_eq!(log.lines, vec!["12345", "[warn"]);
+        assert_eq!(log.cut_chars, 5);
+        log.write(Level::Log, "more", 0);
+        assert_eq!(log.cut_chars, 9);
+    }
+}

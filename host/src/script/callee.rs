@@ -1,0 +1,123 @@
+//! Naming what a script tried to call. The engine's `TypeError: not a function` does not
+//! say what was called; the host has the script's text and the position of the failed call,
+//! so it reads the call there and says it, as V8 does: `tools.raed_file is not a function`.
+
+use oxc::ast::ast::{CallExpression, NewExpression};
+use oxc::ast_visit::{Visit, walk};
+use oxc::span::{GetSpan, Span};
+
+use crate::script::parse;
+
+/// The engine's message for a call of something that is not a function.
+const NOT_A_FUNCTION: &str = "TypeError: not a function";
+
+/// Characters of a callee's text quoted; a longer one is not named.
+const MAX_CALLEE_CHARS: usize = 120;
+
+/// `failure` (an uncaught error's text, positions in `source`'s lines and columns) with the
+/// engine's bare `not a function` naming the callee, if it is that error and the call is
+/// found. Gives the callee's text too.
+pub(crate) fn name_callee(source: &str, failure: &str) -> Option<(String, String)> {
+    let rest = failure.strip_prefix(NOT_A_FUNCTION)?;
+    if !rest.is_empty() && !rest.starts_with('\n') {
+        return None;
+    }
+    let (line, column) = first_position(rest)?;
+    let offset = byte_offset(source, line, column)?;
+    let callee = parse::with_program(source, |_, program| innermost_call(program.ok()?, offset)).ok()??;
+    let text = source.get(callee.start as usize..callee.end as usize)?;
+    let text = if text.contains('\n') { text.split_whitespace().collect::<String>() } else { text.to_string() };
+    if text.chars().count() > MAX_CALLEE_CHARS {
+        return None;
+    }
+    let named = format!("TypeError: {text} is not a function{rest}");
+    Some((named, text))
+}
+
+/// The innermost call in `program` around byte `offset`. The engine points into the call;
+/// on the script's first line it may point one character before it.
+fn innermost_call(program: oxc::ast::ast::Program<'_>, offset: u32) -> Option<Span> {
+    [offset, offset + 1].into_iter().find_map(|offset| {
+        let mut finder = InnermostCall { offset, callee: None };
+        finder.visit_program(&program);
+        finder.callee
+    })
+}
+
+/// [`innermost_call`] of `source` on the calling thread, for the tests that measure its
+/// stack.
+#[cfg(test)]
+pub(crate) fn callee_here(source: &str, offset: u32) -> Option<Span> {
+    parse::parse_here(source, |_, program| innermost_call(program.ok()?, offset))
+}
+
+/// The first `script.js:LINE:COLUMN` of a stack.
+fn first_position(stack: &str) -> Option<(usize, usize)> {
+    let after = stack.split("script.js:").nth(1)?;
+    let mut numbers = after.split(|c: char| !c.is_ascii_digit()).filter(|part| !part.is_empty());
+    Some((numbers.next()?.parse().ok()?, numbers.next()?.parse().ok()?))
+}
+
+/// The byte offset of `line` and `column` (both from 1, the column in characters).
+fn byte_offset(source: &str, line: usize, column: usize) -> Option<u32> {
+    let start: usize = source.split_inclusive('\n').take(line.checked_sub(1)?).map(str::len).sum();
+    let text = source.get(start..)?.split('\n').next()?;
+    let within = text.char_indices().nth(column.checked_sub(1)?).map_or(text.len(), |(at, _)| at);
+    u32::try_from(start + within).ok()
+}
+
+/// Finds the callee of the innermost call (or `new`) whose text holds `offset`.
+struct InnermostCall {
+    offset: u32,
+    callee: Option<Span>,
+}
+
+impl InnermostCall {
+    fn holds(&self, span: Span) -> bool {
+        span.start <= self.offset && self.offset < span.end
+    }
+}
+
+impl<'a> Visit<'a> for InnermostCall {
+    fn visit_call_expression(&mut self, call: &CallExpression<'a>) {
+        if self.holds(call.span) {
+            self.callee = Some(call.callee.span());
+        }
+        walk::walk_call_expression(self, call);
+    }
+
+    fn visit_new_expression(&mut self, call: &NewExpression<'a>) {
+        if self.holds(call.span) {
+            self.callee = Some(call.callee.span());
+        }
+        walk::walk_new_expression(self, call);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_callee;
+
+    fn named(source: &str, line: usize, column: usize) -> Option<String> {
+        name_callee(source, &format!("TypeError: not a function\n    at <anonymous> (script.js:{line}:{column})")).map(|n| n.1)
+    }
+
+    #[test]
+    fn the_call_at_the_position_is_named() {
+        assert_eq!(named("await tools.raed_file({ path: 'x' })", 1, 12).as_deref(), Some("tools.raed_file"));
+        assert_eq!(named("let f;\nf(1)", 2, 1).as_deref(), Some("f"));
+        assert_eq!(named("let f; f(1)", 1, 7).as_deref(), Some("f"), "one character early on the first line");
+        assert_eq!(named("const r = [1].mapp((x) => g(x))", 1, 20).as_deref(), Some("[1].mapp"));
+        assert_eq!(named("await tools\n  .nope({})", 2, 4).as_deref(), Some("tools.nope"));
+        assert_eq!(named("new tools.nope()", 1, 5).as_deref(), Some("tools.nope"));
+        assert_eq!(named("const x: number = 1; x()", 1, 22).as_deref(), Some("x"), "TypeScript is read too");
+    }
+
+    #[test]
+    fn anything_else_is_left_alone() {
+        assert_eq!(named("let f; f(1)", 5, 1), None, "no such line");
+        assert_eq!(named("const = ;", 1, 1), None, "no parse");
+        assert!(name_callee("let f; f()", "TypeError: not a function of mine").is_none());
+        assert!(name_callee("let f; f()", "TypeError: x is not iterable\n at (script.js:1:8)").is_none());
+    }
+}

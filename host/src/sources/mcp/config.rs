@@ -1,0 +1,417 @@
+//! MCP server configuration, in the format users already keep for Claude Desktop and
+//! Claude Code:
+//!
+//! ```json
+//! { "mcpServers": {
+//!     "files":   { "command": "npx", "args": ["-y", "some-server"], "env": {"K": "v"}, "cwd": "/srv" },
+//!     "tickets": { "type": "http", "url": "https://tickets.example/mcp", "headers": {"Authorization": "Bearer ..."},
+//!                  "alwaysLoad": true } } }
+//! ```
+//!
+//! A server without `type` is a stdio server when it has a `command`. Keys this host does
+//! not use (`disabled`, `autoApprove`, ...) are ignored so existing files load unchanged.
+//! Every error names the file, the key path and, when JSON says so, the line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Longest server name accepted.
+pub const MAX_SERVER_NAME_LEN: usize = 64;
+
+/// Every configured server, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct McpConfig {
+    pub servers: BTreeMap<String, ServerConfig>,
+}
+
+/// One server: how to reach it, and whether its tools are never deferred.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    pub transport: Transport,
+    /// Every tool of this server is always loaded (never deferred into the pool).
+    pub always_load: bool,
+}
+
+impl McpConfig {
+    /// A configuration of these servers, by name.
+    pub fn new(servers: BTreeMap<String, ServerConfig>) -> Self {
+        McpConfig { servers }
+    }
+}
+
+impl ServerConfig {
+    /// A server started as `command args...`, speaking MCP on its stdin and stdout.
+    pub fn stdio(command: impl Into<String>, args: impl IntoIterator<Item = String>) -> Self {
+        let transport =
+            Transport::Stdio { command: command.into(), args: args.into_iter().collect(), env: BTreeMap::new(), cwd: None };
+        ServerConfig { transport, always_load: false }
+    }
+
+    /// A streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        ServerConfig { transport: Transport::Http { url: url.into(), headers: BTreeMap::new() }, always_load: false }
+    }
+
+    /// Adds a variable to a stdio server's environment (ignored for HTTP).
+    pub fn with_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Stdio { env, .. } = &mut self.transport {
+            env.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// The directory a stdio server starts in (ignored for HTTP).
+    pub fn with_cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let Transport::Stdio { cwd, .. } = &mut self.transport {
+            *cwd = Some(dir.into());
+        }
+        self
+    }
+
+    /// Adds a header to every request to an HTTP server (ignored for stdio).
+    pub fn with_header(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Http { headers, .. } = &mut self.transport {
+            headers.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// Marks every tool of the server as never deferred.
+    pub fn always_load(mut self, always_load: bool) -> Self {
+        self.always_load = always_load;
+        self
+    }
+}
+
+/// How to reach a server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// A child process speaking MCP over its stdin and stdout.
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    /// A streamable HTTP endpoint.
+    Http { url: String, headers: BTreeMap<String, String> },
+}
+
+/// Why a configuration cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("{file}: cannot read it: {reason}")]
+    Unreadable { file: PathBuf, reason: String },
+    #[error("{file}: {reason}")]
+    Invalid { file: PathBuf, reason: String },
+    #[error("{file}: server `{name}`: {reason}")]
+    Server { file: PathBuf, name: String, reason: String },
+    #[error("server `{name}` is configured twice ({first} and {second}); server names must be unique")]
+    Duplicate { name: String, first: PathBuf, second: PathBuf },
+}
+
+#[derive(Deserialize)]
+struct File {
+    #[serde(rename = "mcpServers")]
+    mcp_servers: BTreeMap<String, Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default, rename = "alwaysLoad")]
+    always_load: bool,
+    /// The entry is kept in the file but not started (as Claude Code and Cursor write it).
+    #[serde(default)]
+    disabled: bool,
+}
+
+impl McpConfig {
+    /// Reads and checks one configuration file.
+    pub fn load(file: &Path) -> Result<Self, ConfigError> {
+        let text = crate::support::text_file::read_text(file, crate::support::text_file::MAX_CONFIG_FILE_BYTES)
+            .map_err(|e| ConfigError::Unreadable { file: file.to_path_buf(), reason: format!("the file {e}") })?;
+        Self::parse(&text, file)
+    }
+
+    /// Checks the text of a configuration; `file` names it in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
+        let invalid = |reason: String| ConfigError::Invalid { file: file.to_path_buf(), reason };
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let parsed: File = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            match path.as_str() {
+                "." => invalid(inner.to_string()),
+                _ => invalid(format!("{path}: {inner}")),
+            }
+        })?;
+        let mut servers = BTreeMap::new();
+        for (name, entry) in parsed.mcp_servers {
+            let server_error = |reason: String| ConfigError::Server { file: file.to_path_buf(), name: name.clone(), reason };
+            check_name(&name).map_err(|why| server_error(why.to_string()))?;
+            if entry.disabled {
+                continue;
+            }
+            if entry.kind.as_deref() == Some("sse") {
+                // One server other clients can reach and this host cannot is no reason to
+                // refuse the file's other servers.
+                tracing::warn!(
+                    "{}: server `{name}` is skipped: it uses the SSE transport, which exec-host does not support (write \"type\": \"http\" if it also serves streamable HTTP)",
+                    file.display()
+                );
+                continue;
+            }
+            let always_load = entry.always_load;
+            let transport = entry.transport().map_err(server_error)?;
+            servers.insert(name, ServerConfig { transport, always_load });
+        }
+        Ok(McpConfig { servers })
+    }
+
+    /// Combines configurations (one per `--mcp-config`); a server name in two files is an
+    /// error rather than a silent override.
+    pub fn merge(configs: Vec<(PathBuf, McpConfig)>) -> Result<Self, ConfigError> {
+        let mut merged = McpConfig::default();
+        let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for (file, config) in configs {
+            for (name, server) in config.servers {
+                if let Some(first) = origin.get(&name) {
+                    return Err(ConfigError::Duplicate { name, first: first.clone(), second: file });
+                }
+                origin.insert(name.clone(), file.clone());
+                merged.servers.insert(name, server);
+            }
+        }
+        Ok(merged)
+    }
+}
+
+impl Entry {
+    fn transport(self) -> Result<Transport, String> {
+        let kind = match (self.kind.as_deref(), &self.command, &self.url) {
+            (Some(kind), _, _) => kind.to_string(),
+            (None, Some(_), _) => "stdio".to_string(),
+            // A `url` alone is a streamable HTTP server, as Cursor writes it.
+            (None, None, Some(_)) => "http".to_string(),
+            (None, None, None) => return Err("needs a `command` (stdio) or a `url` (streamable HTTP)".into()),
+        };
+        match kind.as_str() {
+            "stdio" => {
+                let command = self.command.map(|c| expand(&c, "command")).transpose()?;
+                let command = command.filter(|c| !c.trim().is_empty()).ok_or("a stdio server needs a non-empty `command`")?;
+                let args = self.args.iter().map(|arg| expand(arg, "args")).collect::<Result<_, _>>()?;
+                let env = expand_values(self.env, "env")?;
+                Ok(Transport::Stdio { command, args, env, cwd: self.cwd })
+            }
+            "http" | "streamable-http" | "streamableHttp" => {
+                let url = expand(&self.url.ok_or("an http server needs a `url`")?, "url")?;
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!("`url` must start with http:// or https://, got {url:?}"));
+                }
+                Ok(Transport::Http { url, headers: expand_values(self.headers, "headers")? })
+            }
+            "sse" => Err("the SSE transport is not supported; use \"type\": \"http\" (streamable HTTP)".into()),
+            other => Err(format!("unknown `type` {other:?}; use \"stdio\" or \"http\"")),
+        }
+    }
+}
+
+/// `text` with each `${NAME}` replaced by the environment variable `NAME`, and each
+/// `${NAME:-default}` by `NAME`, or `default` when it is unset or empty (as Claude Code
+/// expands its configuration). A `$` not followed by `{` stays as it is. `field` names where
+/// the text came from in errors.
+fn expand(text: &str, field: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let inside = &rest[at + 2..];
+        let end = inside.find('}').ok_or_else(|| format!("`{field}`: `${{` without its closing `}}` in {text:?}"))?;
+        let (name, default) = match inside[..end].split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (&inside[..end], None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("`{field}`: `${{{}}}` does not name an environment variable", &inside[..end]));
+        }
+        match (std::env::var(name).ok().filter(|value| !value.is_empty()), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(format!(
+                    "`{field}` uses `${{{name}}}`, which is not set in the environment (write `${{{name}:-default}}` to give a default)"
+                ));
+            }
+        }
+        rest = &inside[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn expand_values(map: BTreeMap<String, String>, field: &str) -> Result<BTreeMap<String, String>, String> {
+    map.into_iter().map(|(key, value)| Ok((key, expand(&value, field)?))).collect()
+}
+
+/// Server names end up inside tool names (`mcp__<server>__<tool>`): they must be short,
+/// plain, and free of `__` so a tool name splits one way only.
+pub fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("the name is empty");
+    }
+    if name.len() > MAX_SERVER_NAME_LEN {
+        return Err("the name is longer than 64 characters");
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err("the name may contain only letters, digits, `_` and `-`");
+    }
+    if name.contains("__") || name.starts_with('_') || name.ends_with('_') {
+        return Err(
+            "the name may not contain `__` or start or end with `_`: tool names would be ambiguous (mcp__<server>__<tool>)",
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<McpConfig, ConfigError> {
+        McpConfig::parse(text, Path::new("servers.json"))
+    }
+
+    #[test]
+    fn reads_stdio_and_http_servers() {
+        let config = parse(
+            r#"{ "mcpServers": {
+                "files": { "command": "node", "args": ["server.js"], "env": { "K": "v" }, "cwd": "/srv", "disabled": false },
+                "tickets": { "type": "http", "url": "https://tickets.example/mcp", "headers": { "Authorization": "Bearer x" }, "alwaysLoad": true }
+            } }"#,
+        )
+        .unwrap();
+        assert_eq!(
+            config.servers["files"],
+            ServerConfig {
+                transport: Transport::Stdio {
+                    command: "node".into(),
+                    args: vec!["server.js".into()],
+                    env: [("K".to_string(), "v".to_string())].into(),
+                    cwd: Some("/srv".into()),
+                },
+                always_load: false,
+            }
+        );
+        assert!(config.servers["tickets"].always_load);
+        assert!(
+            matches!(&config.servers["tickets"].transport, Transport::Http { url, .. } if url == "https://tickets.example/mcp")
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_the_key_and_the_line() {
+        let err = parse("{ \"mcpServers\": {\n  \"files\": { \"command\": \"node\", \"args\": \"server.js\" }\n} }").unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("servers.json: mcpServers.files.args: invalid type: string"), "{text}");
+        assert!(text.contains("line 2"), "{text}");
+        let err = parse("{ \"mcpServers\": { ").unwrap_err().to_string();
+        assert!(err.starts_with("servers.json: ") && err.contains("line 1"), "{err}");
+        let err = parse("{}").unwrap_err().to_string();
+        assert!(err.contains("missing field `mcpServers`"), "{err}");
+    }
+
+    #[test]
+    fn servers_without_a_usable_transport_are_refused() {
+        let cases = [
+            (r#"{"mcpServers": {"a": {}}}"#, "needs a `command`"),
+            (r#"{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}"#, "must start with http://"),
+            (r#"{"mcpServers": {"a": {"type": "grpc"}}}"#, "unknown `type`"),
+            (r#"{"mcpServers": {"a": {"command": "  "}}}"#, "non-empty `command`"),
+        ];
+        for (text, needle) in cases {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.starts_with("servers.json: server `a`: ") && err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn entries_as_other_clients_write_them() {
+        let config = parse(
+            r#"{"mcpServers": {
+                "cursor": {"url": "https://x.example/mcp"},
+                "old": {"type": "sse", "url": "https://y.example/sse"},
+                "off": {"command": "server", "disabled": true}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["cursor"], "the SSE entry and the disabled one are skipped");
+        assert_eq!(
+            config.servers["cursor"].transport,
+            Transport::Http { url: "https://x.example/mcp".into(), headers: BTreeMap::new() }
+        );
+    }
+
+    #[test]
+    fn environment_variables_are_expanded() {
+        // SAFETY: this test alone sets and reads these variable names.
+        unsafe {
+            std::env::set_var("EXEC_HOST_CONFIG_TEST_TOKEN", "t0k");
+            std::env::remove_var("EXEC_HOST_CONFIG_TEST_UNSET");
+        }
+        let config = parse(
+            r#"{"mcpServers": {
+                "s": {"command": "${EXEC_HOST_CONFIG_TEST_UNSET:-node}", "args": ["--token=${EXEC_HOST_CONFIG_TEST_TOKEN}", "$HOME", "a$b"],
+                      "env": {"T": "${EXEC_HOST_CONFIG_TEST_TOKEN}-x"}},
+                "h": {"url": "https://${EXEC_HOST_CONFIG_TEST_UNSET:-h.example}/mcp",
+                      "headers": {"Authorization": "Bearer ${EXEC_HOST_CONFIG_TEST_TOKEN}"}}
+            }}"#,
+        )
+        .unwrap();
+        let Transport::Stdio { command, args, env, .. } = &config.servers["s"].transport else { panic!() };
+        assert_eq!(command, "node");
+        assert_eq!(args, &["--token=t0k", "$HOME", "a$b"]);
+        assert_eq!(env["T"], "t0k-x");
+        let Transport::Http { url, headers } = &config.servers["h"].transport else { panic!() };
+        assert_eq!((url.as_str(), headers["Authorization"].as_str()), ("https://h.example/mcp", "Bearer t0k"));
+        for (text, needle) in [
+            (r#"{"mcpServers": {"s": {"command": "${EXEC_HOST_CONFIG_TEST_UNSET}"}}}"#, "is not set in the environment"),
+            (r#"{"mcpServers": {"s": {"command": "x", "args": ["${OPEN"]}}}"#, "without its closing"),
+            (r#"{"mcpServers": {"s": {"command": "x", "args": ["${a b}"]}}}"#, "does not name an environment variable"),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.starts_with("servers.json: server `s`: ") && err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_server_names_are_refused() {
+        for name in ["my__server", "_x", "x_", "a b", "ü", ""] {
+            let text = format!(r#"{{"mcpServers": {{"{name}": {{"command": "x"}}}}}}"#);
+            assert!(parse(&text).is_err(), "{name:?} was accepted");
+        }
+        for name in ["files", "my-server", "s3_bucket", "A1"] {
+            assert!(check_name(name).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_server_in_two_files_is_an_error() {
+        let a = parse(r#"{"mcpServers": {"s": {"command": "x"}}}"#).unwrap();
+        let b = parse(r#"{"mcpServers": {"s": {"command": "y"}, "t": {"command": "z"}}}"#).unwrap();
+        let err = McpConfig::merge(vec![("a.json".into(), a.clone()), ("b.json".into(), b)]).unwrap_err();
+        assert_eq!(err.to_string(), "server `s` is configured twice (a.json and b.json); server names must be unique");
+        assert_eq!(McpConfig::merge(vec![("a.json".into(), a)]).unwrap().servers.len(), 1);
+    }
+}

@@ -1,0 +1,241 @@
+//! Connecting to one MCP server: the transport (a child process or streamable HTTP), the
+//! handshake, and the notifications the server sends afterwards.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::support::lock::Unpoisoned;
+use futures::StreamExt as _;
+#[allow(deprecated)]
+use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService, serve_client};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ServiceExt as _};
+use tokio::sync::Notify;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tracing::{debug, error, info, warn};
+
+use super::config::Transport;
+use super::stdio::ChildTransport;
+
+/// The lines of a server's stderr kept to explain a failed start.
+const STDERR_TAIL_LINES: usize = 12;
+/// Longest stderr line kept in that tail, in bytes.
+const STDERR_LINE_MAX: usize = 400;
+/// Longest stderr line logged, in bytes; a longer one is dropped as it arrives.
+const STDERR_LINE_LOGGED: usize = 8 * 1024;
+
+/// A connected, initialised server.
+pub(crate) struct Connection {
+    pub service: RunningService<RoleClient, Events>,
+    /// Signalled when the server says its tool list changed.
+    pub tools_changed: Arc<Notify>,
+}
+
+/// What this client does with a server's notifications.
+pub(crate) struct Events {
+    server: Arc<str>,
+    tools_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Events {
+    fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
+        debug!(server = %self.server, "tool list changed");
+        self.tools_changed.notify_one();
+        std::future::ready(())
+    }
+
+    // Server log notifications are deprecated in the newest protocol, but servers on the
+    // versions this client negotiates still send them.
+    #[allow(deprecated)]
+    fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let server = &self.server;
+        let data = params.data;
+        match params.level {
+            LoggingLevel::Debug => debug!(server = %server, "server log: {data}"),
+            LoggingLevel::Info | LoggingLevel::Notice => info!(server = %server, "server log: {data}"),
+            LoggingLevel::Warning => warn!(server = %server, "server log: {data}"),
+            _ => error!(server = %server, "server log: {data}"),
+        }
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> InitializeRequestParams {
+        InitializeRequestParams::new(ClientCapabilities::default(), Implementation::new("exec-host", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+/// Starts the transport and runs the MCP handshake, within `timeout`. The error is one
+/// sentence for the user: what failed and, for a child process, how its stderr ended.
+pub(crate) async fn connect(server: &str, transport: &Transport, timeout: Duration) -> Result<Connection, String> {
+    let tools_changed = Arc::new(Notify::new());
+    let events = Events { server: server.into(), tools_changed: tools_changed.clone() };
+    match transport {
+        Transport::Stdio { command, args, env, cwd } => {
+            let (child, stderr) = spawn(server, command, args, env, cwd.as_ref())?;
+            match tokio::time::timeout(timeout, serve_client(events, child)).await {
+                Ok(Ok(service)) => Ok(Connection { service, tools_changed }),
+                Ok(Err(error)) => {
+                    let reason = match &error {
+                        ClientInitializeError::TransportError { error, .. } => {
+                            format!("it closed its end before answering `initialize` ({})", root_cause(error))
+                        }
+                        ClientInitializeError::ConnectionClosed(_) => "it closed its end before answering `initialize`".into(),
+                        _ => format!("the MCP handshake failed: {error}"),
+                    };
+                    Err(with_stderr(reason, &stderr).await)
+                }
+                Err(_) => Err(with_stderr(format!("no answer to `initialize` within {}", seconds(timeout)), &stderr).await),
+            }
+        }
+        Transport::Http { url, headers } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(header_map(headers)?);
+            config.retry_config = Arc::new(reconnect_policy());
+            let transport = StreamableHttpClientTransport::from_config(config);
+            match tokio::time::timeout(timeout, events.serve(transport)).await {
+                Ok(Ok(service)) => Ok(Connection { service, tools_changed }),
+                Ok(Err(ClientInitializeError::TransportError { error, .. })) => {
+                    Err(format!("cannot reach {url}: {}", root_cause(&error)))
+                }
+                Ok(Err(error)) => Err(format!("the MCP handshake with {url} failed: {error}")),
+                Err(_) => Err(format!("no answer to `initialize` from {url} within {}", seconds(timeout))),
+            }
+        }
+    }
+}
+
+/// How often a broken response stream is resumed before its request fails: a few quick
+/// tries ride out a blip; a server that is gone fails its calls within a few seconds
+/// instead of leaving them waiting forever (rmcp's default retries without end).
+fn reconnect_policy() -> ExponentialBackoff {
+    let mut policy = ExponentialBackoff::default();
+    policy.max_times = Some(3);
+    policy.base_duration = Duration::from_millis(200);
+    policy.max_delay = Some(Duration::from_secs(1));
+    policy
+}
+
+/// The innermost error of a chain: what actually went wrong, without the layers' wording.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    while let Some(source) = current.source() {
+        current = source;
+    }
+    current.to_string()
+}
+
+fn seconds(duration: Duration) -> String {
+    format!("{:.1} s", duration.as_secs_f64())
+}
+
+fn header_map(headers: &BTreeMap<String, String>) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let header =
+                http::HeaderName::try_from(name.as_str()).map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
+            let value = http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| format!("the value of header `{name}` is not a valid HTTP header value"))?;
+            Ok((header, value))
+        })
+        .collect()
+}
+
+/// The last lines a child wrote to stderr, shared with the task that logs them.
+#[derive(Clone, Default)]
+struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    done: Arc<Notify>,
+}
+
+/// The variables of this process a stdio server inherits; its entry's `env` adds to them.
+pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+fn spawn(
+    server: &str,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&PathBuf>,
+) -> Result<(ChildTransport, StderrTail), String> {
+    if let Some(dir) = cwd
+        && !dir.is_dir()
+    {
+        return Err(format!("its `cwd` {} is not a directory", dir.display()));
+    }
+    let mut process = tokio::process::Command::new(command);
+    // A server gets a small default environment and what its entry sets, never every secret
+    // of this process (as the official MCP SDKs start servers).
+    process.env_clear();
+    for name in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            process.env(name, value);
+        }
+    }
+    process.envs(crate::sources::children::IMPORT_PATH_ENV);
+    process.args(args).envs(env).kill_on_drop(true).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if let Some(dir) = cwd {
+        process.current_dir(dir);
+    }
+    let mut child = process.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("command `{command}` was not found (is it installed and on PATH?)"),
+        std::io::ErrorKind::PermissionDenied => format!("command `{command}` is not executable"),
+        _ => format!("cannot start `{command}`: {e}"),
+    })?;
+    let tail = StderrTail::default();
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(log_stderr(server.into(), stderr, tail.clone()));
+    }
+    let transport = ChildTransport::new(child).map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    Ok((transport, tail))
+}
+
+/// Sends a server's stderr to the log (never into results) and keeps its last lines.
+async fn log_stderr(server: Arc<str>, stderr: tokio::process::ChildStderr, tail: StderrTail) {
+    let mut lines = FramedRead::new(stderr, LinesCodec::new_with_max_length(STDERR_LINE_LOGGED));
+    while let Some(line) = lines.next().await {
+        let line = match line {
+            Ok(line) => line,
+            Err(LinesCodecError::MaxLineLengthExceeded) => format!("[a line longer than {STDERR_LINE_LOGGED} bytes, dropped]"),
+            Err(LinesCodecError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                "[a line that is not UTF-8, dropped]".into()
+            }
+            Err(LinesCodecError::Io(_)) => break,
+        };
+        info!(server = %server, "stderr: {line}");
+        let mut kept = tail.lines.locked();
+        if kept.len() == STDERR_TAIL_LINES {
+            kept.pop_front();
+        }
+        kept.push_back(truncate(line, STDERR_LINE_MAX));
+    }
+    tail.done.notify_one();
+}
+
+fn truncate(mut line: String, max: usize) -> String {
+    if line.len() > max {
+        let cut = (0..=max).rev().find(|&i| line.is_char_boundary(i)).unwrap_or(0);
+        line.truncate(cut);
+        line.push('…');
+    }
+    line
+}
+
+/// `reason`, followed by how the server's stderr ended (waiting a moment for a child that
+/// is exiting to finish writing).
+async fn with_stderr(reason: String, tail: &StderrTail) -> String {
+    let _ = tokio::time::timeout(Duration::from_millis(200), tail.done.notified()).await;
+    let lines = tail.lines.locked();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() { reason } else { format!("{reason}; its stderr ended with:\n  {}", lines.join("\n  ")) }
+}

@@ -1,0 +1,21 @@
+//! MCP servers as tool sources: their configuration ([`McpConfig`], the `mcpServers` file
+//! format), the connection to each (`connection`, with `stdio` reading a child's messages
+//! defensively), the servers of a session and their
+//! lifecycle (`servers`), and one server tool as a [`Tool`](crate::Tool) (`tool`). Every
+//! MCP tool is named `mcp__<server>__<tool>`.
+//!
+//! Only the configuration and the states a session reports are public: the rmcp client
+//! stays inside the crate.
+
+mod config;
+mod connection;
+pub(crate) mod servers;
+pub(crate) mod stdio;
+pub(crate) mod tool;
+
+pub use crate::sources::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
+pub use config::{ConfigError, McpConfig, ServerConfig, Transport};
+pub use connection::INHERITED_ENV;
+pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, ServerLimits, ServerState, StartError};
+pub use stdio::MAX_MESSAGE_BYTES;
+pub use tool::SkippedTool;

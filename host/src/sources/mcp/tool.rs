@@ -1,0 +1,390 @@
+//! One MCP server tool as a [`Tool`]: its definition read from `tools/list`, its calls sent
+//! as `tools/call`, and its answers turned into what a script receives.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock, ErrorCode,
+    RequestId, ResourceContents, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+use serde_json::{Map, Value};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+
+use crate::sources::tools::{CallContext, DefinitionError, Image, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
+
+/// `_meta` key a server sets on a tool that must never be deferred.
+pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
+/// `_meta` key carrying a tool's search hint.
+pub const SEARCH_HINT_META: &str = "anthropic/searchHint";
+
+/// What a message to a server weighs besides a call's arguments, in the bound on bytes
+/// waiting to reach the server: its envelope, or a cancellation notice.
+const ENVELOPE_BYTES: usize = 1024;
+
+/// What every tool of one connected server shares: the server's name, the client side of
+/// the connection, the alarm a call raises when the connection failed under it, and the
+/// room left for messages waiting to reach the server.
+#[derive(Clone)]
+pub struct ServerLink {
+    pub server: Arc<str>,
+    pub peer: Peer<RoleClient>,
+    /// Notified when a call failed at the transport level; the server's watcher then checks
+    /// whether the server is still there (an HTTP server can vanish without closing anything).
+    pub suspect: Arc<Notify>,
+    /// [`ServerLimits::queued_bytes`](super::ServerLimits::queued_bytes), as permits of one
+    /// byte. A message holds its weight from before it is handed to rmcp until the
+    /// transport drops it, written or failed.
+    outgoing: Arc<Semaphore>,
+    queued_bytes: usize,
+}
+
+impl ServerLink {
+    pub fn new(server: &str, peer: Peer<RoleClient>, queued_bytes: usize) -> Self {
+        let queued_bytes = queued_bytes.clamp(ENVELOPE_BYTES, Semaphore::MAX_PERMITS);
+        ServerLink {
+            server: server.into(),
+            peer,
+            suspect: Arc::new(Notify::new()),
+            outgoing: Arc::new(Semaphore::new(queued_bytes)),
+            queued_bytes,
+        }
+    }
+
+    /// Waits until `bytes` more may wait to reach the server. A message heavier than the
+    /// whole bound waits until nothing else does.
+    async fn room_for(&self, bytes: usize) -> OwnedSemaphorePermit {
+        let weight = u32::try_from(bytes.saturating_add(ENVELOPE_BYTES).min(self.queued_bytes)).unwrap_or(u32::MAX);
+        // The semaphore is never closed.
+        self.outgoing.clone().acquire_many_owned(weight).await.expect("the outgoing bound is never closed")
+    }
+}
+
+/// A message's share of the outgoing bound, carried in the request's extensions so that it
+/// is given back when the transport drops the message.
+#[derive(Clone)]
+struct Queued {
+    _room: Arc<OwnedSemaphorePermit>,
+}
+
+/// A tool of a connected MCP server.
+pub struct McpTool {
+    definition: ToolDefinition,
+    /// The tool's name on its server (without the `mcp__<server>__` prefix).
+    remote_name: Arc<str>,
+    link: ServerLink,
+}
+
+/// A tool a server listed that cannot be offered, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedTool {
+    pub name: String,
+    pub reason: String,
+}
+
+/// The tools of one `tools/list` answer, and the ones refused (invalid schema or name,
+/// listed twice). `always_load` is the server's own flag from its configuration.
+pub fn tools_of(link: &ServerLink, listed: Vec<rmcp::model::Tool>, always_load: bool) -> (Vec<Arc<dyn Tool>>, Vec<SkippedTool>) {
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen = HashSet::new();
+    let server = &*link.server;
+    for tool in listed {
+        let remote_name = tool.name.to_string();
+        if !seen.insert(remote_name.clone()) {
+            skipped.push(SkippedTool { name: remote_name, reason: "the server lists it twice; the first is kept".into() });
+            continue;
+        }
+        match definition_of(server, &tool, always_load) {
+            Ok(definition) => tools.push(Arc::new(McpTool { definition, remote_name: remote_name.into(), link: link.clone() })),
+            Err(reason) => skipped.push(SkippedTool { name: remote_name, reason }),
+        }
+    }
+    (tools, skipped)
+}
+
+/// The definition of a listed tool: `mcp__<server>__<tool>`, its description, schemas and
+/// the `_meta` keys this host reads.
+pub fn definition_of(server: &str, tool: &rmcp::model::Tool, server_always_load: bool) -> Result<ToolDefinition, String> {
+    let name = crate::sources::tools::names::mcp_name(server, &tool.name);
+    let description = tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default();
+    let input_schema = Value::Object((*tool.input_schema).clone());
+    let meta = tool.meta.as_ref().map(|meta| &meta.0);
+    let always_load = meta.and_then(|m| m.get(ALWAYS_LOAD_META)).and_then(Value::as_bool).unwrap_or(false);
+    let search_hint = meta.and_then(|m| m.get(SEARCH_HINT_META)).and_then(Value::as_str).map(str::trim).filter(|h| !h.is_empty());
+    let mut definition = ToolDefinition::new(name, description, input_schema)
+        .map_err(|e| match e {
+            DefinitionError::InputNotObject { found, .. } => {
+                format!("its input schema must be a JSON Schema whose top level is an object (\"type\": \"object\"), got {found}")
+            }
+            DefinitionError::InvalidName { why, .. } => format!("its name is not valid: {why}"),
+        })?
+        .deferred(true)
+        .always_load(server_always_load || always_load)
+        .with_source(ToolSource::Mcp { server: server.to_string() });
+    if let Some(schema) = &tool.output_schema {
+        definition = definition.with_output_schema(Value::Object((**schema).clone()));
+    }
+    if let Some(hint) = search_hint {
+        definition = definition.with_search_hint(hint);
+    }
+    Ok(definition)
+}
+
+impl Tool for McpTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call(&self, args: Map<String, Value>, _context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let room = self.link.room_for(json_len(&args)).await;
+            let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
+            let mut request = CallToolRequest::new(params);
+            request.extensions.insert(Queued { _room: Arc::new(room) });
+            let answer = match self
+                .link
+                .peer
+                .send_request_with_option(ClientRequest::CallToolRequest(request), PeerRequestOptions::default())
+                .await
+            {
+                Ok(handle) => {
+                    // Dropped before the answer (abort, the Exec ending): the server is told.
+                    let mut pending = CancelOnDrop { link: self.link.clone(), id: Some(handle.id.clone()) };
+                    let answer = handle.await_response().await;
+                    pending.id = None;
+                    answer
+                }
+                Err(error) => Err(error),
+            };
+            let answer = answer.and_then(|result| match result {
+                ServerResult::CallToolResult(result) => Ok(result),
+                _ => Err(ServiceError::UnexpectedResponse),
+            });
+            match answer {
+                Ok(result) => output_of(&self.link.server, &self.remote_name, result),
+                Err(error) => {
+                    if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                        self.link.suspect.notify_one();
+                    }
+                    Err(call_failed(&self.link.server, &self.remote_name, error))
+                }
+            }
+        })
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting.
+///
+/// rmcp's own guard tries once without waiting, and under load (thousands of abandoned
+/// calls a second) its channel can be full: the notice is lost, and with it the entry rmcp
+/// keeps for the request, for as long as the connection lives. This one waits its turn in
+/// a task of its own, within the server's outgoing bound.
+struct CancelOnDrop {
+    link: ServerLink,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let link = self.link.clone();
+        runtime.spawn(async move {
+            let _room = link.room_for(0).await;
+            let notice = CancelledNotificationParam::new(Some(id), Some("the caller stopped waiting".into()));
+            // Returns once the notice is written (or could not be).
+            let _ = link.peer.notify_cancelled(notice).await;
+        });
+    }
+}
+
+/// The length of `value` as JSON text, without writing it anywhere.
+fn json_len(value: &Map<String, Value>) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing plain JSON values into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// What the script receives from a `tools/call` answer (spec: structured content, else the
+/// text, else `null`; images go to the Exec's attachments; `isError` rejects with the text).
+pub fn output_of(server: &str, tool: &str, result: CallToolResult) -> Result<ToolOutput, ToolError> {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for block in result.content {
+        match block {
+            ContentBlock::Text(text) => texts.push(text.text),
+            ContentBlock::Image(image) => images.push(Image { mime_type: image.mime_type, base64: image.data }),
+            ContentBlock::Audio(audio) => {
+                texts.push(format!("[audio ({}, {} bytes of base64) not shown]", audio.mime_type, audio.data.len()))
+            }
+            ContentBlock::Resource(embedded) => texts.push(match embedded.resource {
+                ResourceContents::TextResourceContents { uri, mime_type, text, .. } => {
+                    format!("[resource {uri}{}]\n{text}", mime_suffix(mime_type.as_deref()))
+                }
+                ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
+                    format!(
+                        "[resource {uri}{}: {} bytes of base64 data not shown]",
+                        mime_suffix(mime_type.as_deref()),
+                        blob.len()
+                    )
+                }
+                _ => "[a resource of a kind this host cannot show]".to_string(),
+            }),
+            ContentBlock::ResourceLink(link) => {
+                let mut line = format!("[resource link {}: {}", link.uri, link.title.as_deref().unwrap_or(&link.name));
+                if let Some(description) = link.description.filter(|d| !d.is_empty()) {
+                    line.push_str(" - ");
+                    line.push_str(&description);
+                }
+                line.push_str(&mime_suffix(link.mime_type.as_deref()));
+                line.push(']');
+                texts.push(line);
+            }
+            _ => texts.push("[content of a kind this host cannot show]".to_string()),
+        }
+    }
+    let text = (!texts.is_empty()).then(|| texts.join("\n"));
+    if result.is_error == Some(true) {
+        let message = match text {
+            Some(text) if !text.trim().is_empty() => text,
+            _ => format!("`{tool}` of MCP server `{server}` reported an error without a message"),
+        };
+        return Err(ToolError::execution(message));
+    }
+    Ok(ToolOutput { structured: result.structured_content, text, images })
+}
+
+fn mime_suffix(mime_type: Option<&str>) -> String {
+    mime_type.map(|m| format!(" ({m})")).unwrap_or_default()
+}
+
+/// A `tools/call` that got no result: the stage and a message naming the server.
+fn call_failed(server: &str, tool: &str, error: ServiceError) -> ToolError {
+    match error {
+        ServiceError::McpError(error) if super::stdio::is_unreadable(&error) => ToolError::execution(format!(
+            "MCP server `{server}` answered `{tool}` with a message this host cannot read: {}",
+            error.message
+        )),
+        ServiceError::UnexpectedResponse => {
+            ToolError::execution(format!("MCP server `{server}` answered `{tool}` with something that is not a tool result"))
+        }
+        ServiceError::McpError(error) if error.code == ErrorCode::INVALID_PARAMS => {
+            ToolError::params(format!("MCP server `{server}` refused the arguments of `{tool}`: {}", error.message))
+        }
+        ServiceError::McpError(error) if error.code == ErrorCode::METHOD_NOT_FOUND => {
+            ToolError::discovery(format!("MCP server `{server}` does not know `{tool}`: {}", error.message))
+        }
+        ServiceError::McpError(error) => {
+            ToolError::execution(format!("MCP server `{server}` failed `{tool}`: {} (error {})", error.message, error.code.0))
+        }
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+            ToolError::execution(format!("MCP server `{server}` disconnected before answering `{tool}`"))
+        }
+        other => ToolError::execution(format!("MCP server `{server}` failed `{tool}`: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{MetaObject, Resource};
+    use serde_json::json;
+
+    fn listed(value: Value) -> rmcp::model::Tool {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn definitions_keep_names_schemas_and_meta() {
+        let tool = listed(json!({
+            "name": "get-user.profile", "description": "Profile of a user",
+            "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}},
+            "outputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+            "_meta": {"anthropic/alwaysLoad": true, "anthropic/searchHint": "account person"}
+        }));
+        let definition = definition_of("crm", &tool, false).unwrap();
+        assert_eq!(definition.name, "mcp__crm__get-user.profile");
+        assert_eq!(definition.description, "Profile of a user");
+        assert!(definition.always_load && definition.defer);
+        assert_eq!(definition.search_hint.as_deref(), Some("account person"));
+        assert_eq!(definition.source, ToolSource::Mcp { server: "crm".into() });
+        assert!(definition.output_schema.is_some());
+
+        let plain = listed(json!({"name": "t", "inputSchema": {"type": "object"}}));
+        assert!(!definition_of("crm", &plain, false).unwrap().always_load);
+        assert!(definition_of("crm", &plain, true).unwrap().always_load, "the server's flag covers every tool");
+    }
+
+    #[test]
+    fn invalid_tools_are_skipped_with_a_reason() {
+        let bad = listed(json!({"name": "bad", "inputSchema": {"type": "string"}}));
+        let err = definition_of("s", &bad, false).unwrap_err();
+        assert!(err.contains("top level is an object"), "{err}");
+        let spaced = listed(json!({"name": "two words", "inputSchema": {"type": "object"}}));
+        assert!(definition_of("s", &spaced, false).unwrap_err().contains("whitespace"));
+        // A name a server rule could not cover is refused at registration.
+        let empty = listed(json!({"name": "", "inputSchema": {"type": "object"}}));
+        assert!(definition_of("s", &empty, false).unwrap_err().contains("mcp__<server>__<tool>"));
+        let odd = listed(json!({"name": "__", "inputSchema": {"type": "object"}}));
+        assert_eq!(definition_of("s", &odd, false).unwrap().name, "mcp__s____", "odd, but its server's");
+    }
+
+    fn result(content: Vec<ContentBlock>, structured: Option<Value>, is_error: bool) -> CallToolResult {
+        let mut result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+        result.structured_content = structured;
+        result
+    }
+
+    #[test]
+    fn structured_content_wins_then_text_then_null() {
+        let out = output_of("s", "t", result(vec![ContentBlock::text("{\"a\":1}")], Some(json!({"a": 1})), false)).unwrap();
+        assert_eq!(out.structured, Some(json!({"a": 1})));
+        let out = output_of("s", "t", result(vec![ContentBlock::text("one"), ContentBlock::text("two")], None, false)).unwrap();
+        assert_eq!((out.structured, out.text.as_deref()), (None, Some("one\ntwo")));
+        let out = output_of("s", "t", result(vec![], None, false)).unwrap();
+        assert_eq!(out, ToolOutput::empty());
+    }
+
+    #[test]
+    fn images_become_attachments_and_errors_reject_with_the_text() {
+        let out = output_of("s", "t", result(vec![ContentBlock::image("AAAA", "image/png")], None, false)).unwrap();
+        assert_eq!((out.text, out.images.len()), (None, 1));
+        let err = output_of("s", "t", result(vec![ContentBlock::text("no such city")], None, true)).unwrap_err();
+        assert_eq!((err.stage, err.message.as_str()), (crate::Stage::Execution, "no such city"));
+        let err = output_of("s", "t", result(vec![], None, true)).unwrap_err();
+        assert!(err.message.contains("reported an error without a message"), "{}", err.message);
+    }
+
+    #[test]
+    fn resources_are_rendered_as_text() {
+        let embedded = ContentBlock::Resource(rmcp::model::EmbeddedResource::new(ResourceContents::TextResourceContents {
+            uri: "file:///notes.md".into(),
+            mime_type: Some("text/markdown".into()),
+            text: "# Notes".into(),
+            meta: None::<MetaObject>,
+        }));
+        let mut link = Resource::new("https://example.com/r/1", "report");
+        link.description = Some("the weekly report".into());
+        let out = output_of("s", "t", result(vec![embedded, ContentBlock::ResourceLink(link)], None, false)).unwrap();
+        assert_eq!(
+            out.text.as_deref(),
+            Some(
+                "[resource file:///notes.md (text/markdown)]\n# Notes\n[resource link https://example.com/r/1: report - the weekly report]"
+            )
+        );
+    }
+}
