@@ -43,7 +43,7 @@ fn main() {
 async fn wit_case(case: &Case, blessing: bool) -> Result<(), Failed> {
     let run = run_case(exec_host_tests::sandbox().await, case).await;
     if blessing {
-        return bless(case, &run.observed).map_err(Failed::from);
+        return bless(case, &run.observed).map_err(|e| Failed::from(exec_host::error_sentence(&e)));
     }
     match run.verdict {
         Verdict::Pass => Ok(()),

@@ -14,7 +14,9 @@ use crate::UsageError;
 /// disturbs another's. Exit status 1 when any fails.
 pub(crate) fn run(options: SandboxOptions, dir: Option<&Path>, filter: &[String]) -> Result<ExitCode, UsageError> {
     let cases = match dir {
-        Some(dir) => cases_in(dir).map_err(|why| UsageError(format!("the cases cannot be read: {why}")))?,
+        Some(dir) => {
+            cases_in(dir).map_err(|why| UsageError(format!("the cases cannot be read: {}", exec_host::error_sentence(&why))))?
+        }
         None => builtin_cases(),
     };
     let cases: Vec<Case> = cases
@@ -26,7 +28,7 @@ pub(crate) fn run(options: SandboxOptions, dir: Option<&Path>, filter: &[String]
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(async {
-        let sandbox = Sandbox::with_options(options).await.map_err(crate::usage)?;
+        let sandbox = Sandbox::with_options(options).await.map_err(crate::UsageError::from)?;
         let width = cases.iter().map(|case| case.name.len()).max().unwrap_or(0);
         println!("{:width$}  result", "case");
         let (mut passed, mut failed) = (0, 0);

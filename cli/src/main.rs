@@ -88,12 +88,8 @@ struct SessionFlags {
     /// The permission mode: default, acceptEdits, dontAsk or bypassPermissions (`run`
     /// starts in bypassPermissions: its user wrote the script; ask and deny rules still apply;
     /// `serve` starts in default: its scripts come from a model).
-    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE", value_parser = PermissionMode::parse)]
     permission_mode: Option<PermissionMode>,
-}
-
-fn parse_mode(text: &str) -> Result<PermissionMode, String> {
-    PermissionMode::parse(text)
 }
 
 #[derive(Args, Debug)]
@@ -313,9 +309,11 @@ struct ServeConfig {
 /// A usage or set-up error: one sentence, exit status 2.
 pub(crate) struct UsageError(String);
 
-impl<E: std::fmt::Display> From<E> for UsageError {
+/// The one conversion of an error into the command line's: the error and every cause
+/// beneath it, as one sentence.
+impl<E: std::error::Error + 'static> From<E> for UsageError {
     fn from(error: E) -> Self {
-        UsageError(error.to_string())
+        UsageError(exec_host::error_sentence(&error))
     }
 }
 
@@ -461,7 +459,7 @@ const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 /// The bearer token in `file`: its text without surrounding whitespace; never empty.
 fn read_token(file: &Path) -> Result<String, UsageError> {
     let text = exec_host::text_file::read_text(file, MAX_TOKEN_FILE_BYTES)
-        .map_err(|e| UsageError(format!("the token file {} {e}", shown(file))))?;
+        .map_err(|e| UsageError(format!("the token file {} {}", shown(file), exec_host::error_sentence(&e))))?;
     let token = text.trim();
     if token.is_empty() {
         return Err(UsageError(format!("the token file {} is empty", shown(file))));
@@ -489,6 +487,15 @@ fn resolve_limits(flags: &LimitFlags) -> Result<Limits, UsageError> {
     Ok(limits)
 }
 
+/// A rule of `--allow`, `--ask` or `--deny` that is not one, said with its flag.
+fn command_line_rule_error(error: exec_host::settings::SettingsError) -> String {
+    let list = error.key.as_deref().and_then(|key| key.strip_prefix("permissions.")).and_then(|key| key.split('[').next());
+    match list {
+        Some(list @ ("allow" | "ask" | "deny")) => format!("--{list}: {}", error.reason),
+        _ => exec_host::error_sentence(&error),
+    }
+}
+
 fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
     match std::fs::metadata(&flags.workspace) {
         Err(_) => return Err(UsageError(format!("the workspace {} does not exist", flags.workspace.display()))),
@@ -497,8 +504,8 @@ fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
         }
         Ok(_) => {}
     }
-    let mcp_files = flags.mcp_config.iter().map(|file| Ok((file.clone(), McpConfig::load(file)?))).collect::<Result<_, _>>();
-    let mcp = McpConfig::merge(mcp_files.map_err(|e: exec_host::mcp::ConfigError| UsageError(e.to_string()))?)?;
+    let mcp_files = flags.mcp_config.iter().map(|file| Ok((file.clone(), McpConfig::load(file)?)));
+    let mcp = McpConfig::merge(mcp_files.collect::<Result<_, exec_host::mcp::ConfigError>>()?)?;
     for file in &flags.settings {
         if file.is_dir() {
             return Err(UsageError(format!("the settings file {} is a directory", file.display())));
@@ -507,7 +514,7 @@ fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
             return Err(UsageError(format!("the settings file {} does not exist", file.display())));
         }
     }
-    let rules = Layer::from_rules(&flags.allow, &flags.ask, &flags.deny).map_err(|e| UsageError(e.reason))?;
+    let rules = Layer::from_rules(&flags.allow, &flags.ask, &flags.deny).map_err(|e| UsageError(command_line_rule_error(e)))?;
     Ok(SessionConfig {
         workspace: flags.workspace,
         mcp,
@@ -530,7 +537,7 @@ fn read_script(path: &Path) -> Result<String, UsageError> {
     } else {
         read_text(path, MAX_SCRIPT_FILE_BYTES)
     };
-    read.map_err(|e| UsageError(format!("the script {} {e}", shown(path))))
+    read.map_err(|e| UsageError(format!("the script {} {}", shown(path), exec_host::error_sentence(&e))))
 }
 
 /// How a session starts: its permission mode unless one is given, and who answers the calls
@@ -580,11 +587,11 @@ async fn start_session(
         builder = builder.result_store(Arc::new(DirectoryResultStore::new(dir, DIRECTORY_STORE_FILES)));
     }
     let session = tokio::select! {
-        session = builder.build() => session.map_err(usage)?,
+        session = builder.build() => session.map_err(UsageError::from)?,
         _ = abort.cancelled() => return Ok(None),
     };
     if explicit_mode == Some(PermissionMode::BypassPermissions)
-        && session.permission_mode().map_err(usage)? != PermissionMode::BypassPermissions
+        && session.permission_mode().map_err(UsageError::from)? != PermissionMode::BypassPermissions
     {
         session.shutdown().await;
         return Err(UsageError("the permission mode bypassPermissions is disabled by the managed settings".into()));
@@ -593,21 +600,6 @@ async fn start_session(
         eprintln!("exec-host: warning: {}", terminal::err(&failure.to_string()));
     }
     Ok(Some(session))
-}
-
-/// An error as one sentence: the error and every cause beneath it.
-pub(crate) fn usage<E: std::error::Error>(error: E) -> UsageError {
-    let mut sentence = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        let text = inner.to_string();
-        if !sentence.contains(&text) {
-            sentence.push_str(": ");
-            sentence.push_str(&text);
-        }
-        cause = inner.source();
-    }
-    UsageError(sentence)
 }
 
 fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
@@ -723,18 +715,18 @@ fn with_session<T>(config: SessionConfig, report: impl FnOnce(&Session) -> Resul
 /// `exec-host tools`; `dts` is `Some` for `--dts`, with the script of `--script`.
 fn tools(config: SessionConfig, as_json: bool, dts: Option<Option<String>>, stats: bool) -> Result<ExitCode, UsageError> {
     let text = with_session(config, |session| {
-        let pool = session.pool().map_err(usage)?;
+        let pool = session.pool().map_err(UsageError::from)?;
         Ok(if let Some(script) = dts {
-            let declarations = session.declaration_file().map_err(usage)?;
+            let declarations = session.declaration_file().map_err(UsageError::from)?;
             match script {
                 Some(script) => exec_host::typings::checkable_script(&script, &declarations),
                 None => declarations,
             }
         } else if stats {
-            let prepared = session.prepare(&[]).map_err(usage)?;
+            let prepared = session.prepare(&[]).map_err(UsageError::from)?;
             declaration_stats(&pool, prepared.append.first())
         } else if as_json {
-            let prepared = session.prepare(&[]).map_err(usage)?;
+            let prepared = session.prepare(&[]).map_err(UsageError::from)?;
             let announcement = prepared.append.first().map(|message| message.text());
             let object = json!({
                 "exec": pool.exec_status(),
@@ -756,7 +748,7 @@ fn tools(config: SessionConfig, as_json: bool, dts: Option<Option<String>>, stat
 /// `exec-host tools` for people: what is declared, what is pooled, Exec's description.
 fn describe_pool(session: &Session, pool: &Pool) -> Result<String, UsageError> {
     let mut out = String::new();
-    let prepared = session.prepare(&[]).map_err(usage)?;
+    let prepared = session.prepare(&[]).map_err(UsageError::from)?;
     let status = pool.exec_status();
     if pool.exec_declared() {
         out += &format!("{status}; {} tools are in the pool behind it.\n", pool.pooled().len());
@@ -847,7 +839,7 @@ as bytes / {CHARS_PER_TOKEN}, rounded up (a model-independent rule of thumb, not
 }
 
 fn search(config: SessionConfig, query: String, max_results: Option<usize>, as_json: bool) -> Result<ExitCode, UsageError> {
-    let result = with_session(config, |session| session.search(query.clone(), max_results).map_err(usage))?;
+    let result = with_session(config, |session| session.search(query.clone(), max_results).map_err(UsageError::from))?;
     if as_json {
         println!("{}", serde_json::to_string(&result)?);
     } else {

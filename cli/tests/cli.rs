@@ -431,7 +431,7 @@ fn mcp_configuration_errors_name_the_file_the_key_and_the_line() {
     assert!(stderr(&output).contains("line 2"), "{}", stderr(&output));
     let config = mcp_config(&setup, json!({"my__server": {"command": "x"}}));
     assert_usage_error(&setup.run(&["run", "--mcp-config", &config, &script]), "ambiguous");
-    assert_usage_error(&setup.run(&["run", "--mcp-config", "missing.json", &script]), "missing.json: cannot read it");
+    assert_usage_error(&setup.run(&["run", "--mcp-config", "missing.json", &script]), "missing.json: the file does not exist");
 }
 
 #[test]

@@ -39,7 +39,7 @@
 //! | `calls` | the one funnel, the [`Approver`] and the rest of the policy, the [`settings`] |
 //! | `sandbox` | the wasmtime runtime ([`Sandbox`], [`Limits`]), the [`guest`] contract, the [`conformance`] cases |
 //! | `sources` | the [`Tool`] trait and the builtin tools, the [`mcp`] servers, the host's own children |
-//! | `support` | bounded reading of a text file ([`text_file`]) |
+//! | `support` | bounded reading of a text file ([`text_file`]), an error with its causes as one sentence ([`error_sentence`]) |
 //!
 //! Beside the types at the root, a few namespaces hold a sub-API of their own: [`settings`],
 //! [`mcp`], [`results`], [`exec_tool`], [`typings`], [`announcement`], [`limits`],
@@ -129,6 +129,7 @@ pub use sources::tools::{
     CallContext, DefinitionError, Effect, Image, Origin, RegistryError, Stage, Tool, ToolDefinition, ToolError, ToolOutput,
     ToolSource, WorkspaceError,
 };
+pub use support::report::error_sentence;
 
 pub use calls::settings;
 pub use catalogue::exec_tool;
@@ -190,7 +191,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 27] = [
+    const ORDER: [&str; 28] = [
         "session",
         "conversation::announce",
         "conversation::render",
@@ -218,6 +219,7 @@ mod layering {
         "support::text_file",
         "support::dirs",
         "support::lock",
+        "support::report",
     ];
 
     /// Where `path` (a `crate::` path without the prefix) falls in [`ORDER`].

@@ -202,7 +202,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let prepared = self.session.prepare(&[]).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let prepared = self.session.prepare(&[]).map_err(|e| ErrorData::internal_error(exec_host::error_sentence(&e), None))?;
         *self.declared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared.declarations.clone());
         let tools = prepared
             .declarations

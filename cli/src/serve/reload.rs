@@ -47,7 +47,7 @@ pub async fn follow(session: Session, files: Vec<PathBuf>, mut running: McpConfi
             Ok(wanted) => wanted,
             Err(error) => {
                 // Said once per broken state, not once a second.
-                let message = error.to_string();
+                let message = exec_host::error_sentence(&error);
                 if reported.as_ref() != Some(&message) {
                     tracing::warn!("the MCP configuration changed but is not used: {message}; the servers running go on");
                     reported = Some(message);

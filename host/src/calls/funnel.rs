@@ -56,9 +56,10 @@ impl Funnel {
     /// authorization failure when no valid settings were ever read: the defaults deny
     /// nothing, so falling back to them would fail open.
     pub fn settings(&self, name: &str) -> Result<Arc<Settings>, ToolError> {
-        self.settings
-            .current_or_last_good()
-            .map_err(|error| ToolError::authorization(format!("`{name}` was not run: the settings cannot be read ({error})")))
+        self.settings.current_or_last_good().map_err(|error| {
+            let why = crate::support::report::error_sentence(&error);
+            ToolError::authorization(format!("`{name}` was not run: the settings cannot be read ({why})"))
+        })
     }
 
     /// Authorizes one call (see [`Policy::authorize`]): the input to run with, or the refusal.

@@ -93,10 +93,17 @@ impl PermissionMode {
     }
 
     /// Reads a mode as settings files and the command line write it.
-    pub fn parse(text: &str) -> Result<PermissionMode, String> {
-        serde_json::from_value(Value::String(text.to_string()))
-            .map_err(|_| format!("unknown permission mode {text:?}; use default, acceptEdits, dontAsk or bypassPermissions"))
+    pub fn parse(text: &str) -> Result<PermissionMode, UnknownMode> {
+        serde_json::from_value(Value::String(text.to_string())).map_err(|_| UnknownMode { name: text.to_string() })
     }
+}
+
+/// A permission mode's name that names none.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown permission mode {name:?}; use default, acceptEdits, dontAsk or bypassPermissions")]
+#[non_exhaustive]
+pub struct UnknownMode {
+    pub name: String,
 }
 
 impl fmt::Display for PermissionMode {
@@ -183,32 +190,29 @@ impl Rule {
     /// workspace tool's is a path pattern (gitignore-style, relative to the workspace); an
     /// MCP tool and `Exec` take none. A specifier for a tool this host does not have (a
     /// Claude Code tool such as `Bash(rm:*)`) is kept and never matches.
-    pub fn parse(text: &str) -> Result<Rule, String> {
+    pub fn parse(text: &str) -> Result<Rule, RuleError> {
         let text = text.trim();
+        let rule = || text.to_string();
         let (tool, pattern) = match text.find('(') {
             Some(open) => {
-                let inner = text[open + 1..]
-                    .strip_suffix(')')
-                    .ok_or_else(|| format!("rule {text:?} opens `(` without closing it at the end"))?;
+                let inner = text[open + 1..].strip_suffix(')').ok_or_else(|| RuleError::Unclosed { rule: rule() })?;
                 (&text[..open], Some(inner.to_string()))
             }
             None => (text, None),
         };
         if tool.is_empty() {
-            return Err(format!("rule {text:?} names no tool"));
+            return Err(RuleError::NoTool { rule: rule() });
         }
         if tool.chars().any(|c| c.is_whitespace() || c.is_control() || c == ')') {
-            return Err(format!("rule {text:?}: the tool name may not contain whitespace or `)`"));
+            return Err(RuleError::BadToolName { rule: rule() });
         }
         let path = match &pattern {
             None => None,
             Some(_) if tool.starts_with(MCP_PREFIX) => {
-                return Err(format!("rule {text:?}: an MCP tool's rule takes no specifier; write `{tool}`"));
+                return Err(RuleError::McpSpecifier { rule: rule(), tool: tool.to_string() });
             }
-            Some(_) if tool == EXEC => return Err(format!("rule {text:?}: `Exec` takes no specifier; write `Exec`")),
-            Some(pattern) if PATH_TOOLS.contains(&tool) => {
-                Some(PathPattern::new(pattern).map_err(|why| format!("rule {text:?}: {why}"))?)
-            }
+            Some(_) if tool == EXEC => return Err(RuleError::ExecSpecifier { rule: rule() }),
+            Some(pattern) if PATH_TOOLS.contains(&tool) => Some(PathPattern::new(text, pattern)?),
             Some(_) => None,
         };
         Ok(Rule { tool: tool.to_string(), pattern, path })
@@ -272,6 +276,39 @@ impl Rule {
     }
 }
 
+impl TryFrom<String> for Rule {
+    type Error = RuleError;
+
+    fn try_from(text: String) -> Result<Rule, RuleError> {
+        Rule::parse(&text)
+    }
+}
+
+/// Why a rule's text is not a rule.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuleError {
+    #[error("rule {rule:?} opens `(` without closing it at the end")]
+    Unclosed { rule: String },
+    #[error("rule {rule:?} names no tool")]
+    NoTool { rule: String },
+    #[error("rule {rule:?}: the tool name may not contain whitespace or `)`")]
+    BadToolName { rule: String },
+    #[error("rule {rule:?}: an MCP tool's rule takes no specifier; write `{tool}`")]
+    McpSpecifier { rule: String, tool: String },
+    #[error("rule {rule:?}: `Exec` takes no specifier; write `Exec`")]
+    ExecSpecifier { rule: String },
+    #[error("rule {rule:?}: the path pattern is empty")]
+    EmptyPattern { rule: String },
+    #[error("rule {rule:?}: the path pattern {pattern:?} is not valid")]
+    BadPattern {
+        rule: String,
+        pattern: String,
+        #[source]
+        source: globset::Error,
+    },
+}
+
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.pattern {
@@ -291,19 +328,21 @@ pub struct PathPattern {
 }
 
 impl PathPattern {
-    fn new(pattern: &str) -> Result<PathPattern, String> {
+    /// The pattern `pattern` of rule `rule`.
+    fn new(rule: &str, pattern: &str) -> Result<PathPattern, RuleError> {
         let trimmed = pattern.trim();
         if trimmed.is_empty() {
-            return Err("the path pattern is empty".into());
+            return Err(RuleError::EmptyPattern { rule: rule.to_string() });
         }
         let anchored = trimmed.starts_with('/') || trimmed.starts_with("./");
         let body = trimmed.trim_start_matches("./").trim_start_matches('/').trim_end_matches('/');
         let body = if body.is_empty() { "**" } else { body };
         let full = if anchored || body.contains('/') { body.to_string() } else { format!("**/{body}") };
-        let glob = GlobBuilder::new(&full)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("the path pattern {pattern:?} is not valid: {e}"))?;
+        let glob = GlobBuilder::new(&full).literal_separator(true).build().map_err(|source| RuleError::BadPattern {
+            rule: rule.to_string(),
+            pattern: pattern.to_string(),
+            source,
+        })?;
         Ok(PathPattern { glob: glob.compile_matcher() })
     }
 
@@ -372,12 +411,76 @@ pub struct Hooks {
     pub post_tool_use: Vec<HookMatcher>,
 }
 
-/// Why a settings file cannot be used.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{file}: {reason}")]
+/// Why a settings file cannot be used: the file, where in it the reader found the fault,
+/// and what is wrong.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct SettingsError {
     pub file: PathBuf,
+    /// The key path of the value at fault (`permissions.deny[1]`); `None` when the fault is
+    /// the file's as a whole (it cannot be read, it is not JSON).
+    pub key: Option<String>,
+    /// The line (from 1) at which the reader met the fault; `None` for settings that were
+    /// not read from text (passed in code, given on the command line) and for faults of no
+    /// place (a file that cannot be read).
+    pub line: Option<usize>,
+    /// The column (from 1) on that line.
+    pub column: Option<usize>,
+    /// What is wrong, in words.
     pub reason: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl SettingsError {
+    fn new(file: &Path, reason: impl Into<String>) -> SettingsError {
+        SettingsError { file: file.to_path_buf(), key: None, line: None, column: None, reason: reason.into(), source: None }
+    }
+
+    fn caused_by(mut self, source: impl std::error::Error + Send + Sync + 'static) -> SettingsError {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
+    /// The reader's error, with the key path it tracked and the position serde_json gave.
+    fn from_tracked(file: &Path, error: serde_path_to_error::Error<serde_json::Error>) -> SettingsError {
+        // The tracker writes `?` for a place it could not name (a key that is not a
+        // string); the key is what it could name before that.
+        let path = error.path().to_string();
+        let known = path.split(".?").next().unwrap_or_default();
+        let key = Some(known.to_string()).filter(|key| !matches!(key.as_str(), "" | "." | "?"));
+        SettingsError { key, ..SettingsError::from_reader(file, error.into_inner()) }
+    }
+
+    /// The reader's error, with the position serde_json gave.
+    fn from_reader(file: &Path, inner: serde_json::Error) -> SettingsError {
+        let (line, column) = (inner.line() > 0).then(|| (inner.line(), inner.column())).unzip();
+        let text = inner.to_string();
+        // serde_json ends its message with the position it already gave as data.
+        let position = format!(" at line {} column {}", inner.line(), inner.column());
+        let reason = text.strip_suffix(&position).unwrap_or(&text).to_string();
+        SettingsError { line, column, ..SettingsError::new(file, reason) }
+    }
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.file.display())?;
+        if let Some(key) = &self.key {
+            write!(f, "{key}: ")?;
+        }
+        f.write_str(&self.reason)?;
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => write!(f, " (line {line}, column {column})"),
+            (Some(line), None) => write!(f, " (line {line})"),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|source| source as &(dyn std::error::Error + 'static))
+    }
 }
 
 /// What one layer sets; `None` where it says nothing.
@@ -420,17 +523,49 @@ struct LayerFile {
     hooks: HooksFile,
 }
 
+// The file format. Every value is checked as it is read, so an error carries the key path
+// and the position where the reader met it.
+
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct PermissionsFile {
     #[serde(default)]
-    deny: Vec<String>,
+    deny: Vec<RuleEntry>,
     #[serde(default)]
-    allow: Vec<String>,
+    allow: Vec<RuleEntry>,
     #[serde(default)]
-    ask: Vec<String>,
+    ask: Vec<RuleEntry>,
     default_mode: Option<PermissionMode>,
-    disable_bypass_permissions_mode: Option<String>,
+    disable_bypass_permissions_mode: Option<DisableBypass>,
+}
+
+/// A rule, parsed where it is read.
+#[derive(Deserialize)]
+#[serde(try_from = "String")]
+struct RuleEntry(Rule);
+
+impl TryFrom<String> for RuleEntry {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<RuleEntry, String> {
+        Rule::parse(&text).map(RuleEntry).map_err(|why| crate::support::report::error_sentence(&why))
+    }
+}
+
+/// `"disableBypassPermissionsMode": "disable"`, its one value.
+#[derive(Deserialize)]
+#[serde(try_from = "String")]
+struct DisableBypass;
+
+impl TryFrom<String> for DisableBypass {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<DisableBypass, String> {
+        match text.as_str() {
+            "disable" => Ok(DisableBypass),
+            other => Err(format!("{other:?} is not a value; the one value is \"disable\"")),
+        }
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -444,8 +579,40 @@ struct HooksFile {
 #[derive(Deserialize)]
 struct MatcherFile {
     #[serde(default)]
-    matcher: String,
-    hooks: Vec<HookFile>,
+    matcher: MatcherPattern,
+    hooks: Vec<HookEntry>,
+}
+
+/// A hook matcher, compiled where it is read: a regular expression over the whole tool
+/// name; `""` and `"*"` match every tool.
+#[derive(Default, Deserialize)]
+#[serde(try_from = "String")]
+struct MatcherPattern {
+    text: String,
+    regex: Option<Regex>,
+}
+
+impl TryFrom<String> for MatcherPattern {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<MatcherPattern, String> {
+        let regex = match text.trim() {
+            "" | "*" => None,
+            pattern => Some(
+                Regex::new(&format!("^(?:{pattern})$")).map_err(|e| format!("{pattern:?} is not a regular expression: {e}"))?,
+            ),
+        };
+        Ok(MatcherPattern { text, regex })
+    }
+}
+
+/// One hook as written: a command hook, checked where it is read, or a hook of another
+/// type (kept to be reported, never run).
+#[derive(Deserialize)]
+#[serde(try_from = "HookFile")]
+enum HookEntry {
+    Command(HookCommand),
+    Other { kind: String },
 }
 
 #[derive(Deserialize)]
@@ -459,6 +626,23 @@ struct HookFile {
     timeout: Option<f64>,
 }
 
+impl TryFrom<HookFile> for HookEntry {
+    type Error = String;
+
+    fn try_from(hook: HookFile) -> Result<HookEntry, String> {
+        if hook.kind != "command" {
+            return Ok(HookEntry::Other { kind: hook.kind });
+        }
+        let command = hook.command.filter(|command| !command.trim().is_empty()).ok_or("`command` is missing or empty")?;
+        let timeout = match hook.timeout {
+            None => DEFAULT_HOOK_TIMEOUT,
+            Some(seconds) if seconds > 0.0 && seconds <= MAX_HOOK_TIMEOUT.as_secs_f64() => Duration::from_secs_f64(seconds),
+            Some(seconds) => return Err(format!("`timeout`: {seconds} is not a number of seconds between 0 and 3600")),
+        };
+        Ok(HookEntry::Command(HookCommand { command, timeout }))
+    }
+}
+
 impl Layer {
     /// Reads one settings text; `file` names it in errors (with the key path and line).
     pub fn parse(text: &str, file: &Path) -> Result<Layer, SettingsError> {
@@ -467,80 +651,63 @@ impl Layer {
             return Ok(Layer { source, managed: false, ..Layer::default() });
         }
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        let parsed = serde_path_to_error::deserialize(&mut deserializer);
-        Self::from_parsed(parsed, source, false, file).map_err(|mut error| {
-            error.reason = with_line(&error.reason, text);
-            error
-        })
+        let parsed = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| SettingsError::from_tracked(file, e));
+        // Text after the object is an error too, with its position.
+        let parsed = parsed.and_then(|layer| deserializer.end().map(|()| layer).map_err(|e| SettingsError::from_reader(file, e)));
+        Self::from_parsed(parsed, source, false, file)
     }
 
     /// Settings an embedding passes in code, written as a settings file would be
     /// (`{"enableExec": false, "permissions": {"deny": ["Exec"]}}`); they form the managed
     /// layer, above every file.
     pub fn from_value(value: Value) -> Result<Layer, SettingsError> {
-        let parsed = serde_path_to_error::deserialize(value);
-        Self::from_parsed(parsed, Source::Code, true, Path::new("<settings passed in code>"))
+        let file = Path::new("<settings passed in code>");
+        let parsed = serde_path_to_error::deserialize(value).map_err(|e| SettingsError::from_tracked(file, e));
+        Self::from_parsed(parsed, Source::Code, true, file)
     }
 
     /// Values of the command line: these rules, in a layer above the settings files and
     /// below the managed ones.
     pub fn from_rules(allow: &[String], ask: &[String], deny: &[String]) -> Result<Layer, SettingsError> {
         let value = serde_json::json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
-        let parsed = serde_path_to_error::deserialize(value);
-        Self::from_parsed(parsed, Source::CommandLine, false, Path::new("the command line"))
+        let file = Path::new("the command line");
+        let parsed = serde_path_to_error::deserialize(value).map_err(|e| SettingsError::from_tracked(file, e));
+        Self::from_parsed(parsed, Source::CommandLine, false, file)
     }
 
-    fn from_parsed<E: fmt::Display>(
-        parsed: Result<LayerFile, serde_path_to_error::Error<E>>,
+    fn from_parsed(
+        parsed: Result<LayerFile, SettingsError>,
         source: Source,
         managed: bool,
         file: &Path,
     ) -> Result<Layer, SettingsError> {
-        let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
-        let parsed = parsed.map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            if path == "." { fail(inner.to_string()) } else { fail(format!("{path}: {inner}")) }
-        })?;
-        let rules = |list: Vec<String>, key: &str| -> Result<Vec<Rule>, SettingsError> {
-            let rules: Vec<Rule> = list
-                .iter()
-                .enumerate()
-                .map(|(i, text)| Rule::parse(text).map_err(|why| fail(format!("permissions.{key}[{i}]: {why}"))))
-                .collect::<Result<_, _>>()?;
+        let parsed = parsed?;
+        let rules = |list: Vec<RuleEntry>, key: &str| -> Vec<Rule> {
+            let rules: Vec<Rule> = list.into_iter().map(|RuleEntry(rule)| rule).collect();
             for (i, rule) in rules.iter().enumerate().filter(|(_, rule)| rule.is_foreign()) {
                 tracing::warn!(
                     "{}: permissions.{key}[{i}]: rule `{rule}` is for a tool this host does not have; it applies to no call",
                     file.display()
                 );
             }
-            Ok(rules)
+            rules
         };
         let permissions = parsed.permissions;
-        let disable_bypass = match permissions.disable_bypass_permissions_mode.as_deref() {
-            None => false,
-            Some("disable") => true,
-            Some(other) => {
-                return Err(fail(format!(
-                    "permissions.disableBypassPermissionsMode: {other:?} is not a value; the one value is \"disable\""
-                )));
-            }
-        };
         Ok(Layer {
             source,
             managed,
             enable_exec: parsed.enable_exec,
             non_deferred_tools: parsed.non_deferred_tools,
             permissions: Permissions {
-                deny: rules(permissions.deny, "deny")?,
-                allow: rules(permissions.allow, "allow")?,
-                ask: rules(permissions.ask, "ask")?,
+                deny: rules(permissions.deny, "deny"),
+                allow: rules(permissions.allow, "allow"),
+                ask: rules(permissions.ask, "ask"),
                 default_mode: permissions.default_mode,
-                disable_bypass,
+                disable_bypass: permissions.disable_bypass_permissions_mode.is_some(),
             },
             hooks: Hooks {
-                pre_tool_use: matchers(parsed.hooks.pre_tool_use, "PreToolUse").map_err(fail)?,
-                post_tool_use: matchers(parsed.hooks.post_tool_use, "PostToolUse").map_err(fail)?,
+                pre_tool_use: matchers(parsed.hooks.pre_tool_use, "PreToolUse", file),
+                post_tool_use: matchers(parsed.hooks.post_tool_use, "PostToolUse", file),
             },
         })
     }
@@ -552,59 +719,29 @@ impl Layer {
             Err(crate::support::text_file::ReadError::Missing) => {
                 Ok(Layer { source: Source::File(file.to_path_buf()), managed: false, ..Layer::default() })
             }
-            Err(e) => Err(SettingsError { file: file.to_path_buf(), reason: format!("the file {e}") }),
+            Err(e) => Err(SettingsError::new(file, format!("the file {e}")).caused_by(e)),
         }
     }
 }
 
-/// An error about a value of the file (`permissions.deny[1]: rule "x(": ...`) with the line
-/// the value is written on, found by its text: serde reports lines for its own errors only.
-fn with_line(reason: &str, text: &str) -> String {
-    if reason.contains(" line ") {
-        return reason.to_string();
-    }
-    let quoted = reason.split('"').nth(1).filter(|value| !value.is_empty());
-    let found = quoted.and_then(|value| text.find(&serde_json::to_string(value).unwrap_or_default()));
-    match found {
-        Some(at) => format!("{reason} (line {})", text[..at].matches('\n').count() + 1),
-        None => reason.to_string(),
-    }
-}
-
-/// The hook entries of one event, checked: each matcher a regular expression, each hook a
-/// command with a sensible timeout. Hooks of another type are skipped with a warning.
-fn matchers(entries: Vec<MatcherFile>, event: &str) -> Result<Vec<HookMatcher>, String> {
+/// The hook entries of one event, read and checked; hooks of another type than `command`
+/// are left out with a warning.
+fn matchers(entries: Vec<MatcherFile>, event: &str, file: &Path) -> Vec<HookMatcher> {
     let mut out = Vec::with_capacity(entries.len());
     for (i, entry) in entries.into_iter().enumerate() {
-        let key = format!("hooks.{event}[{i}]");
-        let regex = match entry.matcher.trim() {
-            "" | "*" => None,
-            pattern => Some(
-                Regex::new(&format!("^(?:{pattern})$"))
-                    .map_err(|e| format!("{key}.matcher: {pattern:?} is not a regular expression: {e}"))?,
-            ),
-        };
-        let mut hooks = Vec::new();
+        let mut hooks = Vec::with_capacity(entry.hooks.len());
         for (j, hook) in entry.hooks.into_iter().enumerate() {
-            let key = format!("{key}.hooks[{j}]");
-            if hook.kind != "command" {
-                tracing::warn!("{key}: hooks of type {:?} are not run by this host; only \"command\" hooks are", hook.kind);
-                continue;
+            match hook {
+                HookEntry::Command(command) => hooks.push(command),
+                HookEntry::Other { kind } => tracing::warn!(
+                    "{}: hooks.{event}[{i}].hooks[{j}]: hooks of type {kind:?} are not run by this host; only \"command\" hooks are",
+                    file.display()
+                ),
             }
-            let command = hook
-                .command
-                .filter(|command| !command.trim().is_empty())
-                .ok_or_else(|| format!("{key}.command: missing or empty"))?;
-            let timeout = match hook.timeout {
-                None => DEFAULT_HOOK_TIMEOUT,
-                Some(seconds) if seconds > 0.0 && seconds <= MAX_HOOK_TIMEOUT.as_secs_f64() => Duration::from_secs_f64(seconds),
-                Some(seconds) => return Err(format!("{key}.timeout: {seconds} is not a number of seconds between 0 and 3600")),
-            };
-            hooks.push(HookCommand { command, timeout });
         }
-        out.push(HookMatcher { matcher: entry.matcher, regex, hooks });
+        out.push(HookMatcher { matcher: entry.matcher.text, regex: entry.matcher.regex, hooks });
     }
-    Ok(out)
+    out
 }
 
 impl Settings {
@@ -756,7 +893,10 @@ impl SettingsFiles {
                 let state = self.state.locked();
                 let last_good = state.last_good.clone().ok_or_else(|| error.clone())?;
                 if fresh {
-                    tracing::warn!("settings not reloaded, the previous ones stay in force: {error}");
+                    tracing::warn!(
+                        "settings not reloaded, the previous ones stay in force: {}",
+                        crate::support::report::error_sentence(&error)
+                    );
                 }
                 Ok(last_good)
             }
@@ -773,24 +913,26 @@ impl SettingsFiles {
     /// name) makes the save fail instead of writing elsewhere. Without `within`, `file` is
     /// taken from its own folder, opened as the path says.
     pub fn add_allow_rule(&self, within: Option<&Dir>, file: &Path, rule: &str) -> Result<(), SettingsError> {
-        let fail = |reason: String| SettingsError { file: file.to_path_buf(), reason };
-        let (folder, name) = rules_folder(within, file).map_err(&fail)?;
+        let fail = |reason: &str| SettingsError::new(file, reason);
+        let (folder, name) = rules_folder(within, file)?;
         let mut document =
             match crate::support::text_file::read_text_in(&folder, &name, crate::support::text_file::MAX_CONFIG_FILE_BYTES) {
-                Ok(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text).map_err(|e| fail(e.to_string()))?,
+                Ok(text) if !text.trim().is_empty() => {
+                    serde_json::from_str::<Value>(&text).map_err(|e| SettingsError::from_reader(file, e))?
+                }
                 Ok(_) | Err(crate::support::text_file::ReadError::Missing) => Value::Object(Default::default()),
-                Err(e) => return Err(fail(format!("the file {e}"))),
+                Err(e) => return Err(SettingsError::new(file, format!("the file {e}")).caused_by(e)),
             };
-        let Value::Object(root) = &mut document else { return Err(fail("its top level is not an object".into())) };
+        let Value::Object(root) = &mut document else { return Err(fail("its top level is not an object")) };
         let permissions = root.entry("permissions").or_insert_with(|| Value::Object(Default::default()));
-        let Value::Object(permissions) = permissions else { return Err(fail("`permissions` is not an object".into())) };
+        let Value::Object(permissions) = permissions else { return Err(fail("`permissions` is not an object")) };
         let allow = permissions.entry("allow").or_insert_with(|| Value::Array(Vec::new()));
-        let Value::Array(allow) = allow else { return Err(fail("`permissions.allow` is not a list".into())) };
+        let Value::Array(allow) = allow else { return Err(fail("`permissions.allow` is not a list")) };
         if !allow.iter().any(|known| known.as_str() == Some(rule)) {
             allow.push(Value::String(rule.to_string()));
         }
-        let text = serde_json::to_string_pretty(&document).map_err(|e| fail(e.to_string()))? + "\n";
-        replace_nofollow(&folder, &name, text.as_bytes()).map_err(|e| fail(format!("cannot write it: {e}")))?;
+        let text = serde_json::to_string_pretty(&document).map_err(|e| fail("it cannot be written as JSON").caused_by(e))? + "\n";
+        replace_nofollow(&folder, &name, text.as_bytes()).map_err(|e| fail("cannot write it").caused_by(e))?;
         // The same modification time to the second could hide the change: forget what was read.
         self.state.locked().read = None;
         Ok(())
@@ -830,32 +972,33 @@ impl SettingsFiles {
 /// The folder a rules file is written in, opened level by level below `within` without
 /// following a link (missing levels are created), and the file's name. Without `within`,
 /// the file's own folder as its path says (created when missing).
-fn rules_folder(within: Option<&Dir>, file: &Path) -> Result<(Dir, String), String> {
-    let name = file.file_name().and_then(|name| name.to_str()).ok_or("it has no file name")?.to_string();
+fn rules_folder(within: Option<&Dir>, file: &Path) -> Result<(Dir, String), SettingsError> {
+    let fail = |reason: &str| SettingsError::new(file, reason);
+    let name = file.file_name().and_then(|name| name.to_str()).ok_or_else(|| fail("it has no file name"))?.to_string();
     let parent = file.parent().unwrap_or(Path::new(""));
     let Some(within) = within else {
         let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
-        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create its folder: {e}"))?;
-        let folder =
-            Dir::open_ambient_dir(parent, cap_std::ambient_authority()).map_err(|e| format!("cannot open its folder: {e}"))?;
+        std::fs::create_dir_all(parent).map_err(|e| fail("cannot create its folder").caused_by(e))?;
+        let folder = Dir::open_ambient_dir(parent, cap_std::ambient_authority())
+            .map_err(|e| fail("cannot open its folder").caused_by(e))?;
         return Ok((folder, name));
     };
-    let mut folder = within.try_clone().map_err(|e| format!("cannot open its folder: {e}"))?;
+    let mut folder = within.try_clone().map_err(|e| fail("cannot open its folder").caused_by(e))?;
     for part in parent.components() {
         let part = match part {
             std::path::Component::Normal(part) => part,
             std::path::Component::CurDir => continue,
-            _ => return Err("its path leaves the folder it is relative to".into()),
+            _ => return Err(fail("its path leaves the folder it is relative to")),
         };
         let shown = part.to_string_lossy();
         folder = match open_dir_nofollow(&folder, part) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                folder.create_dir(part).map_err(|e| format!("cannot create its folder `{shown}`: {e}"))?;
+                folder.create_dir(part).map_err(|e| fail(&format!("cannot create its folder `{shown}`")).caused_by(e))?;
                 open_dir_nofollow(&folder, part)
             }
             opened => opened,
         }
-        .map_err(|e| format!("its folder `{shown}` cannot be opened without following a link: {e}"))?;
+        .map_err(|e| fail(&format!("its folder `{shown}` cannot be opened without following a link")).caused_by(e))?;
     }
     Ok((folder, name))
 }
@@ -998,7 +1141,10 @@ mod tests {
         assert_eq!(second.hooks[0].timeout, DEFAULT_HOOK_TIMEOUT);
         for (bad, needle) in [
             (r#"{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": []}]}}"#, "hooks.PreToolUse[0].matcher"),
-            (r#"{"hooks": {"PostToolUse": [{"hooks": [{"type": "command"}]}]}}"#, "hooks.PostToolUse[0].hooks[0].command"),
+            (
+                r#"{"hooks": {"PostToolUse": [{"hooks": [{"type": "command"}]}]}}"#,
+                "hooks.PostToolUse[0].hooks[0]: `command` is missing",
+            ),
             (r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}}"#, "timeout"),
             (r#"{"hooks": {"PreToolUse": {"matcher": "x"}}}"#, "hooks.PreToolUse: invalid type"),
             (r#"{"permissions": {"defaultMode": "yolo"}}"#, "permissions.defaultMode: unknown variant"),
@@ -1014,17 +1160,44 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_the_key_and_the_line() {
+        let place = |err: &SettingsError| (err.key.clone(), err.line, err.column);
         let err = Layer::parse("{\n  \"enableExec\": \"yes\"\n}", Path::new("project.json")).unwrap_err();
         assert!(err.to_string().starts_with("project.json: enableExec: invalid type: string \"yes\""), "{err}");
-        assert!(err.to_string().contains("line 2"), "{err}");
+        assert_eq!(place(&err), (Some("enableExec".into()), Some(2), Some(21)), "{err}");
+        assert!(err.to_string().ends_with("(line 2, column 21)"), "{err}");
         let err = Layer::parse("{\"permissions\": {\"deny\": [\"ok\",\n \"Bash(rm\"]}}", Path::new("p.json")).unwrap_err();
         assert!(err.to_string().starts_with("p.json: permissions.deny[1]: rule \"Bash(rm\""), "{err}");
-        assert!(err.to_string().ends_with("(line 2)"), "{err}");
+        assert_eq!(place(&err), (Some("permissions.deny[1]".into()), Some(2), Some(11)), "{err}");
+        // The same text earlier in the file does not mislead: the place is where the reader was.
+        let twice = "{\"nonDeferredTools\": [\"x(\"],\n \"permissions\": {\"allow\": [\n\n  \"x(\"]}}";
+        let err = Layer::parse(twice, Path::new("p.json")).unwrap_err();
+        assert_eq!(place(&err), (Some("permissions.allow[0]".into()), Some(4), Some(7)), "{err}");
+        let hooks =
+            "{\"hooks\": {\"PreToolUse\": [\n{\"matcher\": \"x\", \"hooks\": []},\n{\"matcher\": \"(\", \"hooks\": []}]}}";
+        let err = Layer::parse(hooks, Path::new("h.json")).unwrap_err();
+        assert_eq!(place(&err).0.as_deref(), Some("hooks.PreToolUse[1].matcher"), "{err}");
+        assert_eq!(err.line, Some(3), "{err}");
         let err = Layer::parse("{ not json", Path::new("p.json")).unwrap_err();
-        assert!(err.to_string().starts_with("p.json: ") && err.to_string().contains("line 1"), "{err}");
+        assert!(err.to_string().starts_with("p.json: ") && err.line == Some(1) && err.key.is_none(), "{err}");
+        let err = Layer::parse("{}\n{}", Path::new("p.json")).unwrap_err();
+        assert!(err.reason.contains("trailing characters") && err.line == Some(2), "{err}");
         assert_eq!(Layer::parse("  ", Path::new("p.json")).unwrap().permissions, Permissions::default());
         let err = Layer::from_value(serde_json::json!({"enableExec": 1})).unwrap_err();
         assert!(err.to_string().contains("enableExec: invalid type"), "{err}");
+        assert_eq!(place(&err), (Some("enableExec".into()), None, None), "values passed in code have no lines");
+    }
+
+    #[test]
+    fn an_unreadable_file_keeps_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.json");
+        std::fs::write(&file, "{}").unwrap();
+        // A path through a file fails to open with ENOTDIR, whoever runs the test.
+        let err = Layer::load(&file.join("inner.json")).unwrap_err();
+        let cause = std::error::Error::source(&err).expect("the read error is kept");
+        assert!(std::error::Error::source(cause).is_some(), "and the I/O error beneath it");
+        let sentence = crate::support::report::error_sentence(&err);
+        assert!(sentence.ends_with("the file cannot be read: Not a directory (os error 20)"), "{sentence}");
     }
 
     #[test]

@@ -497,8 +497,11 @@ impl Session {
     /// later request.
     /// A server whose every tool a `permissions.deny` rule removes is not started.
     pub async fn add_server(&self, name: &str, config: ServerConfig) -> Result<Connected, StartError> {
-        let settings =
-            self.inner.settings.current_or_last_good().map_err(|e| StartError { server: name.into(), reason: e.to_string() })?;
+        let settings = self
+            .inner
+            .settings
+            .current_or_last_good()
+            .map_err(|e| StartError { server: name.into(), reason: crate::support::report::error_sentence(&e) })?;
         if let Some(rule) = settings.denying_server_rule(name) {
             let reason =
                 format!("not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
@@ -578,7 +581,10 @@ impl Session {
         let refuse = |error: ToolError| render::failure_result(id.clone(), EXEC.to_string(), error, max_chars, started.elapsed());
         let view = match self.view() {
             Ok(view) => view,
-            Err(error) => return refuse(ToolError::authorization(format!("`Exec` was not run: {error}"))),
+            Err(error) => {
+                let why = crate::support::report::error_sentence(&error);
+                return refuse(ToolError::authorization(format!("`Exec` was not run: {why}")));
+            }
         };
         if let Err(refusal) = exec_declared(&view) {
             return refuse(refusal);
@@ -654,7 +660,9 @@ impl Session {
     async fn flat(&self, id: String, name: String, input: Value, abort: CancellationToken, started: Instant) -> ToolResult {
         let notes = Notes::default();
         let outcome = match self.view() {
-            Err(error) => Err(ToolError::authorization(format!("`{name}` was not run: {error}"))),
+            Err(error) => {
+                Err(ToolError::authorization(format!("`{name}` was not run: {}", crate::support::report::error_sentence(&error))))
+            }
             Ok(view) if view.reachable.contains(&name) => Err(ToolError::discovery(format!(
                 "`{name}` is in the Exec catalogue, not declared as a tool of its own: call it from an Exec script, as {}(args)",
                 crate::catalogue::signature::access(&name)

@@ -1,7 +1,8 @@
 //! Leaves every layer uses: reading a bounded text file without following what a hostile
-//! workspace may put in its place (`text_file`), locks that outlive a panic (`lock`), and
-//! the user's base folders (`dirs`).
+//! workspace may put in its place (`text_file`), locks that outlive a panic (`lock`), the
+//! user's base folders (`dirs`), and an error with its causes as one sentence (`report`).
 
 pub mod dirs;
 pub mod lock;
+pub mod report;
 pub mod text_file;

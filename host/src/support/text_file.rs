@@ -28,8 +28,8 @@ pub enum ReadError {
     TooLarge { limit: u64 },
     #[error("is not valid UTF-8 (invalid byte at offset {offset})")]
     NotUtf8 { offset: usize },
-    #[error("cannot be read: {0}")]
-    Io(io::Error),
+    #[error("cannot be read")]
+    Io(#[source] io::Error),
 }
 
 /// Reads the regular file `path` as UTF-8 text of at most `limit` bytes.

@@ -8,7 +8,35 @@ use serde_json::{Map, Value};
 
 use crate::sandbox::guest::RunOptions;
 use crate::sandbox::runtime::Limits;
-use crate::support::text_file::{MAX_CONFIG_FILE_BYTES, MAX_SCRIPT_FILE_BYTES, read_text};
+use crate::support::text_file::{MAX_CONFIG_FILE_BYTES, MAX_SCRIPT_FILE_BYTES, ReadError, read_text};
+
+/// Why a case cannot be read, or its file not rewritten.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CaseError {
+    #[error("{path} {source}")]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: ReadError,
+    },
+    #[error("the folder {dir} cannot be listed")]
+    Unlisted {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("case `{name}`: {reason}")]
+    Invalid { name: String, reason: String },
+    #[error("case `{name}` is built in; bless it from its file")]
+    BuiltIn { name: String },
+    #[error("{path} cannot be written")]
+    Unwritable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// The run options a case does not set: the suite's own defaults (`conformance/defaults.json`).
 const DEFAULTS: &str = include_str!("../../../conformance/defaults.json");
@@ -73,10 +101,12 @@ pub(crate) enum Reply {
 
 impl Case {
     /// Reads `NAME.js` and `NAME.json` from `dir`.
-    pub fn read(dir: &Path, name: &str) -> Result<Case, String> {
+    pub fn read(dir: &Path, name: &str) -> Result<Case, CaseError> {
         let script_path = dir.join(format!("{name}.js"));
         let data_path = dir.join(format!("{name}.json"));
-        let read = |path: &Path, limit| read_text(path, limit).map_err(|e| format!("{} {e}", path.display()));
+        let read = |path: &Path, limit| {
+            read_text(path, limit).map_err(|source| CaseError::Unreadable { path: path.to_path_buf(), source })
+        };
         let script = read(&script_path, MAX_SCRIPT_FILE_BYTES)?;
         let data = read(&data_path, MAX_CONFIG_FILE_BYTES)?;
         let mut case = Case::parse(name, script, &data)?;
@@ -85,8 +115,8 @@ impl Case {
     }
 
     /// A case from its script and the text of its data.
-    pub fn parse(name: &str, script: String, data: &str) -> Result<Case, String> {
-        let spec = Spec::parse(data).map_err(|e| format!("case `{name}`: {e}"))?;
+    pub fn parse(name: &str, script: String, data: &str) -> Result<Case, CaseError> {
+        let spec = Spec::parse(data).map_err(|reason| CaseError::Invalid { name: name.to_string(), reason })?;
         Ok(Case { name: name.to_string(), script, path: None, spec })
     }
 
@@ -102,8 +132,8 @@ impl Case {
 }
 
 /// Every case in `dir` (each `NAME.js` with its `NAME.json`), in name order.
-pub fn cases_in(dir: &Path) -> Result<Vec<Case>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn cases_in(dir: &Path) -> Result<Vec<Case>, CaseError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| CaseError::Unlisted { dir: dir.to_path_buf(), source })?;
     let mut names: Vec<String> = entries
         .filter_map(|entry| entry.ok())
         .filter_map(|entry| entry.file_name().to_str().and_then(|name| name.strip_suffix(".js")).map(str::to_string))
@@ -258,7 +288,7 @@ mod tests {
     use super::*;
 
     fn parse(data: &str) -> Result<Case, String> {
-        Case::parse("c", "return 1".into(), data)
+        Case::parse("c", "return 1".into(), data).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod scripted;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-pub use self::case::{Case, cases_in};
+pub use self::case::{Case, CaseError, cases_in};
 use self::scripted::ScriptedTools;
 use crate::sandbox::runtime::{BoundaryEvent, ConsoleLevel, ExecOutcome, ExecRequest, Failure, Sandbox};
 
@@ -94,12 +94,13 @@ pub async fn run_case(sandbox: &Sandbox, case: &Case) -> CaseRun {
 pub const CASE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Writes `observed` into the case's file as its `expect`, keeping every other field.
-pub fn bless(case: &Case, observed: &Value) -> Result<(), String> {
-    let Some(path) = &case.path else { return Err(format!("case `{}` is built in; bless it from its file", case.name)) };
+pub fn bless(case: &Case, observed: &Value) -> Result<(), CaseError> {
+    let Some(path) = &case.path else { return Err(CaseError::BuiltIn { name: case.name.clone() }) };
     let mut document = case.spec.document.clone();
     document.insert("expect".into(), observed.clone());
-    let text = serde_json::to_string_pretty(&Value::Object(document)).map_err(|e| e.to_string())?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    // A map of JSON values always writes as JSON.
+    let text = serde_json::to_string_pretty(&Value::Object(document)).unwrap_or_default();
+    std::fs::write(path, text + "\n").map_err(|source| CaseError::Unwritable { path: path.clone(), source })
 }
 
 /// What came out of a run, in the case format.

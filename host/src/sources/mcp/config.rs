@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::support::text_file::ReadError;
+
 /// Longest server name accepted.
 pub const MAX_SERVER_NAME_LEN: usize = 64;
 
@@ -98,11 +100,15 @@ pub enum Transport {
 }
 
 /// Why a configuration cannot be used.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
-    #[error("{file}: cannot read it: {reason}")]
-    Unreadable { file: PathBuf, reason: String },
+    #[error("{file}: the file {source}")]
+    Unreadable {
+        file: PathBuf,
+        #[source]
+        source: ReadError,
+    },
     #[error("{file}: {reason}")]
     Invalid { file: PathBuf, reason: String },
     #[error("{file}: server `{name}`: {reason}")]
@@ -141,7 +147,7 @@ impl McpConfig {
     /// Reads and checks one configuration file.
     pub fn load(file: &Path) -> Result<Self, ConfigError> {
         let text = crate::support::text_file::read_text(file, crate::support::text_file::MAX_CONFIG_FILE_BYTES)
-            .map_err(|e| ConfigError::Unreadable { file: file.to_path_buf(), reason: format!("the file {e}") })?;
+            .map_err(|source| ConfigError::Unreadable { file: file.to_path_buf(), source })?;
         Self::parse(&text, file)
     }
 
