@@ -27,7 +27,7 @@ fn main() {
             Trial::test(format!("wit::{}", case.name), move || runtime.block_on(wit_case(&case, blessing)))
         })
         .collect();
-    trials.extend(host_cases::case_scripts().into_iter().map(|script| {
+    trials.extend(host_cases::cases().into_iter().map(|script| {
         let runtime = runtime.clone();
         let name = script.file_stem().unwrap_or_default().to_string_lossy().into_owned();
         Trial::test(format!("host::{name}"), move || {

@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use exec_host_tests::attack::{BROKEN, cases, field, make};
+use exec_host_tests::attack::{BROKEN, cases, field, make, text};
 use serde_json::Value;
 
 mod common;
@@ -109,18 +109,20 @@ fn run_case(case: &Value) -> Result<(), String> {
     for entry in case["setup"].as_array().into_iter().flatten() {
         make(ws, entry, &place, &mut sockets)?;
     }
-    if let Some(script) = case["script"].as_str() {
-        std::fs::write(ws.join("script.js"), script).map_err(|e| e.to_string())?;
+    if !case["script"].is_null() {
+        std::fs::write(ws.join("script.js"), text(&case["script"], &place)?).map_err(|e| e.to_string())?;
     }
     let args: Vec<String> =
-        case["args"].as_array().ok_or("a case without `args`")?.iter().map(|a| place(a.as_str().unwrap_or_default())).collect();
+        case["args"].as_array().ok_or("a case without `args`")?.iter().map(|arg| text(arg, &place)).collect::<Result<_, _>>()?;
     let mut command = exec_host(ws, &shared_cache());
     command.args(&args);
     for (key, value) in case["env"].as_object().into_iter().flatten() {
         command.env(key, place(value.as_str().unwrap_or_default()));
     }
-    let stdin =
-        case["stdin"].as_str().map(|text| Stdin { text: place(text), open_until: case["expect"]["stdout_before_eof"].as_str() });
+    let stdin = match &case["stdin"] {
+        Value::Null => None,
+        given => Some(Stdin { text: text(given, &place)?, open_until: case["expect"]["stdout_before_eof"].as_str() }),
+    };
     let ran = run(&command, stdin)?;
 
     let output = format!("exit {:?}\nstdout: {}\nstderr: {}", ran.status, cut(&ran.stdout), cut(&ran.stderr));

@@ -26,31 +26,95 @@ pub fn field<'a>(case: &'a Value, key: &str) -> &'a str {
     case[key].as_str().unwrap_or_else(|| panic!("a case without `{key}`: {case}"))
 }
 
-/// Makes one `setup` entry under `dir`: `["file", path, text]`, `["dir", path]`,
-/// `["link", path, target]`, `["hardlink", path, target]`, `["fifo", path]`,
-/// `["chardev", path, major, minor]`, `["sparse", path, bytes]`, `["socket", path]`,
-/// `["repeat", path, text, times]` (the text written `times` over), `["pieces", path,
-/// [[text, times], ...]]` (each text written its times over, one after another),
-/// `["mode", path, mode]` (permissions set, `mode` in decimal).
+/// The text a case gives (a script, an argument, standard input, a file's content): a JSON
+/// string, or an object that generates it, so a suite holds a payload of megabytes in one
+/// line: `{"repeat": TEXT, "times": N}` (TEXT written N times over), `{"join": [TEXT, ...]}`
+/// (one after another), `{"numbered": TEXT, "count": N, "separator": TEXT}` (TEXT once for
+/// each n from 0 to N - 1, its placeholders filled by [`numbered`], the separator between).
+/// Every string in it passes through `place`.
+pub fn text(value: &Value, place: &dyn Fn(&str) -> String) -> Result<String, String> {
+    let Value::Object(generator) = value else {
+        return value.as_str().map(place).ok_or_else(|| format!("not a text: {value}"));
+    };
+    let count = |key: &str| {
+        generator
+            .get(key)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| format!("`{key}` is not a count in {value}"))
+    };
+    if let Some(unit) = generator.get("repeat") {
+        Ok(text(unit, place)?.repeat(count("times")?))
+    } else if let Some(parts) = generator.get("join") {
+        parts.as_array().ok_or_else(|| format!("`join` takes a list: {value}"))?.iter().map(|part| text(part, place)).collect()
+    } else if let Some(template) = generator.get("numbered") {
+        let template = text(template, place)?;
+        let separator = generator.get("separator").map(|separator| text(separator, place)).transpose()?.unwrap_or_default();
+        Ok((0..count("count")?).map(|n| numbered(&template, n)).collect::<Vec<_>>().join(&separator))
+    } else {
+        Err(format!("not a text generator (`repeat`, `join`, `numbered`): {value}"))
+    }
+}
+
+/// `template` for the number `n`: `{n}` is replaced by it, `{n:0W}` by it zero-padded to W
+/// digits, `{n%M}` by its remainder modulo M; any other brace stays as written.
+pub fn numbered(template: &str, n: usize) -> String {
+    let mut filled = String::with_capacity(template.len() + 8);
+    let mut rest = template;
+    while let Some(at) = rest.find("{n") {
+        filled.push_str(&rest[..at]);
+        let tail = &rest[at + 2..];
+        let placeholder = tail.find('}').map(|close| (&tail[..close], &tail[close + 1..]));
+        let value = placeholder.and_then(|(spec, _)| match spec {
+            "" => Some(n.to_string()),
+            _ if spec.starts_with(":0") => spec[2..].parse::<usize>().ok().map(|width| format!("{n:0width$}")),
+            _ if spec.starts_with('%') => spec[1..].parse::<usize>().ok().filter(|m| *m > 0).map(|m| (n % m).to_string()),
+            _ => None,
+        });
+        match (value, placeholder) {
+            (Some(value), Some((_, after))) => {
+                filled.push_str(&value);
+                rest = after;
+            }
+            _ => {
+                filled.push_str("{n");
+                rest = tail;
+            }
+        }
+    }
+    filled.push_str(rest);
+    filled
+}
+
+/// Makes one `setup` entry under `dir`: `["file", path, text]` (`text` as [`text`] reads
+/// it), `["numbered", path, count, text]` (`count` files, `path` filled by [`numbered`] for
+/// each), `["dir", path]`, `["link", path, target]`, `["hardlink", path, target]`,
+/// `["fifo", path]`, `["chardev", path, major, minor]`, `["sparse", path, bytes]`,
+/// `["socket", path]`, `["mode", path, mode]` (permissions set, `mode` in decimal).
 /// `place` substitutes a case's `$NAME` variables (`$OUTSIDE`, `$WS`, `$FIXTURE`); a socket
 /// is kept in `sockets` while it is bound.
 pub fn make(dir: &Path, entry: &Value, place: &dyn Fn(&str) -> String, sockets: &mut Vec<UnixListener>) -> Result<(), String> {
     let part = |i: usize| entry[i].as_str().map(place).unwrap_or_default();
+    let kind = entry[0].as_str().unwrap_or_default();
+    if kind == "numbered" {
+        let count = entry[2].as_u64().ok_or_else(|| format!("`numbered` without a count: {entry}"))?;
+        let content = text(&entry[3], place)?;
+        let path = part(1);
+        for n in 0..count as usize {
+            let at = dir.join(numbered(&path, n));
+            let parent = at.parent().unwrap_or(dir);
+            std::fs::create_dir_all(parent)
+                .and_then(|()| std::fs::write(&at, &content))
+                .map_err(|e| format!("setting up {}: {e}", at.display()))?;
+        }
+        return Ok(());
+    }
     let at = dir.join(part(1));
     if let Some(parent) = at.parent() {
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
     }
-    let made = match entry[0].as_str().unwrap_or_default() {
-        "file" => std::fs::write(&at, part(2)),
-        "repeat" => std::fs::write(&at, part(2).repeat(entry[3].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(1))),
-        "pieces" => {
-            let pieces = entry[2].as_array().map(Vec::as_slice).unwrap_or_default();
-            let text: String = pieces
-                .iter()
-                .map(|piece| place(piece[0].as_str().unwrap_or_default()).repeat(piece[1].as_u64().unwrap_or(1) as usize))
-                .collect();
-            std::fs::write(&at, text)
-        }
+    let made = match kind {
+        "file" => std::fs::write(&at, text(&entry[2], place)?),
         "mode" => {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&at, std::fs::Permissions::from_mode(entry[2].as_u64().unwrap_or(0o755) as u32))
@@ -117,4 +181,26 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
         seen.insert(next.strip_prefix(dir).unwrap_or(&next).to_path_buf(), what);
     }
     seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_fill_their_placeholders_and_other_braces_stay() {
+        assert_eq!(numbered("d{n%30}/f{n}.txt", 2998), "d28/f2998.txt");
+        assert_eq!(numbered("many/f{n:05}", 7), "many/f00007");
+        assert_eq!(numbered("{\"s{n}\": {}} {x} {n:x} {n%0} {n", 3), "{\"s3\": {}} {x} {n:x} {n%0} {n");
+    }
+
+    #[test]
+    fn generators_compose() {
+        let place = |text: &str| text.replace("$WS", "/ws");
+        let value = serde_json::json!({"join": ["[", {"numbered": "\"$WS/{n}\"", "count": 3, "separator": ","}, "]", {"repeat": "!", "times": 2}]});
+        assert_eq!(text(&value, &place).unwrap(), "[\"/ws/0\",\"/ws/1\",\"/ws/2\"]!!");
+        assert!(text(&serde_json::json!({"repeat": "x"}), &place).unwrap_err().contains("`times`"));
+        assert!(text(&serde_json::json!({"twice": "x"}), &place).is_err());
+        assert!(text(&serde_json::json!(1), &place).is_err());
+    }
 }

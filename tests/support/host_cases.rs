@@ -19,7 +19,8 @@
 //! must equal the outcome (`images` is the number of images); `workspace` lists files
 //! that must hold exactly this text afterwards; fields named in `ignore` are not compared.
 //! `options` may also set `max_log_chars`, `max_result_chars`, `max_images`,
-//! `max_memory_mib` and `max_nested_wait_ms`.
+//! `max_memory_mib` and `max_nested_wait_ms`. `"shares": "OTHER"` runs the script of the
+//! conformance case `OTHER` instead of a `NAME.js` of the case's own.
 //!
 //! `BLESS=1` rewrites each `expect` from the actual outcome (keeping everything else), for
 //! a new case or a deliberate change; review the diff before committing it.
@@ -37,15 +38,34 @@ pub fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("host-cases")
 }
 
-/// Every case script, in name order.
-pub fn case_scripts() -> Vec<PathBuf> {
-    let mut scripts: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+/// Every case (each `NAME.json`, and any `NAME.js` without one), as the path of its data
+/// file, in name order.
+pub fn cases() -> Vec<PathBuf> {
+    let names: std::collections::BTreeSet<PathBuf> = std::fs::read_dir(cases_dir())
         .expect("tests/host-cases exists")
         .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "js"))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "js" || ext == "json"))
+        .map(|path| path.with_extension("json"))
         .collect();
-    scripts.sort();
-    scripts
+    names.into_iter().collect()
+}
+
+/// The script a case runs: its own `NAME.js`, or, when its data says `"shares": "OTHER"`,
+/// the script of the conformance case `OTHER` (one script pinned at both levels: the WIT
+/// boundary there, the host's rendering here), never both.
+fn script_of(spec_path: &Path, spec: &Map<String, Value>) -> Result<String, String> {
+    let own = spec_path.with_extension("js");
+    let script = match spec.get("shares") {
+        None => own,
+        Some(Value::String(shared)) if !shared.is_empty() && !shared.contains(['/', '\\', '.']) => {
+            if own.exists() {
+                return Err(format!("{} and `shares` both give the script: keep one", own.display()));
+            }
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/cases").join(format!("{shared}.js"))
+        }
+        Some(other) => return Err(format!("`shares` names a conformance case, not {other}")),
+    };
+    std::fs::read_to_string(&script).map_err(|e| format!("cannot read {}: {e}", script.display()))
 }
 
 /// The outcome fields a case compares, as JSON.
@@ -104,13 +124,18 @@ fn limits_from(options: &Map<String, Value>) -> Result<Limits, String> {
     Ok(limits)
 }
 
-/// Runs one case; `Err` describes every difference. With `bless`, rewrites `expect`.
-pub async fn run_case(script: &Path, bless: bool) -> Result<(), String> {
-    let code = std::fs::read_to_string(script).map_err(|e| format!("cannot read {}: {e}", script.display()))?;
-    let spec_path = script.with_extension("json");
-    let spec_text = std::fs::read_to_string(&spec_path).unwrap_or_else(|_| "{}".into());
+/// Runs the case whose data is `spec_path` (a case with a script and no data yet has none
+/// to compare, which `bless` writes); `Err` describes every difference. With `bless`,
+/// rewrites `expect`.
+pub async fn run_case(spec_path: &Path, bless: bool) -> Result<(), String> {
+    let spec_text = match std::fs::read_to_string(spec_path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => "{}".into(),
+        Err(e) => return Err(format!("cannot read {}: {e}", spec_path.display())),
+    };
     let mut spec: Map<String, Value> =
         serde_json::from_str(&spec_text).map_err(|e| format!("{} is not valid JSON: {e}", spec_path.display()))?;
+    let code = script_of(spec_path, &spec)?;
     let options = spec.get("options").and_then(Value::as_object).cloned().unwrap_or_default();
     let limits = limits_from(&options)?;
 
@@ -128,7 +153,7 @@ pub async fn run_case(script: &Path, bless: bool) -> Result<(), String> {
     if bless {
         spec.insert("expect".into(), Value::Object(actual));
         let text = serde_json::to_string_pretty(&Value::Object(spec)).expect("JSON");
-        std::fs::write(&spec_path, text + "\n").map_err(|e| e.to_string())?;
+        std::fs::write(spec_path, text + "\n").map_err(|e| e.to_string())?;
         return Ok(());
     }
 

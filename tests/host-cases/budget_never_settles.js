@@ -1,2 +1,0 @@
-await new Promise(() => {});
-return "unreachable";

@@ -1,2 +1,0 @@
-console.log("before the failure");
-throw new RangeError("step 2 broke");

@@ -1,1 +1,0 @@
-return { big: 10n };
