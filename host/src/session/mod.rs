@@ -14,37 +14,45 @@
 //! What a request sees is computed from the registry and the settings of that moment and
 //! kept while neither changes, so preparing a request with an unchanged pool costs a
 //! comparison, not a rebuild.
+//!
+//! The builder and the start are in `builder`, the scope one `Exec`'s script reaches in
+//! `scope`, the hints a refusal gives (the names close to a wrong one) in `hints`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::calls::funnel::{CallRequest, Funnel, object_input};
 use crate::calls::guards::Guards;
-use crate::calls::policy::{Approver, Authorized, ModeChoice, Notes, Policy};
-use crate::calls::settings::{self, Layer, PermissionMode, Settings, SettingsError, SettingsFiles, SettingsSource};
+use crate::calls::policy::{Approver, Authorized, Notes};
+use crate::calls::settings::{PermissionMode, Settings, SettingsError, SettingsFiles};
 use crate::catalogue::exec_tool::ExecParams;
 use crate::catalogue::pool::{Declaration, DeferralTable, ExecStatus, Pool};
-use crate::catalogue::search::{self, Reachable, SearchParams, SearchResult};
+use crate::catalogue::search::{Reachable, SearchParams, SearchResult};
 use crate::conversation::announce::{self, Catalogue};
 use crate::conversation::message::Message;
 use crate::conversation::render::{self, Compaction, ToolResult};
-use crate::conversation::results::{MemoryResultStore, ResultStore, VIEW_TOOL_CALL, ViewToolCall};
-use crate::sandbox::runtime::{
-    CallWatcher, ConsoleWatcher, ExecOutcome, ExecRequest, Failure, Limits, Sandbox, SandboxOptions, ScriptTools, SetupError,
-    ToolFuture,
-};
-use crate::script::{callee, typescript};
+use crate::conversation::results::{ResultStore, VIEW_TOOL_CALL};
+use crate::sandbox::runtime::{CallWatcher, ConsoleWatcher, ExecOutcome, ExecRequest, Failure, Limits, Sandbox, SetupError};
+use crate::script::typescript;
 use crate::sources::mcp::servers::McpServers;
-use crate::sources::mcp::{Connected, McpConfig, ServerConfig, ServerLimits, ServerState, StartError};
-use crate::sources::tools::builtin::{self, Workspace, WorkspaceError};
-use crate::sources::tools::names::{EXEC, TOOL_SEARCH, split_mcp_name};
-use crate::sources::tools::{CallContext, Effect, MAX_TOOL_NAME_LEN, Origin, Registry, RegistryError, Tool, ToolError, ToolSet};
+use crate::sources::mcp::{Connected, ServerConfig, ServerState, StartError};
+use crate::sources::tools::builtin::WorkspaceError;
+use crate::sources::tools::names::EXEC;
+use crate::sources::tools::{CallContext, Effect, Origin, Registry, RegistryError, ToolError, ToolSet};
 use crate::support::lock::Unpoisoned;
+
+mod builder;
+mod hints;
+mod scope;
+
+pub use builder::SessionBuilder;
+use hints::{explain_not_a_function, unknown_tool};
+use scope::ExecScope;
 
 /// Why a session could not start, or cannot say what a request may use.
 #[derive(Debug, thiserror::Error)]
@@ -132,259 +140,6 @@ pub struct Prepared {
     pub guidance: Arc<str>,
     /// Whether `Exec` is declared, or why not.
     pub exec: ExecStatus,
-}
-
-/// Sets up a [`Session`].
-pub struct SessionBuilder {
-    workspace: Option<PathBuf>,
-    tools: Vec<Arc<dyn Tool>>,
-    servers: McpConfig,
-    server_limits: ServerLimits,
-    managed: Option<Layer>,
-    settings_sources: Vec<SettingsSource>,
-    deferral: DeferralTable,
-    mode: ModeChoice,
-    approver: Option<Arc<dyn Approver>>,
-    rules_file: Option<PathBuf>,
-    read_only_files: Vec<PathBuf>,
-    sandbox: Option<Sandbox>,
-    sandbox_options: SandboxOptions,
-    limits: Limits,
-    store: Option<Arc<dyn ResultStore>>,
-    announcements: bool,
-}
-
-impl Default for SessionBuilder {
-    fn default() -> Self {
-        SessionBuilder {
-            workspace: None,
-            tools: Vec::new(),
-            servers: McpConfig::default(),
-            server_limits: ServerLimits::default(),
-            managed: None,
-            settings_sources: Vec::new(),
-            deferral: DeferralTable::default(),
-            mode: ModeChoice { explicit: None, start: PermissionMode::Default },
-            approver: None,
-            rules_file: None,
-            read_only_files: Vec::new(),
-            sandbox: None,
-            sandbox_options: SandboxOptions::default(),
-            limits: Limits::default(),
-            store: Some(Arc::new(MemoryResultStore::default())),
-            announcements: true,
-        }
-    }
-}
-
-impl SessionBuilder {
-    /// The directory the builtin workspace tools work in. Without one the session has no
-    /// builtin workspace tools.
-    pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.workspace = Some(dir.into());
-        self
-    }
-
-    /// A tool of the embedding's own.
-    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.push(tool);
-        self
-    }
-
-    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
-        self.tools.extend(tools);
-        self
-    }
-
-    /// MCP servers to connect while the session starts; more can join later with
-    /// [`Session::add_server`].
-    pub fn mcp_servers(mut self, config: McpConfig) -> Self {
-        self.servers = config;
-        self
-    }
-
-    /// Time each MCP server has to start and list its tools.
-    pub fn mcp_connect_timeout(mut self, timeout: Duration) -> Self {
-        self.server_limits.connect_timeout = timeout;
-        self
-    }
-
-    /// Bytes of calls one MCP server may leave waiting in the host before further calls to
-    /// it wait for room ([`ServerLimits::queued_bytes`]; default
-    /// [`DEFAULT_QUEUED_BYTES`](crate::sources::mcp::DEFAULT_QUEUED_BYTES)).
-    pub fn mcp_queued_bytes(mut self, bytes: usize) -> Self {
-        self.server_limits.queued_bytes = bytes;
-        self
-    }
-
-    /// Settings passed in code: the managed layer, above every file (an administrator's
-    /// override, or an embedding's `disallowedTools` as deny rules).
-    pub fn managed_settings(mut self, layer: Layer) -> Self {
-        self.managed = Some(layer);
-        self
-    }
-
-    /// Settings files, highest layer first; a file that does not exist is an empty layer.
-    /// Each is read again when it changes.
-    pub fn settings_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
-        self.settings_sources = files.into_iter().map(SettingsSource::File).collect();
-        self
-    }
-
-    /// Every layer of settings below the managed values, highest first.
-    pub fn settings_sources(mut self, sources: Vec<SettingsSource>) -> Self {
-        self.settings_sources = sources;
-        self
-    }
-
-    /// The layers `exec-host` itself reads: the managed file, `command_line` (rules given
-    /// as flags), `extra` files (the last one highest), the workspace's project file and the
-    /// user's file.
-    pub fn standard_settings(mut self, extra: &[PathBuf], command_line: Option<Layer>) -> Self {
-        let workspace = self.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
-        self.settings_sources = settings::standard_sources(&workspace, extra, command_line);
-        self
-    }
-
-    /// The permission mode, above the settings' `defaultMode` (as `--permission-mode`).
-    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
-        self.mode.explicit = Some(mode);
-        self
-    }
-
-    /// The mode the session starts in when neither [`permission_mode`](Self::permission_mode)
-    /// nor the settings say (`default` unless set here).
-    pub fn starting_permission_mode(mut self, mode: PermissionMode) -> Self {
-        self.mode.start = mode;
-        self
-    }
-
-    /// Who answers the calls that must ask. Without one, such calls are refused with the
-    /// rule that would let them run.
-    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
-        self.approver = Some(approver);
-        self
-    }
-
-    /// Files the workspace tools must never write, besides the settings files (kept
-    /// read-only already): the MCP configuration files the embedding reads, say. Only those
-    /// inside the workspace matter.
-    pub fn read_only_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
-        self.read_only_files.extend(files);
-        self
-    }
-
-    /// The settings file "allow always" adds its rules to (by default the workspace's
-    /// project file, `.exec-host/settings.json`).
-    pub fn rules_file(mut self, file: impl Into<PathBuf>) -> Self {
-        self.rules_file = Some(file.into());
-        self
-    }
-
-    /// The deferral table (to replace the engine's exemption list).
-    pub fn deferral(mut self, table: DeferralTable) -> Self {
-        self.deferral = table;
-        self
-    }
-
-    /// A sandbox to share with other sessions of the process (one engine, one compiled guest).
-    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
-        self.sandbox = Some(sandbox);
-        self
-    }
-
-    /// How to set up the sandbox when none is shared.
-    pub fn sandbox_options(mut self, options: SandboxOptions) -> Self {
-        self.sandbox_options = options;
-        self
-    }
-
-    /// The limits of every `Exec` of the session, and the result cap of flat calls.
-    pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// Where the whole text of compacted results is kept (in memory by default).
-    pub fn result_store(mut self, store: Arc<dyn ResultStore>) -> Self {
-        self.store = Some(store);
-        self
-    }
-
-    /// No compaction: results reach the model whole, and `view_tool_call` is not declared.
-    pub fn without_compaction(mut self) -> Self {
-        self.store = None;
-        self
-    }
-
-    /// The host has no history channel for the announcement: `prepare` appends nothing.
-    pub fn without_announcements(mut self) -> Self {
-        self.announcements = false;
-        self
-    }
-
-    /// Starts the session: the sandbox and the MCP servers start together. A server that
-    /// cannot start does not stop the session; see [`Session::start_failures`].
-    pub async fn build(self) -> Result<Session, SessionError> {
-        let mut sources: Vec<SettingsSource> = self.managed.into_iter().map(SettingsSource::Values).collect();
-        sources.extend(self.settings_sources);
-        let settings = Arc::new(SettingsFiles::new(sources));
-        // Read once now, so a broken file stops the session before anything starts.
-        let current = settings.current()?;
-        let mut tools = self.tools;
-        let workspace = match &self.workspace {
-            Some(dir) => {
-                // The files that steer this host are out of the tools' reach: a script must
-                // not widen its own rights, or the next run's.
-                let mut control = settings.files().into_iter().map(Path::to_path_buf).collect::<Vec<_>>();
-                control.extend(self.read_only_files.iter().cloned());
-                Some(Arc::new(Workspace::open(dir)?.with_read_only_files(&control)))
-            }
-            None => None,
-        };
-        if let Some(workspace) = &workspace {
-            tools.extend(builtin::all(workspace.clone()));
-        }
-        // What the hooks and servers run stays out of the tools' writes from the start.
-        let guards = workspace.as_ref().zip(self.workspace.as_deref()).map(|(workspace, given)| {
-            let guards = Guards::new(workspace.clone(), given);
-            guards.hooks_of(&current);
-            guards
-        });
-        let rules_file = self.rules_file.or_else(|| self.workspace.as_ref().map(|dir| dir.join(settings::PROJECT_FILE)));
-        let policy = Policy::new(workspace, self.workspace.clone(), self.mode, self.approver, rules_file, settings.clone());
-        if let Some(store) = &self.store {
-            tools.push(Arc::new(ViewToolCall::new(store.clone())));
-        }
-        let registry = Arc::new(Registry::new(tools)?);
-        let servers = McpServers::new(registry.clone(), self.server_limits);
-        let sandbox = async {
-            match self.sandbox {
-                Some(sandbox) => Ok(sandbox),
-                None => Sandbox::with_options(cache_outside(self.sandbox_options, self.workspace.as_deref())).await,
-            }
-        };
-        let wanted = not_denied(self.servers, &current);
-        if let Some(guards) = &guards {
-            wanted.servers.iter().for_each(|(name, server)| guards.add_server(name, server));
-        }
-        let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&wanted));
-        let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone(), policy));
-        let inner = Inner {
-            registry,
-            servers,
-            settings,
-            deferral: self.deferral,
-            sandbox: sandbox?,
-            limits: self.limits,
-            store: self.store,
-            announcements: self.announcements,
-            start_failures,
-            guards,
-            view: Mutex::new(None),
-        };
-        Ok(Session { inner: Arc::new(inner), funnel })
-    }
 }
 
 /// An agent's tool layer. Cheap to clone; every clone is the same session.
@@ -725,174 +480,12 @@ fn exec_declared(view: &View) -> Result<(), ToolError> {
     }
 }
 
-/// Why a direct call names no tool, with the names close to it (declared, or pooled and
-/// called from a script).
-fn unknown_tool(name: &str, view: &View) -> String {
-    if name == TOOL_SEARCH {
-        return "`ToolSearch` is not a tool of its own: call tools.ToolSearch({ query }) inside an Exec script".to_string();
-    }
-    let mut message = crate::calls::funnel::unknown_tool(name);
-    let declared = view.declarations.iter().map(|declaration| (declaration.name.as_str(), ""));
-    let pooled = view.pool.names().map(|pooled| (pooled, " (from an Exec script)"));
-    if let Some(close) = close_names(name, declared.chain(pooled)) {
-        message.push_str(&format!("; did you mean {close}?"));
-    }
-    message
-}
-
-/// Up to three of `candidates` (a name, and how it is reached) close to `name`, best first,
-/// as `` `a` or `b` ``; `None` when none is close. Two MCP tool names are compared by their
-/// tool parts alone: the shared `mcp__` and server would make every tool of a server look
-/// alike, and the same tool on another server is a good guess for a wrong server name.
-/// A name too long to be a tool's is not compared (the model chose it; comparing costs its
-/// length).
-fn close_names<'a>(name: &str, candidates: impl Iterator<Item = (&'a str, &'a str)>) -> Option<String> {
-    if name.len() > MAX_TOOL_NAME_LEN {
-        return None;
-    }
-    let similarity = |candidate: &str| match (split_mcp_name(name), split_mcp_name(candidate)) {
-        (Some((_, tool)), Some((_, other_tool))) => strsim::normalized_damerau_levenshtein(tool, other_tool),
-        _ => strsim::normalized_damerau_levenshtein(name, candidate),
-    };
-    let mut close: Vec<(f64, &str, &str)> = candidates
-        .map(|(candidate, how)| (similarity(candidate), candidate, how))
-        .filter(|(similarity, _, _)| *similarity >= 0.6)
-        .collect();
-    close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    let shown: Vec<String> = close.iter().take(3).map(|(_, candidate, how)| format!("`{candidate}`{how}")).collect();
-    (!shown.is_empty()).then(|| shown.join(" or "))
-}
-
-/// The engine's bare `TypeError: not a function` in `error`, naming what was called; a
-/// `tools.<name>` this script cannot reach is said to be one, with the closest names.
-fn explain_not_a_function(code: &str, error: &mut String, reachable: &Reachable) {
-    let Some((named, callee)) = callee::name_callee(code, error) else { return };
-    *error = named;
-    let Some(name) = callee.strip_prefix("tools.").filter(|name| !reachable.contains(name)) else { return };
-    let close = close_names(name, reachable.names().iter().map(|pooled| (pooled.as_str(), "")));
-    let close = close.map(|close| format!(" Did you mean {close}?")).unwrap_or_default();
-    let (first, frames) =
-        error.split_once('\n').map_or((error.as_str(), String::new()), |(first, rest)| (first, format!("\n{rest}")));
-    *error = format!(
-        "{first} (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close}){frames}"
-    );
-}
-
 /// The line a syntax error names (`(line 3, column 7)`).
 fn line_of(syntax_error: &str) -> Option<&str> {
     syntax_error.rsplit_once("(line ")?.1.split(',').next()
 }
 
-/// `config` without the servers whose every tool the settings deny: starting one would
-/// only run a process no call may reach.
-fn not_denied(mut config: McpConfig, settings: &Settings) -> McpConfig {
-    config.servers.retain(|name, _| match settings.denying_server_rule(name) {
-        Some(rule) => {
-            tracing::info!(server = %name, "MCP server not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
-            false
-        }
-        None => true,
-    });
-    config
-}
-
-/// What one `Exec`'s script reaches: the pool of the moment it started, through the funnel.
-struct ExecScope {
-    /// The session's servers and their start failures, for the reason a name is unreachable.
-    session: Arc<Inner>,
-    reachable: Arc<Reachable>,
-    funnel: Arc<Funnel>,
-    exec_call_id: Arc<str>,
-    view: Arc<View>,
-    /// What the hooks of the script's calls add to the conversation.
-    notes: Notes,
-}
-
-impl ScriptTools for ExecScope {
-    fn names(&self) -> &[String] {
-        self.reachable.names()
-    }
-
-    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken) -> ToolFuture {
-        if !self.reachable.contains(&name) {
-            return Box::pin(std::future::ready(Err(self.unreachable(&name))));
-        }
-        let funnel = self.funnel.clone();
-        let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone() }, cancel);
-        // The settings are read at the moment of the call: a rule added while the script
-        // runs applies to it.
-        let tool = name.clone();
-        let request = CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone() };
-        Box::pin(async move { funnel.call(request).await.map_err(|error| error.naming(&tool)) })
-    }
-
-    fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {
-        let params = search::parse_params(args)?;
-        let result = self.reachable.search(&params);
-        serde_json::to_string(&result)
-            .map_err(|e| ToolError::projection(format!("ToolSearch: the result could not be encoded: {e}")))
-    }
-}
-
-impl ExecScope {
-    /// The refusal of a name outside the pool, with the reason when there is one to give.
-    fn unreachable(&self, name: &str) -> ToolError {
-        let flat = self.view.pool.flat().iter().any(|tool| tool.name == name);
-        let why = if flat {
-            "it is declared to the model directly, outside the catalogue, so a script cannot call it".to_string()
-        } else if let Some(rule) = self.view.settings.denying_rule(name) {
-            format!("the permissions.deny rule `{}` in {} removes it", rule.value, rule.source)
-        } else if let Some((server, tool)) = split_mcp_name(name) {
-            self.server_reason(name, server, tool)
-        } else {
-            "only this session's catalogue tools are".to_string()
-        };
-        let close = close_names(name, self.reachable.names().iter().map(|pooled| (pooled.as_str(), "")));
-        let close = close.map(|close| format!(" Did you mean {close}?")).unwrap_or_default();
-        ToolError::discovery(format!(
-            "`{name}` is not reachable from this script: {why}.{close} \
-             Use tools.ToolSearch({{ query: \"...\" }}) to find a tool's exact name and call shape."
-        ))
-    }
-
-    /// Why MCP server `server` gives the script no `tool`: it has none, it left, it never
-    /// started, there is no such server, or the tool came after the script started.
-    fn server_reason(&self, name: &str, server: &str, tool: &str) -> String {
-        if self.session.registry.snapshot().contains(name) {
-            return format!("MCP server `{server}` offers `{tool}` only since the script started; the next Exec can call it");
-        }
-        let state = self.session.servers.states().into_iter().find(|(known, _)| known == server).map(|(_, state)| state);
-        match state {
-            Some(ServerState::Connected { .. }) => format!("MCP server `{server}` has no tool `{tool}`"),
-            Some(ServerState::Disconnected { reason }) => {
-                format!("MCP server `{server}` disconnected ({reason}), and its tools left the catalogue")
-            }
-            _ => match self.session.start_failures.iter().find(|failure| failure.server == server) {
-                Some(failure) => format!("MCP server `{server}` failed to start: {}", failure.reason),
-                None => format!("no MCP server `{server}` is configured"),
-            },
-        }
-    }
-}
-
 /// The messages collected in `notes`, taken out.
 fn take(notes: &Notes) -> Vec<Message> {
     std::mem::take(&mut *notes.locked()).into_iter().map(Message::meta).collect()
-}
-
-/// The compiled-guest cache holds native code the next run maps and executes: it is never
-/// used from inside the workspace, where a script's writes could reach it (a workspace of
-/// `~` and a cache in `~/.cache`, say). Without a cache the guest's code stays in memory.
-fn cache_outside(options: SandboxOptions, workspace: Option<&Path>) -> SandboxOptions {
-    let (Some(cache), Some(workspace)) = (&options.cache_dir, workspace) else { return options };
-    let (cache_real, workspace_real) = (builtin::real_path(cache), builtin::real_path(workspace));
-    if cache_real.starts_with(&workspace_real) {
-        tracing::warn!(
-            "the compiled-guest cache {} is inside the workspace {}, where scripts write: it is not used (set EXEC_HOST_CACHE_DIR elsewhere)",
-            cache.display(),
-            workspace.display()
-        );
-        return options.with_cache_dir(None);
-    }
-    options
 }

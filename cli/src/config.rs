@@ -1,0 +1,214 @@
+//! The flags resolved into what the commands read: one config per command, the files the
+//! flags name read and checked, every mistake one sentence.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use exec_host::mcp::McpConfig;
+use exec_host::settings::{Layer, PermissionMode};
+use exec_host::{Limits, SandboxOptions};
+
+use crate::UsageError;
+use crate::flags::{LimitFlags, RunFlags, ServeFlags, SessionFlags};
+use crate::serve;
+
+/// Where the tools of one invocation come from, resolved from [`SessionFlags`].
+pub(crate) struct SessionConfig {
+    pub(crate) workspace: PathBuf,
+    pub(crate) mcp: McpConfig,
+    /// The files `mcp` was read from (the workspace tools may not write them).
+    pub(crate) mcp_files: Vec<PathBuf>,
+    pub(crate) mcp_connect_timeout: Duration,
+    pub(crate) settings: Vec<PathBuf>,
+    /// The rules given as flags.
+    pub(crate) rules: Layer,
+    pub(crate) permission_mode: Option<PermissionMode>,
+}
+
+/// Everything `run` needs, resolved from the flags.
+pub(crate) struct RunConfig {
+    pub(crate) code: String,
+    pub(crate) session: SessionConfig,
+    pub(crate) limits: Limits,
+    pub(crate) json: bool,
+    pub(crate) quiet: bool,
+    pub(crate) sandbox: SandboxOptions,
+}
+
+/// Everything `serve` needs, resolved from the flags.
+pub(crate) struct ServeConfig {
+    pub(crate) session: SessionConfig,
+    pub(crate) limits: Limits,
+    pub(crate) sandbox: SandboxOptions,
+    pub(crate) concurrency: u32,
+    pub(crate) client_concurrency: u32,
+    pub(crate) max_message_bytes: usize,
+    /// `None`: stdio.
+    pub(crate) http: Option<serve::http::HttpOptions>,
+}
+
+pub(crate) fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
+    let code = match (&flags.eval, &flags.script) {
+        (Some(code), _) if code.trim().is_empty() => {
+            return Err(UsageError("the code given with -e is empty; there is nothing to run".into()));
+        }
+        (Some(code), _) => code.clone(),
+        (None, Some(script)) => {
+            let code = read_script(script)?;
+            if code.trim().is_empty() {
+                return Err(UsageError(format!("the script {} is empty; there is nothing to run", shown(script))));
+            }
+            code
+        }
+        (None, None) => return Err(UsageError("give a script file, `-` for standard input, or -e CODE".into())),
+    };
+    let session = resolve_session(flags.session)?;
+    let limits = resolve_limits(&flags.limits)?;
+    Ok(RunConfig { code, session, limits, json: flags.json, quiet: flags.quiet, sandbox: flags.sandbox.options() })
+}
+
+pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
+    let http = match &flags.http {
+        None => None,
+        Some(addr) => Some(resolve_http(addr, &flags)?),
+    };
+    if flags.concurrency == 0 || flags.client_concurrency == 0 || flags.max_body_bytes == 0 {
+        return Err(UsageError("--concurrency, --client-concurrency and --max-body-bytes must be at least 1".into()));
+    }
+    let session = resolve_session(flags.session)?;
+    let limits = resolve_limits(&flags.limits)?;
+    Ok(ServeConfig {
+        session,
+        limits,
+        sandbox: flags.sandbox.options(),
+        concurrency: flags.concurrency,
+        client_concurrency: flags.client_concurrency.min(flags.concurrency),
+        max_message_bytes: flags.max_body_bytes,
+        http,
+    })
+}
+
+/// The HTTP service's options: the address (a port alone is on 127.0.0.1), the token (read
+/// now, required off loopback), the bounds.
+pub(crate) fn resolve_http(addr: &str, flags: &ServeFlags) -> Result<serve::http::HttpOptions, UsageError> {
+    let addr: std::net::SocketAddr = match addr.parse::<u16>() {
+        Ok(port) => std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        Err(_) => addr.parse().map_err(|_| {
+            UsageError(format!("--http {addr:?} is not an address: give HOST:PORT (127.0.0.1:8080, [::1]:8080) or a port"))
+        })?,
+    };
+    let token = match &flags.auth_token_file {
+        None => None,
+        Some(file) => Some(read_token(file)?),
+    };
+    if token.is_none() && !addr.ip().is_loopback() {
+        return Err(UsageError(format!(
+            "--http {addr} is reachable from other machines: give --auth-token-file FILE so that only holders of the token can call it"
+        )));
+    }
+    for origin in &flags.allow_origin {
+        if !origin.contains("://") && origin != "null" {
+            return Err(UsageError(format!("--allow-origin {origin:?} needs a scheme, as in https://{origin}")));
+        }
+    }
+    if flags.max_sessions == 0 {
+        return Err(UsageError("--max-sessions must be at least 1".into()));
+    }
+    Ok(serve::http::HttpOptions {
+        addr,
+        token,
+        allowed_origins: flags.allow_origin.clone(),
+        allowed_hosts: flags.allow_host.clone(),
+        max_body_bytes: flags.max_body_bytes,
+        max_sessions: flags.max_sessions,
+        stateless: flags.stateless,
+        grace: Duration::from_secs(flags.grace),
+    })
+}
+
+/// Bytes of a token file read: a token is short; anything longer is not one.
+pub(crate) const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+
+/// The bearer token in `file`: its text without surrounding whitespace; never empty.
+pub(crate) fn read_token(file: &Path) -> Result<String, UsageError> {
+    let text = exec_host::text_file::read_text(file, MAX_TOKEN_FILE_BYTES)
+        .map_err(|e| UsageError(format!("the token file {} {}", shown(file), exec_host::error_sentence(&e))))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(UsageError(format!("the token file {} is empty", shown(file))));
+    }
+    // What an `Authorization` header can carry of it, byte for byte.
+    if !token.bytes().all(|byte| byte.is_ascii_graphic()) {
+        return Err(UsageError(format!(
+            "the token in {} must be printable ASCII without spaces, as a bearer token is sent",
+            shown(file)
+        )));
+    }
+    Ok(token.to_string())
+}
+
+pub(crate) fn resolve_limits(flags: &LimitFlags) -> Result<Limits, UsageError> {
+    let limits = Limits::default()
+        .with_budget(Duration::from_millis(flags.budget_ms))
+        .with_max_calls(flags.max_calls)
+        .with_max_log_chars(flags.max_log_chars)
+        .with_max_result_chars(flags.max_result_chars)
+        .with_max_images(flags.max_images)
+        .with_max_memory_bytes(flags.max_memory_mib.saturating_mul(1024 * 1024))
+        .with_max_nested_wait(flags.max_nested_wait_ms.map(Duration::from_millis));
+    limits.check().map_err(|why| UsageError(format!("invalid limits: {why}")))?;
+    Ok(limits)
+}
+
+/// A rule of `--allow`, `--ask` or `--deny` that is not one, said with its flag.
+pub(crate) fn command_line_rule_error(error: exec_host::settings::SettingsError) -> String {
+    let list = error.key.as_deref().and_then(|key| key.strip_prefix("permissions.")).and_then(|key| key.split('[').next());
+    match list {
+        Some(list @ ("allow" | "ask" | "deny")) => format!("--{list}: {}", error.reason),
+        _ => exec_host::error_sentence(&error),
+    }
+}
+
+pub(crate) fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, UsageError> {
+    match std::fs::metadata(&flags.workspace) {
+        Err(_) => return Err(UsageError(format!("the workspace {} does not exist", flags.workspace.display()))),
+        Ok(metadata) if !metadata.is_dir() => {
+            return Err(UsageError(format!("the workspace {} is not a directory", flags.workspace.display())));
+        }
+        Ok(_) => {}
+    }
+    let mcp_files = flags.mcp_config.iter().map(|file| Ok((file.clone(), McpConfig::load(file)?)));
+    let mcp = McpConfig::merge(mcp_files.collect::<Result<_, exec_host::mcp::ConfigError>>()?)?;
+    for file in &flags.settings {
+        if file.is_dir() {
+            return Err(UsageError(format!("the settings file {} is a directory", file.display())));
+        }
+        if !file.exists() {
+            return Err(UsageError(format!("the settings file {} does not exist", file.display())));
+        }
+    }
+    let rules = Layer::from_rules(&flags.allow, &flags.ask, &flags.deny).map_err(|e| UsageError(command_line_rule_error(e)))?;
+    Ok(SessionConfig {
+        workspace: flags.workspace,
+        mcp,
+        mcp_files: flags.mcp_config,
+        mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms),
+        settings: flags.settings,
+        rules,
+        permission_mode: flags.permission_mode,
+    })
+}
+
+pub(crate) fn shown(path: &Path) -> String {
+    if path == Path::new("-") { "on standard input".into() } else { path.display().to_string() }
+}
+
+pub(crate) fn read_script(path: &Path) -> Result<String, UsageError> {
+    use exec_host::text_file::{MAX_SCRIPT_FILE_BYTES, bounded_text, read_text};
+    let read = if path == Path::new("-") {
+        bounded_text(std::io::stdin().lock(), MAX_SCRIPT_FILE_BYTES)
+    } else {
+        read_text(path, MAX_SCRIPT_FILE_BYTES)
+    };
+    read.map_err(|e| UsageError(format!("the script {} {}", shown(path), exec_host::error_sentence(&e))))
+}

@@ -1,0 +1,255 @@
+//! The command line's flags, as parsed: one struct per command and per group of flags.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use exec_host::SandboxOptions;
+use exec_host::guest::GuestSource;
+use exec_host::settings::PermissionMode;
+
+use crate::serve;
+
+#[derive(Parser, Debug)]
+#[command(name = "exec-host", version, about = "Run JavaScript Exec scripts in a WebAssembly sandbox that orchestrates tools")]
+pub(crate) struct Cli {
+    /// More log output on stderr (-v: info, -vv: debug). RUST_LOG overrides it.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub(crate) verbose: u8,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Run a script (the body of an async function) as a model's Exec call, and print its result.
+    Run(RunFlags),
+    /// Print what a model would be given: the declarations, Exec's description, the pool.
+    Tools(ToolsFlags),
+    /// Find tools as a script's tools.ToolSearch does, with their call forms.
+    Search(SearchFlags),
+    /// Serve the session over MCP (stdio, or streamable HTTP at /mcp): one constant `Exec`
+    /// tool in front of every configured MCP server, for any MCP client.
+    Serve(ServeFlags),
+    /// Run the WIT-level conformance cases against a guest component (the built-in one by
+    /// default) and print a table of which pass.
+    Conformance(ConformanceFlags),
+    /// Print a completion script for SHELL (bash, elvish, fish, powershell, zsh) on stdout.
+    #[command(after_help = "Install it where your shell looks, for example:\n  \
+        exec-host completions bash > ~/.local/share/bash-completion/completions/exec-host\n  \
+        exec-host completions zsh > ~/.zfunc/_exec-host   (with ~/.zfunc in fpath)\n  \
+        exec-host completions fish > ~/.config/fish/completions/exec-host.fish")]
+    Completions { shell: clap_complete::Shell },
+}
+
+/// Where the tools come from: the workspace, MCP servers, settings.
+#[derive(Args, Debug)]
+pub(crate) struct SessionFlags {
+    /// Directory the workspace tools work in (its `.exec-host/settings.json` is the project settings).
+    #[arg(long, default_value = ".")]
+    pub(crate) workspace: PathBuf,
+    /// MCP server configuration (`{"mcpServers": {...}}`, as Claude Desktop and Claude Code
+    /// keep it); repeat the flag to combine files. Their tools are `tools.mcp__<server>__<tool>`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) mcp_config: Vec<PathBuf>,
+    /// Time each MCP server has to start and list its tools, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = exec_host::mcp::DEFAULT_CONNECT_TIMEOUT.as_millis() as u64)]
+    pub(crate) mcp_connect_timeout_ms: u64,
+    /// A settings file (`permissions`, `hooks`, `enableExec`, `nonDeferredTools`), above the
+    /// project and user files and below the managed one; repeat it, the last one wins.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) settings: Vec<PathBuf>,
+    /// A permission rule that lets calls run (`write_file`, `mcp__srv`, `read_file(docs/**)`);
+    /// repeatable. Rules given here sit above every settings file but the managed one.
+    #[arg(long, value_name = "RULE")]
+    pub(crate) allow: Vec<String>,
+    /// A permission rule that asks before calls run; repeatable.
+    #[arg(long, value_name = "RULE")]
+    pub(crate) ask: Vec<String>,
+    /// A permission rule that refuses calls; repeatable.
+    #[arg(long, value_name = "RULE")]
+    pub(crate) deny: Vec<String>,
+    /// The permission mode: default, acceptEdits, dontAsk or bypassPermissions (`run`
+    /// starts in bypassPermissions: its user wrote the script; ask and deny rules still apply;
+    /// `serve` starts in default: its scripts come from a model).
+    #[arg(long, value_name = "MODE", value_parser = PermissionMode::parse)]
+    pub(crate) permission_mode: Option<PermissionMode>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RunFlags {
+    /// The script file; `-` reads it from standard input.
+    #[arg(required_unless_present = "eval", conflicts_with = "eval")]
+    pub(crate) script: Option<PathBuf>,
+    /// Run CODE, given on the command line, instead of a script file.
+    #[arg(short = 'e', long = "eval", value_name = "CODE")]
+    pub(crate) eval: Option<String>,
+    #[command(flatten)]
+    pub(crate) session: SessionFlags,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
+    /// Print one JSON object: ok, text, value, logs, images, calls, call_details, summary, error.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// No live progress on standard error (shown only when it is a terminal): the count
+    /// of calls, the tools being waited on, and console lines as the script writes them.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxFlags,
+}
+
+/// Which guest runs the scripts, and whether its compiled form is cached.
+#[derive(Args, Debug)]
+pub(crate) struct SandboxFlags {
+    /// Run the scripts in this guest component instead of the built-in one: any component of
+    /// the exec-host:sandbox world (see wit/README.md). It is checked before anything runs.
+    #[arg(long, value_name = "FILE.wasm")]
+    pub(crate) guest: Option<PathBuf>,
+    /// Do not read or write the compiled-guest cache.
+    #[arg(long)]
+    pub(crate) no_cache: bool,
+    /// How long a script waiting for a tool keeps its thread spinning before it lets the
+    /// core idle: answers within it resume the script on a warm core. 0 never spins.
+    #[arg(long, value_name = "MICROSECONDS", default_value_t = SandboxOptions::DEFAULT_WAIT_SPIN.as_micros() as u64,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_SPIN_US))]
+    pub(crate) wait_spin_us: u64,
+}
+
+/// The longest spin the command line takes: a second of a core per wait.
+pub(crate) const MAX_WAIT_SPIN_US: u64 = 1_000_000;
+
+impl SandboxFlags {
+    pub(crate) fn options(&self) -> SandboxOptions {
+        let cache_dir = if self.no_cache { None } else { exec_host::guest::default_cache_dir() };
+        let guest = match &self.guest {
+            Some(path) => GuestSource::File(path.clone()),
+            None => GuestSource::Builtin,
+        };
+        SandboxOptions::default()
+            .with_cache_dir(cache_dir)
+            .with_guest(guest)
+            .with_wait_spin(std::time::Duration::from_micros(self.wait_spin_us))
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConformanceFlags {
+    /// Run only the cases whose names contain one of these words.
+    pub(crate) filter: Vec<String>,
+    /// Read the cases from DIR (each NAME.js with its NAME.json) instead of the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cases: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxFlags,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ServeFlags {
+    /// Serve one client on standard input and output (the default).
+    #[arg(long, conflicts_with = "http")]
+    pub(crate) stdio: bool,
+    /// Serve MCP's streamable HTTP transport at http://ADDR/mcp. ADDR is `HOST:PORT`, or a
+    /// port alone for 127.0.0.1 (port 0 picks a free one; the address is printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<String>,
+    /// File holding the bearer token every /mcp request must carry (`Authorization: Bearer
+    /// <token>`); required when ADDR is not a loopback address.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) auth_token_file: Option<PathBuf>,
+    /// A browser origin allowed to call the server (`https://app.example.com:443`); repeat for
+    /// more. A request with any other `Origin` is refused (loopback origins are allowed on a
+    /// loopback address); requests without `Origin` are not browsers and pass.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub(crate) allow_origin: Vec<String>,
+    /// A `Host` header value accepted (`mcp.example.com`, or with a port); repeat for more.
+    /// Default: the loopback names on a loopback address, any name elsewhere (the token
+    /// guards it).
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub(crate) allow_host: Vec<String>,
+    /// Keep no state between HTTP requests, so any number of replicas can serve behind a load
+    /// balancer: the announcement travels only in `instructions`, and calls that must ask
+    /// are refused (there is no channel to ask the client on).
+    #[arg(long, requires = "http")]
+    pub(crate) stateless: bool,
+    /// Tool calls run at once, over all clients; a call past it gets a "busy" failure.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub(crate) concurrency: u32,
+    /// Tool calls one client (one MCP session) runs at once.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub(crate) client_concurrency: u32,
+    /// MCP sessions open at once; a new one past it is answered 503 "busy".
+    #[arg(long, value_name = "N", default_value_t = serve::http::DEFAULT_MAX_SESSIONS, requires = "http")]
+    pub(crate) max_sessions: usize,
+    /// Bytes of one message from the client (an HTTP request body, a line on stdin); a
+    /// larger one is refused (HTTP 413, or JSON-RPC's parse error on stdio).
+    #[arg(long, value_name = "BYTES", default_value_t = serve::http::DEFAULT_MAX_BODY_BYTES)]
+    pub(crate) max_body_bytes: usize,
+    /// Seconds a stopping HTTP server (SIGTERM, SIGINT) gives running calls before aborting them.
+    #[arg(long, value_name = "SECONDS", default_value_t = serve::http::DEFAULT_GRACE.as_secs(), requires = "http")]
+    pub(crate) grace: u64,
+    #[command(flatten)]
+    pub(crate) session: SessionFlags,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxFlags,
+}
+
+/// What one script may use.
+#[derive(Args, Debug)]
+pub(crate) struct LimitFlags {
+    /// Budget of the script's own running time, in milliseconds (waiting on tools is free).
+    #[arg(long, value_name = "MS", default_value_t = exec_host::limits::DEFAULT_BUDGET.as_millis() as u64)]
+    pub(crate) budget_ms: u64,
+    /// Tool calls one script may make; the calls past it are refused one by one.
+    #[arg(long, value_name = "N", default_value_t = exec_host::limits::DEFAULT_MAX_CALLS)]
+    pub(crate) max_calls: u32,
+    /// Characters of console output kept.
+    #[arg(long, value_name = "N", default_value_t = exec_host::limits::DEFAULT_MAX_LOG_CHARS)]
+    pub(crate) max_log_chars: usize,
+    /// Characters of the returned value shown.
+    #[arg(long, value_name = "N", default_value_t = exec_host::limits::DEFAULT_MAX_RESULT_CHARS)]
+    pub(crate) max_result_chars: usize,
+    /// Images attached to the result.
+    #[arg(long, value_name = "N", default_value_t = exec_host::limits::DEFAULT_MAX_IMAGES)]
+    pub(crate) max_images: usize,
+    /// Memory of the script's sandbox, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = exec_host::limits::DEFAULT_MAX_MEMORY_BYTES >> 20)]
+    pub(crate) max_memory_mib: u64,
+    /// Cap on the total time the script may wait for tool calls, in milliseconds (default: none).
+    #[arg(long, value_name = "MS")]
+    pub(crate) max_nested_wait_ms: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ToolsFlags {
+    #[command(flatten)]
+    pub(crate) session: SessionFlags,
+    /// Print one JSON object: exec, declarations, pool, announcement, guidance, settings.
+    #[arg(long, conflicts_with_all = ["dts", "stats"])]
+    pub(crate) json: bool,
+    /// Print a TypeScript declaration file of what a script can reach.
+    #[arg(long, conflicts_with = "stats")]
+    pub(crate) dts: bool,
+    /// With --dts: print SCRIPT as Exec runs it (the body of an async function) followed by
+    /// the declarations, one file for `tsc --noEmit` to check; its lines are the script's.
+    #[arg(long, value_name = "SCRIPT", requires = "dts")]
+    pub(crate) script: Option<PathBuf>,
+    /// Print the size of the declarations with Exec and without it, side by side.
+    #[arg(long)]
+    pub(crate) stats: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct SearchFlags {
+    /// Keywords, `select:name1,name2`, or "" for every tool.
+    pub(crate) query: String,
+    #[command(flatten)]
+    pub(crate) session: SessionFlags,
+    /// Matches shown for keywords (as ToolSearch's `max_results`).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_results: Option<usize>,
+    /// Print ToolSearch's result object as JSON: {matches, total}.
+    #[arg(long)]
+    pub(crate) json: bool,
+}

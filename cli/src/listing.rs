@@ -1,0 +1,170 @@
+//! `exec-host tools` and `exec-host search`: what the session's pool holds, as a model and
+//! a script would see it.
+
+use std::process::ExitCode;
+
+use exec_host::{Pool, Session, exec_tool};
+use serde_json::json;
+
+use crate::config::SessionConfig;
+use crate::session::with_session;
+use crate::{UsageError, terminal};
+
+/// `exec-host tools`; `dts` is `Some` for `--dts`, with the script of `--script`.
+pub(crate) fn tools(
+    config: SessionConfig,
+    as_json: bool,
+    dts: Option<Option<String>>,
+    stats: bool,
+) -> Result<ExitCode, UsageError> {
+    let text = with_session(config, |session| {
+        let pool = session.pool().map_err(UsageError::from)?;
+        Ok(if let Some(script) = dts {
+            let declarations = session.declaration_file().map_err(UsageError::from)?;
+            match script {
+                Some(script) => exec_host::typings::checkable_script(&script, &declarations),
+                None => declarations,
+            }
+        } else if stats {
+            let prepared = session.prepare(&[]).map_err(UsageError::from)?;
+            declaration_stats(&pool, prepared.append.first())
+        } else if as_json {
+            let prepared = session.prepare(&[]).map_err(UsageError::from)?;
+            let announcement = prepared.append.first().map(|message| message.text());
+            let object = json!({
+                "exec": pool.exec_status(),
+                "declarations": &*prepared.declarations,
+                "pool": pool.names().collect::<Vec<_>>(),
+                "announcement": announcement,
+                "guidance": &*prepared.guidance,
+                "settings": settings_in_force(session),
+            });
+            format!("{object}\n")
+        } else {
+            describe_pool(session, &pool)?
+        })
+    })?;
+    print!("{}", terminal::out(&text));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `exec-host tools` for people: what is declared, what is pooled, Exec's description.
+pub(crate) fn describe_pool(session: &Session, pool: &Pool) -> Result<String, UsageError> {
+    let mut out = String::new();
+    let prepared = session.prepare(&[]).map_err(UsageError::from)?;
+    let status = pool.exec_status();
+    if pool.exec_declared() {
+        out += &format!("{status}; {} tools are in the pool behind it.\n", pool.pooled().len());
+    } else {
+        out += &format!("{status}; every tool is declared flat.\n");
+    }
+    out += &format!("\nDeclared to the model ({}):\n", prepared.declarations.len());
+    for declaration in prepared.declarations.iter() {
+        out += &format!("  {}\n", declaration.name);
+    }
+    if pool.exec_declared() {
+        out += &format!("\nPool ({}), reachable from Exec scripts and found with tools.ToolSearch:\n", pool.pooled().len());
+        for name in pool.names() {
+            out += &format!("  {name}\n");
+        }
+        out += "\nExec's description (the same for every pool):\n";
+        out += &indented(exec_tool::description());
+    }
+    if let Some(announcement) = prepared.append.first() {
+        out += "\nAnnouncement appended to the first request of a conversation:\n";
+        out += &indented(&announcement.text());
+    }
+    if !prepared.guidance.is_empty() {
+        out += "\nGuidance for the system prompt:\n";
+        out += &indented(&prepared.guidance);
+    }
+    let files = settings_in_force(session);
+    out += &if files.is_empty() {
+        "\nSettings: none found, defaults apply.\n".to_string()
+    } else {
+        format!("\nSettings: {}\n", files.join(", "))
+    };
+    Ok(out)
+}
+
+pub(crate) fn indented(text: &str) -> String {
+    text.lines().map(|line| format!("{}\n", format!("  | {line}").trim_end())).collect()
+}
+
+/// The settings files that exist, highest layer first.
+pub(crate) fn settings_in_force(session: &Session) -> Vec<String> {
+    session.settings_files().iter().filter(|file| file.is_file()).map(|file| file.display().to_string()).collect()
+}
+
+/// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat,
+/// and the announcement that Exec mode adds once per conversation.
+pub(crate) fn declaration_stats(exec_pool: &Pool, announcement: Option<&exec_host::Message>) -> String {
+    // The library's own estimate, the one compaction counts with.
+    use exec_host::limits::CHARS_PER_TOKEN;
+    let size = |declarations: &[exec_host::Declaration]| {
+        let bytes = serde_json::to_string(declarations).map(|text| text.len()).unwrap_or(0);
+        (declarations.len(), bytes)
+    };
+    let (exec_count, exec_bytes) = size(&exec_pool.declarations());
+    let (flat_count, flat_bytes) = size(&exec_pool.declarations_without_exec());
+    let tokens = |bytes: usize| bytes.div_ceil(CHARS_PER_TOKEN);
+    let row = |label: &str, count: usize, bytes: usize| format!("{label:<14}{count:>8}{bytes:>10}{:>10}\n", tokens(bytes));
+    let mut out = format!("{:<14}{:>8}{:>10}{:>10}\n", "", "count", "bytes", "~tokens");
+    out += &row("Exec mode", exec_count, exec_bytes);
+    out += &row("flat mode", flat_count, flat_bytes);
+    if let Some(announcement) = announcement {
+        out += &row("announcement", exec_pool.pooled().len(), announcement.text().len());
+    }
+    if !exec_pool.exec_declared() {
+        out += &format!("{}: both modes declare the same tools.\n", exec_pool.exec_status());
+    } else if exec_bytes <= flat_bytes {
+        let saved = flat_bytes - exec_bytes;
+        out += &format!(
+            "Exec mode declares {:.1}x fewer bytes: {saved} bytes (~{} tokens) less in every request; {} tools sit in the pool.\n",
+            flat_bytes as f64 / exec_bytes.max(1) as f64,
+            tokens(saved),
+            exec_pool.pooled().len(),
+        );
+    } else {
+        out += &format!(
+            "Exec mode declares {} bytes more: the {} pooled tools' declarations are smaller than Exec's own.\n",
+            exec_bytes - flat_bytes,
+            exec_pool.pooled().len(),
+        );
+    }
+    out += "Counts are declarations, and for the announcement the pool's names it lists; it is sent once per \
+conversation (again when the pool changes), not in every request.\n";
+    out += &format!(
+        "Bytes are UTF-8 bytes of the declarations as compact JSON and of the announcement's text; tokens are estimated \
+as bytes / {CHARS_PER_TOKEN}, rounded up (a model-independent rule of thumb, not a tokenizer).\n"
+    );
+    out
+}
+
+pub(crate) fn search(
+    config: SessionConfig,
+    query: String,
+    max_results: Option<usize>,
+    as_json: bool,
+) -> Result<ExitCode, UsageError> {
+    let result = with_session(config, |session| session.search(query.clone(), max_results).map_err(UsageError::from))?;
+    if as_json {
+        println!("{}", serde_json::to_string(&result)?);
+    } else {
+        for found in &result.matches {
+            if !found.description.trim().is_empty() {
+                println!("{}", terminal::out(&exec_host::typings::doc_comment(&found.description, 0)));
+            }
+            println!("{}\n", terminal::out(&found.signature));
+        }
+        let shown = result.matches.len();
+        match result.total {
+            0 => eprintln!("no tool matches {}", terminal::err(&format!("{query:?}"))),
+            total if total > shown => {
+                eprintln!("{shown} of {total} matching tools shown; narrow the query or raise --max-results")
+            }
+            total => eprintln!("{total} matching tool{}", if total == 1 { "" } else { "s" }),
+        }
+    }
+    Ok(if result.total == 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

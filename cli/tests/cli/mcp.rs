@@ -1,0 +1,193 @@
+//! MCP servers from the command line: configured, failing, denied, and never left behind.
+
+use std::process::Stdio;
+
+use serde_json::json;
+
+use crate::common::{exec_host, fixture_mcp_server};
+use crate::{Setup, assert_usage_error, json_of, mcp_config, send, stderr, stdout, wait_until};
+
+/// Whether a live process has `marker` among its arguments (read from /proc).
+fn running_with(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        let alive = std::fs::read_to_string(entry.path().join("stat"))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')));
+        alive
+            && std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == marker.as_bytes()))
+    })
+}
+
+#[test]
+fn a_script_chains_calls_across_two_mcp_servers() {
+    let setup = Setup::new();
+    let fixture = fixture_mcp_server();
+    let first = mcp_config(&setup, json!({"calc": {"command": fixture}}));
+    std::fs::write(setup.workspace.path().join("more.json"), json!({"mcpServers": {"talk": {"command": fixture}}}).to_string())
+        .unwrap();
+    let script = setup.script(
+        "chain.js",
+        "const { sum } = await tools.mcp__calc__add({a: 1, b: 2});
+         const noisy = await tools.mcp__talk__noisy({});
+         return await tools.mcp__talk__greet({name: `${noisy} ${sum}`})",
+    );
+    let output = setup.run(&["run", "--json", "--mcp-config", &first, "--mcp-config", "more.json", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result = json_of(&output);
+    assert_eq!(result["value"], "hello, done 3");
+    assert_eq!(result["calls"], json!(["mcp__calc__add", "mcp__talk__noisy", "mcp__talk__greet"]));
+    assert!(!stdout(&output).contains("a line only the log may see"), "server stderr reached the result");
+    assert!(!stderr(&output).contains("a line only the log may see"), "server stderr is logged at info, not shown by default");
+    // With -v the log shows it, named by server.
+    let output = setup.run(&["-v", "run", "--mcp-config", &first, "--mcp-config", "more.json", &script]);
+    assert!(stderr(&output).contains("a line only the log may see"), "{}", stderr(&output));
+    assert!(!stdout(&output).contains("a line only the log may see"));
+}
+
+#[test]
+fn a_server_that_cannot_start_is_reported_once_and_the_script_runs_with_the_others() {
+    let setup = Setup::new();
+    let fixture = fixture_mcp_server();
+    let config = mcp_config(
+        &setup,
+        json!({"good": {"command": fixture}, "broken": {"command": fixture, "args": ["--fail-start"]},
+               "silent": {"command": fixture, "args": ["--mute"]}}),
+    );
+    let script = setup.script("s.js", "return await tools.mcp__good__greet({name: 'x'})");
+    let started = std::time::Instant::now();
+    let output = setup.run(&["run", "--mcp-connect-timeout-ms", "1000", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output).trim(), "hello, x");
+    let errors = stderr(&output);
+    assert_eq!(errors.matches("MCP server `broken` is not available").count(), 1, "{errors}");
+    assert!(errors.contains("cannot open its database"), "{errors}");
+    assert_eq!(errors.matches("MCP server `silent` is not available: no answer to `initialize`").count(), 1, "{errors}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the host took {:?} to exit", started.elapsed());
+}
+
+#[test]
+fn mcp_configuration_errors_name_the_file_the_key_and_the_line() {
+    let setup = Setup::new();
+    let script = setup.script("s.js", "return 1");
+    std::fs::write(setup.workspace.path().join("bad.json"), "{\"mcpServers\": {\n  \"a\": {\"command\": 42}\n}}").unwrap();
+    let output = setup.run(&["run", "--mcp-config", "bad.json", &script]);
+    assert_usage_error(&output, "bad.json: mcpServers.a.command: invalid type: integer `42`");
+    assert!(stderr(&output).contains("line 2"), "{}", stderr(&output));
+    let config = mcp_config(&setup, json!({"my__server": {"command": "x"}}));
+    assert_usage_error(&setup.run(&["run", "--mcp-config", &config, &script]), "ambiguous");
+    assert_usage_error(&setup.run(&["run", "--mcp-config", "missing.json", &script]), "missing.json: the file does not exist");
+}
+
+#[test]
+fn a_stopped_script_leaves_no_mcp_server_behind() {
+    // Ctrl-C, a plain kill, the terminal going away; the server ignores the end of its input.
+    for (signal, name) in [(libc::SIGINT, "int"), (libc::SIGTERM, "term"), (libc::SIGHUP, "hup")] {
+        let setup = Setup::new();
+        // A marker in the server's command line finds its process.
+        let marker = format!("exec-host-test-marker-{name}-{}", std::process::id());
+        let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server(), "args": ["--linger", marker]}}));
+        let script = setup.script("s.js", "await tools.mcp__fx__never({})");
+        let mut child = exec_host(setup.workspace.path(), &setup.cache)
+            .args(["run", "--mcp-config", &config, &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let server_running = || running_with(&marker);
+        wait_until(30, server_running);
+        assert!(server_running(), "the server never started");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        send(&child, signal);
+        let started = std::time::Instant::now();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{name}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{name}: exit took {:?}", started.elapsed());
+        wait_until(5, || !server_running());
+        assert!(!server_running(), "{name}: the MCP server outlived the host");
+    }
+}
+
+#[test]
+fn a_server_that_outlives_its_stdin_is_killed_when_the_host_exits() {
+    let setup = Setup::new();
+    let marker = format!("exec-host-linger-marker-{}", std::process::id());
+    let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server(), "args": ["--linger", marker]}}));
+    let script = setup.script("s.js", "return await tools.mcp__fx__greet({name: 'x'})");
+    let started = std::time::Instant::now();
+    let output = setup.run(&["run", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output).trim(), "hello, x");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "the host took {:?} to exit", started.elapsed());
+    let running = || running_with(&marker);
+    wait_until(3, || !running());
+    assert!(!running(), "the server outlived the host");
+}
+
+#[test]
+fn a_stdio_server_gets_a_small_environment_and_its_entry_expands_variables() {
+    let setup = Setup::new();
+    let dump = setup.workspace.path().join("server-env.txt");
+    // A "server" that writes its environment down and exits; its start fails, and the run
+    // goes on without it.
+    let config = json!({"mcpServers": {
+        "envdump": {"command": "${EXEC_HOST_TEST_SHELL:-sh}", "args": ["-c", "env > \"$0\"", "${EXEC_HOST_TEST_DUMP}"],
+                    "env": {"CONFIGURED": "yes-${EXEC_HOST_TEST_TOKEN}"}},
+        "off": {"command": "does-not-exist", "disabled": true},
+        "legacy": {"type": "sse", "url": "https://example.invalid/sse"}
+    }});
+    std::fs::write(setup.workspace.path().join("servers.json"), config.to_string()).unwrap();
+    let script = setup.script("s.js", "return 1");
+    let output = exec_host(setup.workspace.path(), &setup.cache)
+        .args(["run", "--mcp-config", "servers.json", &script])
+        .env("EXEC_HOST_TEST_DUMP", &dump)
+        .env("EXEC_HOST_TEST_TOKEN", "t0k")
+        .env("SECRET_API_KEY", "must-not-leak")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let environment = std::fs::read_to_string(&dump).expect("the server ran with the expanded arguments");
+    let names: Vec<&str> = environment.lines().filter_map(|line| line.split_once('=').map(|(name, _)| name)).collect();
+    assert!(environment.lines().any(|line| line == "CONFIGURED=yes-t0k"), "{environment}");
+    assert!(names.contains(&"PATH") && names.contains(&"HOME"), "{names:?}");
+    assert!(!environment.contains("must-not-leak") && !names.contains(&"EXEC_HOST_TEST_TOKEN"), "{names:?}");
+    // Python keeps its working directory, the workspace, off its import path.
+    assert!(environment.lines().any(|line| line == "PYTHONSAFEPATH=1"), "{environment}");
+    for name in &names {
+        assert!(
+            exec_host::mcp::INHERITED_ENV.contains(name)
+                || ["CONFIGURED", "PYTHONSAFEPATH", "PWD", "SHLVL", "_", "OLDPWD"].contains(name),
+            "{name} reached the server"
+        );
+    }
+    // The disabled entry is not started; the SSE one is skipped with a warning naming it.
+    assert!(!stderr(&output).contains("does-not-exist"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("server `legacy` is skipped: it uses the SSE transport"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_server_the_settings_deny_entirely_is_not_started() {
+    let setup = Setup::new();
+    let marker = setup.workspace.path().join("started.txt");
+    // Each "server" notes that it ran, then becomes the fixture server.
+    let noting = |name: &str| json!({"command": "sh", "args": ["-c", format!("echo {name} >> \"$0\"; exec \"$1\""), &marker, fixture_mcp_server()]});
+    let config = mcp_config(&setup, json!({"kept": noting("kept"), "gone": noting("gone"), "starred": noting("starred")}));
+    std::fs::write(
+        setup.workspace.path().join("deny.json"),
+        r#"{"permissions": {"deny": ["mcp__gone", "mcp__starred__*", "mcp__kept__fail"]}}"#,
+    )
+    .unwrap();
+    let script = setup.script(
+        "s.js",
+        "let why; try { await tools.mcp__gone__greet({ name: 'x' }); } catch (e) { why = e.message; }
+         return { greeting: await tools.mcp__kept__greet({ name: 'x' }), why };",
+    );
+    let output = setup.run(&["run", "--json", "--settings", "deny.json", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let value = &json_of(&output)["value"];
+    assert_eq!(value["greeting"], "hello, x", "a server denied one tool still starts");
+    let why = value["why"].as_str().unwrap();
+    assert!(why.contains("the permissions.deny rule `mcp__gone` in") && why.contains("deny.json"), "{why}");
+    let started = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(started.lines().collect::<Vec<_>>(), ["kept"], "only the server with a reachable tool ran");
+    assert!(!stderr(&output).contains("gone"), "not starting a denied server is no warning: {}", stderr(&output));
+}

@@ -1,0 +1,255 @@
+//! Permission rules and modes: what a rule names, how it is read and when it applies.
+
+use std::fmt;
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::sources::tools::builtin::PATH_TOOLS;
+use crate::sources::tools::names::{EXEC, MCP_PREFIX};
+
+/// How a call that no rule decides is treated (`permissions.defaultMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum PermissionMode {
+    /// The read-only tools run; workspace writes and MCP tools ask. Claude Code's `plan`
+    /// reads as this mode.
+    #[serde(alias = "plan")]
+    Default,
+    /// Workspace writes run too; MCP tools ask.
+    AcceptEdits,
+    /// What would ask is refused.
+    DontAsk,
+    /// Everything not denied runs (explicit `ask` rules still ask).
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// The mode's name as settings files write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+        }
+    }
+
+    /// Reads a mode as settings files and the command line write it.
+    pub fn parse(text: &str) -> Result<PermissionMode, UnknownMode> {
+        serde_json::from_value(Value::String(text.to_string())).map_err(|_| UnknownMode { name: text.to_string() })
+    }
+}
+
+/// A permission mode's name that names none.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown permission mode {name:?}; use default, acceptEdits, dontAsk or bypassPermissions")]
+#[non_exhaustive]
+pub struct UnknownMode {
+    pub name: String,
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One permission rule: `Tool`, `mcp__server`, `mcp__server__*`, `mcp__server__tool`, or
+/// a workspace tool with a path pattern: `read_file(secrets/**)`.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The tool (or `mcp__server`) the rule names.
+    pub tool: String,
+    /// What inside the call the rule is about, as written; `None` covers the whole tool.
+    pub pattern: Option<String>,
+    /// The pattern as a path pattern, for the workspace tools.
+    path: Option<PathPattern>,
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        self.tool == other.tool && self.pattern == other.pattern
+    }
+}
+
+impl Eq for Rule {}
+
+impl Rule {
+    /// Reads a rule as written in a settings file. A specifier must apply to its tool: a
+    /// workspace tool's is a path pattern (gitignore-style, relative to the workspace); an
+    /// MCP tool and `Exec` take none. A specifier for a tool this host does not have (a
+    /// Claude Code tool such as `Bash(rm:*)`) is kept and never matches.
+    pub fn parse(text: &str) -> Result<Rule, RuleError> {
+        let text = text.trim();
+        let rule = || text.to_string();
+        let (tool, pattern) = match text.find('(') {
+            Some(open) => {
+                let inner = text[open + 1..].strip_suffix(')').ok_or_else(|| RuleError::Unclosed { rule: rule() })?;
+                (&text[..open], Some(inner.to_string()))
+            }
+            None => (text, None),
+        };
+        if tool.is_empty() {
+            return Err(RuleError::NoTool { rule: rule() });
+        }
+        if tool.chars().any(|c| c.is_whitespace() || c.is_control() || c == ')') {
+            return Err(RuleError::BadToolName { rule: rule() });
+        }
+        let path = match &pattern {
+            None => None,
+            Some(_) if tool.starts_with(MCP_PREFIX) => {
+                return Err(RuleError::McpSpecifier { rule: rule(), tool: tool.to_string() });
+            }
+            Some(_) if tool == EXEC => return Err(RuleError::ExecSpecifier { rule: rule() }),
+            Some(pattern) if PATH_TOOLS.contains(&tool) => Some(PathPattern::new(text, pattern)?),
+            Some(_) => None,
+        };
+        Ok(Rule { tool: tool.to_string(), pattern, path })
+    }
+
+    /// The rule that allows exactly tool `name` and nothing else, as "allow always" saves
+    /// it; `None` when no rule can (a name that would read back as a rule with a
+    /// specifier, or as a whole server's rule such as `mcp__srv__*`).
+    pub fn exactly(name: &str) -> Option<String> {
+        let rule = Rule::parse(name).ok()?;
+        let only_this = rule.tool == name && rule.pattern.is_none() && !name.ends_with("__*") && !name.contains(['(', ')']);
+        // A bare server name (`mcp__srv`) covers every tool of that server.
+        let server_rule = name.strip_prefix(MCP_PREFIX).is_some_and(|rest| !rest.contains("__"));
+        (only_this && !server_rule).then(|| name.to_string())
+    }
+
+    /// Whether the rule is about tool `name` at all: it names the tool, its MCP server
+    /// (`mcp__server`), or all of that server's tools (`mcp__server__*`).
+    fn names_tool(&self, name: &str) -> bool {
+        if self.tool == name {
+            return true;
+        }
+        // By prefix, not by splitting the name: the rule covers every name that starts with
+        // its server's `mcp__<server>__`, however degenerate the rest.
+        let whole_server = self.tool.strip_suffix("__*").unwrap_or(&self.tool);
+        let Some(server) = whole_server.strip_prefix(MCP_PREFIX).filter(|s| !s.is_empty() && !s.contains("__")) else {
+            return false;
+        };
+        name.strip_prefix(MCP_PREFIX).and_then(|rest| rest.strip_prefix(server)).is_some_and(|rest| rest.starts_with("__"))
+    }
+
+    /// Whether the rule covers every call of tool `name` (it has no specifier).
+    pub fn covers_tool(&self, name: &str) -> bool {
+        self.pattern.is_none() && self.names_tool(name)
+    }
+
+    /// Whether the rule applies to a call of tool `name` that touches the workspace paths
+    /// `paths` (normalised, relative to the workspace; see [`PathPattern`]).
+    pub fn applies(&self, name: &str, paths: &[String]) -> bool {
+        if !self.names_tool(name) {
+            return false;
+        }
+        match (&self.pattern, &self.path) {
+            (None, _) => true,
+            (Some(_), Some(pattern)) => paths.iter().any(|path| pattern.matches(path)),
+            // A specifier for a tool this host does not have matches nothing.
+            (Some(_), None) => false,
+        }
+    }
+
+    /// Whether the rule covers every tool MCP server `server` could offer (`mcp__server` or
+    /// `mcp__server__*`, with no specifier).
+    pub fn covers_server(&self, server: &str) -> bool {
+        let whole_server = self.tool.strip_suffix("__*").unwrap_or(&self.tool);
+        self.pattern.is_none() && whole_server.strip_prefix(MCP_PREFIX) == Some(server)
+    }
+
+    /// Whether the rule has a specifier this host cannot apply (a tool it does not have).
+    pub fn is_foreign(&self) -> bool {
+        self.pattern.is_some() && self.path.is_none()
+    }
+}
+
+impl TryFrom<String> for Rule {
+    type Error = RuleError;
+
+    fn try_from(text: String) -> Result<Rule, RuleError> {
+        Rule::parse(&text)
+    }
+}
+
+/// Why a rule's text is not a rule.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuleError {
+    #[error("rule {rule:?} opens `(` without closing it at the end")]
+    Unclosed { rule: String },
+    #[error("rule {rule:?} names no tool")]
+    NoTool { rule: String },
+    #[error("rule {rule:?}: the tool name may not contain whitespace or `)`")]
+    BadToolName { rule: String },
+    #[error("rule {rule:?}: an MCP tool's rule takes no specifier; write `{tool}`")]
+    McpSpecifier { rule: String, tool: String },
+    #[error("rule {rule:?}: `Exec` takes no specifier; write `Exec`")]
+    ExecSpecifier { rule: String },
+    #[error("rule {rule:?}: the path pattern is empty")]
+    EmptyPattern { rule: String },
+    #[error("rule {rule:?}: the path pattern {pattern:?} is not valid")]
+    BadPattern {
+        rule: String,
+        pattern: String,
+        #[source]
+        source: globset::Error,
+    },
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.pattern {
+            Some(pattern) => write!(f, "{}({pattern})", self.tool),
+            None => f.write_str(&self.tool),
+        }
+    }
+}
+
+/// A path pattern of a workspace tool's rule, as gitignore writes them: relative to the
+/// workspace; `*` stays within a folder and `**` crosses folders; a pattern without a `/`
+/// (but a trailing one) matches at any depth; a leading `/` or `./` anchors it at the
+/// workspace. A path matches when it, or a folder it is in, matches.
+#[derive(Clone, Debug)]
+pub struct PathPattern {
+    glob: GlobMatcher,
+}
+
+impl PathPattern {
+    /// The pattern `pattern` of rule `rule`.
+    fn new(rule: &str, pattern: &str) -> Result<PathPattern, RuleError> {
+        let trimmed = pattern.trim();
+        if trimmed.is_empty() {
+            return Err(RuleError::EmptyPattern { rule: rule.to_string() });
+        }
+        let anchored = trimmed.starts_with('/') || trimmed.starts_with("./");
+        let body = trimmed.trim_start_matches("./").trim_start_matches('/').trim_end_matches('/');
+        let body = if body.is_empty() { "**" } else { body };
+        let full = if anchored || body.contains('/') { body.to_string() } else { format!("**/{body}") };
+        let glob = GlobBuilder::new(&full).literal_separator(true).build().map_err(|source| RuleError::BadPattern {
+            rule: rule.to_string(),
+            pattern: pattern.to_string(),
+            source,
+        })?;
+        Ok(PathPattern { glob: glob.compile_matcher() })
+    }
+
+    /// Whether `path` (relative to the workspace, `/`-separated, no `.` or `..`), or a
+    /// folder it is in, matches.
+    pub fn matches(&self, path: &str) -> bool {
+        let mut prefix = path;
+        loop {
+            if !prefix.is_empty() && self.glob.is_match(prefix) {
+                return true;
+            }
+            match prefix.rfind('/') {
+                Some(at) => prefix = &prefix[..at],
+                None => return false,
+            }
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! Setting up a session: what the builder collects, and the start (settings read, the
+//! workspace opened with its control files read-only, the sandbox and the MCP servers
+//! started together).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::calls::funnel::Funnel;
+use crate::calls::guards::Guards;
+use crate::calls::policy::{Approver, ModeChoice, Policy};
+use crate::calls::settings::{self, Layer, PermissionMode, Settings, SettingsFiles, SettingsSource};
+use crate::catalogue::pool::DeferralTable;
+use crate::conversation::results::{MemoryResultStore, ResultStore, ViewToolCall};
+use crate::sandbox::runtime::{Limits, Sandbox, SandboxOptions};
+use crate::sources::mcp::servers::McpServers;
+use crate::sources::mcp::{McpConfig, ServerLimits};
+use crate::sources::tools::builtin::{self, Workspace};
+use crate::sources::tools::{Registry, Tool};
+
+use super::{Inner, Session, SessionError};
+
+/// Sets up a [`Session`].
+pub struct SessionBuilder {
+    workspace: Option<PathBuf>,
+    tools: Vec<Arc<dyn Tool>>,
+    servers: McpConfig,
+    server_limits: ServerLimits,
+    managed: Option<Layer>,
+    settings_sources: Vec<SettingsSource>,
+    deferral: DeferralTable,
+    mode: ModeChoice,
+    approver: Option<Arc<dyn Approver>>,
+    rules_file: Option<PathBuf>,
+    read_only_files: Vec<PathBuf>,
+    sandbox: Option<Sandbox>,
+    sandbox_options: SandboxOptions,
+    limits: Limits,
+    store: Option<Arc<dyn ResultStore>>,
+    announcements: bool,
+}
+
+impl Default for SessionBuilder {
+    fn default() -> Self {
+        SessionBuilder {
+            workspace: None,
+            tools: Vec::new(),
+            servers: McpConfig::default(),
+            server_limits: ServerLimits::default(),
+            managed: None,
+            settings_sources: Vec::new(),
+            deferral: DeferralTable::default(),
+            mode: ModeChoice { explicit: None, start: PermissionMode::Default },
+            approver: None,
+            rules_file: None,
+            read_only_files: Vec::new(),
+            sandbox: None,
+            sandbox_options: SandboxOptions::default(),
+            limits: Limits::default(),
+            store: Some(Arc::new(MemoryResultStore::default())),
+            announcements: true,
+        }
+    }
+}
+
+impl SessionBuilder {
+    /// The directory the builtin workspace tools work in. Without one the session has no
+    /// builtin workspace tools.
+    pub fn workspace(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(dir.into());
+        self
+    }
+
+    /// A tool of the embedding's own.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// MCP servers to connect while the session starts; more can join later with
+    /// [`Session::add_server`].
+    pub fn mcp_servers(mut self, config: McpConfig) -> Self {
+        self.servers = config;
+        self
+    }
+
+    /// Time each MCP server has to start and list its tools.
+    pub fn mcp_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.server_limits.connect_timeout = timeout;
+        self
+    }
+
+    /// Bytes of calls one MCP server may leave waiting in the host before further calls to
+    /// it wait for room ([`ServerLimits::queued_bytes`]; default
+    /// [`DEFAULT_QUEUED_BYTES`](crate::sources::mcp::DEFAULT_QUEUED_BYTES)).
+    pub fn mcp_queued_bytes(mut self, bytes: usize) -> Self {
+        self.server_limits.queued_bytes = bytes;
+        self
+    }
+
+    /// Settings passed in code: the managed layer, above every file (an administrator's
+    /// override, or an embedding's `disallowedTools` as deny rules).
+    pub fn managed_settings(mut self, layer: Layer) -> Self {
+        self.managed = Some(layer);
+        self
+    }
+
+    /// Settings files, highest layer first; a file that does not exist is an empty layer.
+    /// Each is read again when it changes.
+    pub fn settings_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.settings_sources = files.into_iter().map(SettingsSource::File).collect();
+        self
+    }
+
+    /// Every layer of settings below the managed values, highest first.
+    pub fn settings_sources(mut self, sources: Vec<SettingsSource>) -> Self {
+        self.settings_sources = sources;
+        self
+    }
+
+    /// The layers `exec-host` itself reads: the managed file, `command_line` (rules given
+    /// as flags), `extra` files (the last one highest), the workspace's project file and the
+    /// user's file.
+    pub fn standard_settings(mut self, extra: &[PathBuf], command_line: Option<Layer>) -> Self {
+        let workspace = self.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+        self.settings_sources = settings::standard_sources(&workspace, extra, command_line);
+        self
+    }
+
+    /// The permission mode, above the settings' `defaultMode` (as `--permission-mode`).
+    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.mode.explicit = Some(mode);
+        self
+    }
+
+    /// The mode the session starts in when neither [`permission_mode`](Self::permission_mode)
+    /// nor the settings say (`default` unless set here).
+    pub fn starting_permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.mode.start = mode;
+        self
+    }
+
+    /// Who answers the calls that must ask. Without one, such calls are refused with the
+    /// rule that would let them run.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Files the workspace tools must never write, besides the settings files (kept
+    /// read-only already): the MCP configuration files the embedding reads, say. Only those
+    /// inside the workspace matter.
+    pub fn read_only_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.read_only_files.extend(files);
+        self
+    }
+
+    /// The settings file "allow always" adds its rules to (by default the workspace's
+    /// project file, `.exec-host/settings.json`).
+    pub fn rules_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.rules_file = Some(file.into());
+        self
+    }
+
+    /// The deferral table (to replace the engine's exemption list).
+    pub fn deferral(mut self, table: DeferralTable) -> Self {
+        self.deferral = table;
+        self
+    }
+
+    /// A sandbox to share with other sessions of the process (one engine, one compiled guest).
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// How to set up the sandbox when none is shared.
+    pub fn sandbox_options(mut self, options: SandboxOptions) -> Self {
+        self.sandbox_options = options;
+        self
+    }
+
+    /// The limits of every `Exec` of the session, and the result cap of flat calls.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Where the whole text of compacted results is kept (in memory by default).
+    pub fn result_store(mut self, store: Arc<dyn ResultStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// No compaction: results reach the model whole, and `view_tool_call` is not declared.
+    pub fn without_compaction(mut self) -> Self {
+        self.store = None;
+        self
+    }
+
+    /// The host has no history channel for the announcement: `prepare` appends nothing.
+    pub fn without_announcements(mut self) -> Self {
+        self.announcements = false;
+        self
+    }
+
+    /// Starts the session: the sandbox and the MCP servers start together. A server that
+    /// cannot start does not stop the session; see [`Session::start_failures`].
+    pub async fn build(self) -> Result<Session, SessionError> {
+        let mut sources: Vec<SettingsSource> = self.managed.into_iter().map(SettingsSource::Values).collect();
+        sources.extend(self.settings_sources);
+        let settings = Arc::new(SettingsFiles::new(sources));
+        // Read once now, so a broken file stops the session before anything starts.
+        let current = settings.current()?;
+        let mut tools = self.tools;
+        let workspace = match &self.workspace {
+            Some(dir) => {
+                // The files that steer this host are out of the tools' reach: a script must
+                // not widen its own rights, or the next run's.
+                let mut control = settings.files().into_iter().map(Path::to_path_buf).collect::<Vec<_>>();
+                control.extend(self.read_only_files.iter().cloned());
+                Some(Arc::new(Workspace::open(dir)?.with_read_only_files(&control)))
+            }
+            None => None,
+        };
+        if let Some(workspace) = &workspace {
+            tools.extend(builtin::all(workspace.clone()));
+        }
+        // What the hooks and servers run stays out of the tools' writes from the start.
+        let guards = workspace.as_ref().zip(self.workspace.as_deref()).map(|(workspace, given)| {
+            let guards = Guards::new(workspace.clone(), given);
+            guards.hooks_of(&current);
+            guards
+        });
+        let rules_file = self.rules_file.or_else(|| self.workspace.as_ref().map(|dir| dir.join(settings::PROJECT_FILE)));
+        let policy = Policy::new(workspace, self.workspace.clone(), self.mode, self.approver, rules_file, settings.clone());
+        if let Some(store) = &self.store {
+            tools.push(Arc::new(ViewToolCall::new(store.clone())));
+        }
+        let registry = Arc::new(Registry::new(tools)?);
+        let servers = McpServers::new(registry.clone(), self.server_limits);
+        let sandbox = async {
+            match self.sandbox {
+                Some(sandbox) => Ok(sandbox),
+                None => Sandbox::with_options(cache_outside(self.sandbox_options, self.workspace.as_deref())).await,
+            }
+        };
+        let wanted = not_denied(self.servers, &current);
+        if let Some(guards) = &guards {
+            wanted.servers.iter().for_each(|(name, server)| guards.add_server(name, server));
+        }
+        let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&wanted));
+        let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone(), policy));
+        let inner = Inner {
+            registry,
+            servers,
+            settings,
+            deferral: self.deferral,
+            sandbox: sandbox?,
+            limits: self.limits,
+            store: self.store,
+            announcements: self.announcements,
+            start_failures,
+            guards,
+            view: Mutex::new(None),
+        };
+        Ok(Session { inner: Arc::new(inner), funnel })
+    }
+}
+
+/// `config` without the servers whose every tool the settings deny: starting one would
+/// only run a process no call may reach.
+fn not_denied(mut config: McpConfig, settings: &Settings) -> McpConfig {
+    config.servers.retain(|name, _| match settings.denying_server_rule(name) {
+        Some(rule) => {
+            tracing::info!(server = %name, "MCP server not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
+            false
+        }
+        None => true,
+    });
+    config
+}
+
+/// The compiled-guest cache holds native code the next run maps and executes: it is never
+/// used from inside the workspace, where a script's writes could reach it (a workspace of
+/// `~` and a cache in `~/.cache`, say). Without a cache the guest's code stays in memory.
+fn cache_outside(options: SandboxOptions, workspace: Option<&Path>) -> SandboxOptions {
+    let (Some(cache), Some(workspace)) = (&options.cache_dir, workspace) else { return options };
+    let (cache_real, workspace_real) = (builtin::real_path(cache), builtin::real_path(workspace));
+    if cache_real.starts_with(&workspace_real) {
+        tracing::warn!(
+            "the compiled-guest cache {} is inside the workspace {}, where scripts write: it is not used (set EXEC_HOST_CACHE_DIR elsewhere)",
+            cache.display(),
+            workspace.display()
+        );
+        return options.with_cache_dir(None);
+    }
+    options
+}

@@ -1,0 +1,68 @@
+//! The hints a refusal gives: the names close to one that reaches no tool, and what a
+//! script called when the engine says only `not a function`.
+
+use crate::catalogue::search::Reachable;
+use crate::script::callee;
+use crate::sources::tools::MAX_TOOL_NAME_LEN;
+use crate::sources::tools::names::{TOOL_SEARCH, split_mcp_name};
+
+use super::View;
+
+/// Why a direct call names no tool, with the names close to it (declared, or pooled and
+/// called from a script).
+pub(super) fn unknown_tool(name: &str, view: &View) -> String {
+    if name == TOOL_SEARCH {
+        return "`ToolSearch` is not a tool of its own: call tools.ToolSearch({ query }) inside an Exec script".to_string();
+    }
+    let mut message = crate::calls::funnel::unknown_tool(name);
+    let declared = view.declarations.iter().map(|declaration| (declaration.name.as_str(), ""));
+    let pooled = view.pool.names().map(|pooled| (pooled, " (from an Exec script)"));
+    if let Some(close) = close_names(name, declared.chain(pooled)) {
+        message.push_str(&format!("; did you mean {close}?"));
+    }
+    message
+}
+
+/// Up to three of `candidates` (a name, and how it is reached) close to `name`, best first,
+/// as `` `a` or `b` ``; `None` when none is close. Two MCP tool names are compared by their
+/// tool parts alone: the shared `mcp__` and server would make every tool of a server look
+/// alike, and the same tool on another server is a good guess for a wrong server name.
+/// A name too long to be a tool's is not compared (the model chose it; comparing costs its
+/// length).
+fn close_names<'a>(name: &str, candidates: impl Iterator<Item = (&'a str, &'a str)>) -> Option<String> {
+    if name.len() > MAX_TOOL_NAME_LEN {
+        return None;
+    }
+    let similarity = |candidate: &str| match (split_mcp_name(name), split_mcp_name(candidate)) {
+        (Some((_, tool)), Some((_, other_tool))) => strsim::normalized_damerau_levenshtein(tool, other_tool),
+        _ => strsim::normalized_damerau_levenshtein(name, candidate),
+    };
+    let mut close: Vec<(f64, &str, &str)> = candidates
+        .map(|(candidate, how)| (similarity(candidate), candidate, how))
+        .filter(|(similarity, _, _)| *similarity >= 0.6)
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let shown: Vec<String> = close.iter().take(3).map(|(_, candidate, how)| format!("`{candidate}`{how}")).collect();
+    (!shown.is_empty()).then(|| shown.join(" or "))
+}
+
+/// The engine's bare `TypeError: not a function` in `error`, naming what was called; a
+/// `tools.<name>` this script cannot reach is said to be one, with the closest names.
+pub(super) fn explain_not_a_function(code: &str, error: &mut String, reachable: &Reachable) {
+    let Some((named, callee)) = callee::name_callee(code, error) else { return };
+    *error = named;
+    let Some(name) = callee.strip_prefix("tools.").filter(|name| !reachable.contains(name)) else { return };
+    let close = did_you_mean(name, reachable);
+    let (first, frames) =
+        error.split_once('\n').map_or((error.as_str(), String::new()), |(first, rest)| (first, format!("\n{rest}")));
+    *error = format!(
+        "{first} (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close}){frames}"
+    );
+}
+
+/// The hint a script's refusal of `name` ends with: ` Did you mean `a` or `b`?` naming the
+/// reachable tools close to it, or nothing.
+pub(super) fn did_you_mean(name: &str, reachable: &Reachable) -> String {
+    let close = close_names(name, reachable.names().iter().map(|pooled| (pooled.as_str(), "")));
+    close.map(|close| format!(" Did you mean {close}?")).unwrap_or_default()
+}
