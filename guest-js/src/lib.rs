@@ -3,7 +3,7 @@
 //!
 //! The host instantiates a fresh component for every script, from a snapshot taken after
 //! `init` (pre-initialisation), so no state outlives a script. See `wit/sandbox.wit` for the
-//! contract and `engine.rs` for how a script runs.
+//! contract and `engine/` for how a script runs.
 
 // The bindings generated from the WIT mirror its signatures, one of which takes ten
 // parameters once flattened.

@@ -1,10 +1,18 @@
-//! The native half of the web-standard globals (`web.js` is the other half): the work that
-//! is byte-level or table-driven, done in Rust. Each function here takes and returns plain
-//! values; `web.js` checks arguments, raises the errors the standards name, and builds
-//! the objects a script sees, all in the sandbox realm.
+//! The web-standard globals. The native half is here: the work that is byte-level or
+//! table-driven, done in Rust. Each function here takes and returns plain values; the
+//! script half ([`SCRIPT`]) checks arguments, raises the errors the standards name, and
+//! builds the objects a script sees, all in the sandbox realm.
 //!
-//! Strings arrive well-formed: `web.js` replaces lone surrogates before it calls in, as
-//! the standards' USVString conversion does, so every string here is valid UTF-8.
+//! The script half is one closure, run once after the prelude, kept as one file per
+//! global in the order they are joined: `open.js` opens the closure and captures the
+//! built-ins every global uses, then `dom_exception.js`, `timers.js`,
+//! `structured_clone.js`, `base64.js` (`atob`, `btoa`), `text_encoding.js`
+//! (`TextEncoder`, `TextDecoder`), `url.js` (`URL`, `URLSearchParams`), and `locale.js`
+//! (`toLocaleString`), which closes it. Each file alone is a fragment of that closure;
+//! messages name the whole as `web.js`.
+//!
+//! Strings arrive well-formed: the script half replaces lone surrogates before it calls
+//! in, as the standards' USVString conversion does, so every string here is valid UTF-8.
 
 use std::cell::OnceCell;
 use std::fmt::Write;
@@ -13,6 +21,18 @@ use rquickjs::convert::List;
 use rquickjs::function::{Constructor, Func, Opt};
 use rquickjs::{BigInt, Ctx, Function, Object, TypedArray, Value, qjs};
 use url::Url;
+
+/// The script half, whole: the closure the engine runs with the host object.
+pub const SCRIPT: &str = concat!(
+    include_str!("open.js"),
+    include_str!("dom_exception.js"),
+    include_str!("timers.js"),
+    include_str!("structured_clone.js"),
+    include_str!("base64.js"),
+    include_str!("text_encoding.js"),
+    include_str!("url.js"),
+    include_str!("locale.js"),
+);
 
 /// QuickJS class ids of objects the public API has no test for, read from sample objects
 /// when the engine starts (so no id is hard-coded).
@@ -335,7 +355,7 @@ fn incomplete_tail(bytes: &[u8]) -> usize {
     0
 }
 
-/// The parts of a URL, in the order `web.js` reads them.
+/// The parts of a URL, in the order `url.js` reads them.
 fn url_parts(url: &Url) -> Vec<String> {
     use url::quirks;
     [
