@@ -30,7 +30,7 @@ pub fn field<'a>(case: &'a Value, key: &str) -> &'a str {
 /// string, or an object that generates it, so a suite holds a payload of megabytes in one
 /// line: `{"repeat": TEXT, "times": N}` (TEXT written N times over), `{"join": [TEXT, ...]}`
 /// (one after another), `{"numbered": TEXT, "count": N, "separator": TEXT}` (TEXT once for
-/// each n from 0 to N - 1, its placeholders filled by [`numbered`], the separator between).
+/// each n from 0 to N - 1, its `{n}` filled in by [`numbered`], the separator between).
 /// Every string in it passes through `place`.
 pub fn text(value: &Value, place: &dyn Fn(&str) -> String) -> Result<String, String> {
     let Value::Object(generator) = value else {
@@ -64,19 +64,12 @@ pub fn numbered(template: &str, n: usize) -> String {
     while let Some(at) = rest.find("{n") {
         filled.push_str(&rest[..at]);
         let tail = &rest[at + 2..];
-        let placeholder = tail.find('}').map(|close| (&tail[..close], &tail[close + 1..]));
-        let value = placeholder.and_then(|(spec, _)| match spec {
-            "" => Some(n.to_string()),
-            _ if spec.starts_with(":0") => spec[2..].parse::<usize>().ok().map(|width| format!("{n:0width$}")),
-            _ if spec.starts_with('%') => spec[1..].parse::<usize>().ok().filter(|m| *m > 0).map(|m| (n % m).to_string()),
-            _ => None,
-        });
-        match (value, placeholder) {
-            (Some(value), Some((_, after))) => {
-                filled.push_str(&value);
+        match tail.split_once('}').and_then(|(form, after)| Some((written_as(form, n)?, after))) {
+            Some((number, after)) => {
+                filled.push_str(&number);
                 rest = after;
             }
-            _ => {
+            None => {
                 filled.push_str("{n");
                 rest = tail;
             }
@@ -84,6 +77,20 @@ pub fn numbered(template: &str, n: usize) -> String {
     }
     filled.push_str(rest);
     filled
+}
+
+/// `n` as the form after `{n` asks: `` as it is, `:0W` zero-padded to W digits, `%M` modulo
+/// M; `None` for any other form.
+fn written_as(form: &str, n: usize) -> Option<String> {
+    if form.is_empty() {
+        return Some(n.to_string());
+    }
+    if let Some(width) = form.strip_prefix(":0") {
+        let width: usize = width.parse().ok()?;
+        return Some(format!("{n:0width$}"));
+    }
+    let modulus: usize = form.strip_prefix('%')?.parse().ok()?;
+    (modulus > 0).then(|| (n % modulus).to_string())
 }
 
 /// Makes one `setup` entry under `dir`: `["file", path, text]` (`text` as [`text`] reads
@@ -188,7 +195,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_fill_their_placeholders_and_other_braces_stay() {
+    fn numbered_fills_in_n_and_leaves_other_braces() {
         assert_eq!(numbered("d{n%30}/f{n}.txt", 2998), "d28/f2998.txt");
         assert_eq!(numbered("many/f{n:05}", 7), "many/f00007");
         assert_eq!(numbered("{\"s{n}\": {}} {x} {n:x} {n%0} {n", 3), "{\"s3\": {}} {x} {n:x} {n%0} {n");

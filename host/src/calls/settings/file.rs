@@ -44,11 +44,17 @@ impl SettingsError {
 
     /// The reader's error, with the key path it tracked and the position serde_json gave.
     fn from_tracked(file: &Path, error: serde_path_to_error::Error<serde_json::Error>) -> SettingsError {
-        // The tracker writes `?` for a place it could not name (a key that is not a
-        // string); the key is what it could name before that.
-        let path = error.path().to_string();
-        let known = path.split(".?").next().unwrap_or_default();
-        let key = Some(known.to_string()).filter(|key| !matches!(key.as_str(), "" | "." | "?"));
+        // The key is the path up to a place the tracker could not name (a key that is not
+        // a string), written as the tracker writes paths: `permissions.deny[1]`.
+        use serde_path_to_error::Segment;
+        let mut key = String::new();
+        for segment in error.path().iter().take_while(|segment| !matches!(segment, Segment::Unknown)) {
+            if !key.is_empty() && !matches!(segment, Segment::Seq { .. }) {
+                key.push('.');
+            }
+            key.push_str(&segment.to_string());
+        }
+        let key = Some(key).filter(|key| !key.is_empty());
         SettingsError { key, ..SettingsError::from_reader(file, error.into_inner()) }
     }
 
