@@ -268,18 +268,20 @@ impl Layer {
     /// (`{"enableExec": false, "permissions": {"deny": ["Exec"]}}`); they form the managed
     /// layer, above every file.
     pub fn from_value(value: Value) -> Result<Layer, SettingsError> {
-        let file = Path::new("<settings passed in code>");
-        let parsed = serde_path_to_error::deserialize(value).map_err(|e| SettingsError::from_tracked(file, e));
-        Self::from_parsed(parsed, Source::Code, true, file)
+        Self::from_json(value, Source::Code, true, Path::new("<settings passed in code>"))
     }
 
     /// Values of the command line: these rules, in a layer above the settings files and
     /// below the managed ones.
     pub fn from_rules(allow: &[String], ask: &[String], deny: &[String]) -> Result<Layer, SettingsError> {
         let value = serde_json::json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
-        let file = Path::new("the command line");
+        Self::from_json(value, Source::CommandLine, false, Path::new("the command line"))
+    }
+
+    /// A layer from values not read from text (so its errors have no line); `file` names it.
+    fn from_json(value: Value, source: Source, managed: bool, file: &Path) -> Result<Layer, SettingsError> {
         let parsed = serde_path_to_error::deserialize(value).map_err(|e| SettingsError::from_tracked(file, e));
-        Self::from_parsed(parsed, Source::CommandLine, false, file)
+        Self::from_parsed(parsed, source, managed, file)
     }
 
     fn from_parsed(
