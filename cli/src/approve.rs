@@ -16,8 +16,23 @@ pub fn for_this_process() -> Arc<dyn Approver> {
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Arc::new(Terminal { turn: Arc::new(tokio::sync::Mutex::new(())) })
     } else {
-        Arc::new(NoOneToAsk { nobody: "there is no terminal to ask on" })
+        nobody("there is no terminal to ask on")
     }
+}
+
+/// The terminal's approver, asked whether or not this process has one (`--on-ask prompt`):
+/// without a terminal, every call that asks is refused.
+pub fn terminal() -> Arc<dyn Approver> {
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Arc::new(Terminal { turn: Arc::new(tokio::sync::Mutex::new(())) })
+    } else {
+        nobody("--on-ask prompt was given and there is no terminal to ask on")
+    }
+}
+
+/// An approver that refuses every call that asks, saying `why` no one is asked.
+pub fn nobody(why: &'static str) -> Arc<dyn Approver> {
+    Arc::new(NoOneToAsk { nobody: why })
 }
 
 /// Asks on the terminal, one call at a time.

@@ -9,7 +9,8 @@ use exec_host::settings::{Layer, PermissionMode};
 use exec_host::{Limits, SandboxOptions};
 
 use crate::UsageError;
-use crate::flags::{LimitFlags, RunFlags, ServeFlags, SessionFlags};
+use crate::flags::{LimitFlags, ResumeFlags, RunFlags, ServeFlags, SessionFlags};
+use crate::park::{Answers, OnAsk, StoreConfig};
 use crate::serve;
 
 /// Where the tools of one invocation come from, resolved from [`SessionFlags`].
@@ -33,6 +34,22 @@ pub(crate) struct RunConfig {
     pub(crate) json: bool,
     pub(crate) quiet: bool,
     pub(crate) sandbox: SandboxOptions,
+    pub(crate) on_ask: Option<OnAsk>,
+    /// Where Execs park: set when they may (`--on-ask park`, or a store given).
+    pub(crate) store: Option<StoreConfig>,
+}
+
+/// Everything `resume` needs, resolved from the flags.
+pub(crate) struct ResumeConfig {
+    pub(crate) handle: String,
+    pub(crate) answers: Answers,
+    pub(crate) session: SessionConfig,
+    pub(crate) limits: Limits,
+    pub(crate) json: bool,
+    pub(crate) quiet: bool,
+    pub(crate) sandbox: SandboxOptions,
+    pub(crate) on_ask: Option<OnAsk>,
+    pub(crate) store: StoreConfig,
 }
 
 /// Everything `serve` needs, resolved from the flags.
@@ -64,7 +81,37 @@ pub(crate) fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
     };
     let session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
-    Ok(RunConfig { code, session, limits, json: flags.json, quiet: flags.quiet, sandbox: flags.sandbox.options() })
+    let parks = flags.on_ask == Some(OnAsk::Park) || flags.state.state_store.is_some() || flags.conversation.is_some();
+    let store = parks.then(|| StoreConfig {
+        location: flags.state.state_store.clone(),
+        key_file: flags.state.state_key_file.clone(),
+        conversation: flags.conversation.clone(),
+    });
+    Ok(RunConfig {
+        code,
+        session,
+        limits,
+        json: flags.json,
+        quiet: flags.quiet,
+        sandbox: flags.sandbox.options(),
+        on_ask: flags.on_ask,
+        store,
+    })
+}
+
+pub(crate) fn resolve_resume(flags: ResumeFlags) -> Result<ResumeConfig, UsageError> {
+    let answers = Answers::parse(&flags.approve, &flags.approve_always, &flags.deny)?;
+    Ok(ResumeConfig {
+        handle: flags.handle,
+        answers,
+        session: resolve_session(flags.session)?,
+        limits: resolve_limits(&flags.limits)?,
+        json: flags.json,
+        quiet: flags.quiet,
+        sandbox: flags.sandbox.options(),
+        on_ask: flags.on_ask,
+        store: StoreConfig { location: flags.state.state_store, key_file: flags.state.state_key_file, conversation: None },
+    })
 }
 
 pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {

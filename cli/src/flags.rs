@@ -7,6 +7,7 @@ use exec_host::SandboxOptions;
 use exec_host::guest::GuestSource;
 use exec_host::settings::PermissionMode;
 
+use crate::park::OnAsk;
 use crate::serve;
 
 #[derive(Parser, Debug)]
@@ -23,6 +24,9 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Run a script (the body of an async function) as a model's Exec call, and print its result.
     Run(RunFlags),
+    /// Continue an Exec that parked (`run --on-ask park`, exit status 3) with answers to what
+    /// it waits for, and print its result as `run` would have had it never stopped.
+    Resume(ResumeFlags),
     /// Print what a model would be given: the declarations, Exec's description, the pool.
     Tools(ToolsFlags),
     /// Find tools as a script's tools.ToolSearch does, with their call forms.
@@ -96,6 +100,62 @@ pub(crate) struct RunFlags {
     pub(crate) quiet: bool,
     #[command(flatten)]
     pub(crate) sandbox: SandboxFlags,
+    /// What a call that must ask gets: `prompt` asks on the terminal (the default there),
+    /// `park` parks the Exec (stored; `exec-host resume` continues it; exit status 3),
+    /// `refuse` refuses it (the default off a terminal).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub(crate) on_ask: Option<OnAsk>,
+    #[command(flatten)]
+    pub(crate) state: StateFlags,
+    /// The conversation a parked Exec belongs to (default: a new one for this run).
+    #[arg(long, value_name = "ID")]
+    pub(crate) conversation: Option<String>,
+}
+
+/// Where parked Execs are kept.
+#[derive(Args, Debug, Default)]
+pub(crate) struct StateFlags {
+    /// Where parked Execs are kept: a folder (default: $XDG_STATE_HOME/exec-host/store), or
+    /// redis://HOST:PORT[/DB] to share them between hosts.
+    #[arg(long, value_name = "DIR|redis://HOST:PORT[/DB]")]
+    pub(crate) state_store: Option<String>,
+    /// The key that seals what is stored: 64 hex digits in a file only you can read (default:
+    /// state.key beside the default folder, made when missing). Hosts that resume each
+    /// other's Execs share it.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) state_key_file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ResumeFlags {
+    /// The parked Exec, as `run` printed it: CONVERSATION/HANDLE.
+    pub(crate) handle: String,
+    /// Allow a waiting call once, by its id, or every one with `all`; repeatable.
+    #[arg(long, value_name = "ID|all")]
+    pub(crate) approve: Vec<String>,
+    /// Allow a waiting call and save the rule so it does not ask again; repeatable.
+    #[arg(long, value_name = "ID")]
+    pub(crate) approve_always: Vec<u32>,
+    /// Refuse a waiting call (the script's await rejects with REASON); repeatable.
+    #[arg(long, value_name = "ID[=REASON]")]
+    pub(crate) deny: Vec<String>,
+    #[command(flatten)]
+    pub(crate) session: SessionFlags,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
+    /// Print one JSON object, as `run --json` does.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// No live progress on standard error.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxFlags,
+    /// What a call that asks (again, or anew) gets, as for `run`.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub(crate) on_ask: Option<OnAsk>,
+    #[command(flatten)]
+    pub(crate) state: StateFlags,
 }
 
 /// Which guest runs the scripts, and whether its compiled form is cached.

@@ -5,7 +5,7 @@
 //!
 //! Exit status: 0 when the script succeeded, 1 when it failed or `Exec` was refused (for
 //! `search`: when nothing matched), 2 for a usage or set-up error (one sentence on stderr,
-//! never a backtrace).
+//! never a backtrace), 3 when the script parked (`run --on-ask park`, `resume`).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -18,13 +18,14 @@ mod config;
 mod conformance;
 mod flags;
 mod listing;
+mod park;
 mod progress;
 mod run;
 mod serve;
 mod session;
 mod terminal;
 
-use config::{ServeConfig, read_script, resolve, resolve_serve, resolve_session};
+use config::{ServeConfig, read_script, resolve, resolve_resume, resolve_serve, resolve_session};
 use flags::{Cli, Command};
 use listing::{search, tools};
 use run::run;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let outcome = match cli.command {
         Command::Run(flags) => resolve(flags).and_then(run),
+        Command::Resume(flags) => resolve_resume(flags).and_then(park::resume),
         Command::Tools(flags) => {
             let script = flags.script.as_deref().map(read_script).transpose();
             script.and_then(|script| {

@@ -18,7 +18,8 @@ pub(crate) fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
         let sandbox = config.sandbox.with_max_concurrent_execs(4);
-        let Some(session) = start_session(config.session, sandbox, config.limits, Start::for_the_author(), &abort).await? else {
+        let start = Start { store: config.store.clone(), ..Start::for_the_author(crate::park::approver(config.on_ask)) };
+        let Some(session) = start_session(config.session, sandbox, config.limits, start, &abort).await? else {
             return Ok::<_, UsageError>(None);
         };
         // The script is a model's Exec call: authorized like one, reaching the same pool.
@@ -34,17 +35,38 @@ pub(crate) fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
             progress.finish();
         }
         // The result is out before the servers are closed: closing them never delays it.
-        print_result(&result, json);
+        print_outcome(&result, json, session.conversation());
         session.shutdown().await;
-        Ok(Some(result.ok()))
+        Ok(Some(exit_status(&result)))
     })?;
     match result {
         None => {
             eprintln!("exec-host: interrupted before the script started");
             Ok(ExitCode::from(1))
         }
-        Some(true) => Ok(ExitCode::SUCCESS),
-        Some(false) => Ok(ExitCode::from(1)),
+        Some(code) => Ok(code),
+    }
+}
+
+/// 0 when the script succeeded, 3 when it parked, 1 otherwise.
+pub(crate) fn exit_status(result: &ToolResult) -> ExitCode {
+    match (result.ok(), &result.parked) {
+        (true, _) => ExitCode::SUCCESS,
+        (false, Some(_)) => ExitCode::from(crate::park::PARKED),
+        (false, None) => ExitCode::from(1),
+    }
+}
+
+/// [`print_result`], and for an Exec that parked how to resume it (under its
+/// `conversation`).
+pub(crate) fn print_outcome(result: &ToolResult, as_json: bool, conversation: Option<&str>) {
+    let paused = result.parked.as_ref().zip(conversation);
+    print_result(result, as_json, paused.map(|(parked, conversation)| crate::park::paused_json(conversation, parked)));
+    if let (Some((parked, conversation)), false) = (paused, as_json) {
+        eprintln!(
+            "exec-host: the script is parked; continue it with `exec-host resume {} --approve all` (or --approve ID, --deny ID)",
+            terminal::err(&crate::park::shown_handle(conversation, parked))
+        );
     }
 }
 
@@ -54,7 +76,7 @@ pub(crate) fn run_id() -> String {
     format!("run-{millis}-{}", std::process::id())
 }
 
-pub(crate) fn print_result(result: &ToolResult, as_json: bool) {
+pub(crate) fn print_result(result: &ToolResult, as_json: bool, paused: Option<Value>) {
     let client = &result.client;
     let mut stdout = std::io::stdout().lock();
     if as_json {
@@ -70,7 +92,7 @@ pub(crate) fn print_result(result: &ToolResult, as_json: bool) {
                 })
             })
             .collect();
-        let object = json!({
+        let mut object = json!({
             "ok": result.ok(),
             "text": result.text(),
             "value": result.value().cloned().unwrap_or(Value::Null),
@@ -82,6 +104,9 @@ pub(crate) fn print_result(result: &ToolResult, as_json: bool) {
             "summary": result.summary(),
             "error": client.failure.as_ref().map(|failure| &failure.message),
         });
+        if let Some(paused) = paused {
+            object["paused"] = paused;
+        }
         let _ = writeln!(stdout, "{object}");
     } else {
         let _ = writeln!(stdout, "{}", terminal::out(result.text()));

@@ -8,6 +8,7 @@ use exec_host::settings::PermissionMode;
 use exec_host::{CancellationToken, Limits, SandboxOptions, Session};
 
 use crate::config::SessionConfig;
+use crate::park::StoreConfig;
 use crate::{UsageError, approve, terminal};
 
 /// How a session starts: its permission mode unless one is given, and who answers the calls
@@ -15,18 +16,20 @@ use crate::{UsageError, approve, terminal};
 pub(crate) struct Start {
     pub(crate) mode: PermissionMode,
     pub(crate) approver: Arc<dyn exec_host::Approver>,
+    /// Where Execs park, when they may.
+    pub(crate) store: Option<StoreConfig>,
 }
 
 impl Start {
     /// `run`, `tools`, `search`: the script's author is the one running it, at a terminal
     /// when there is one.
-    pub(crate) fn for_the_author() -> Self {
-        Start { mode: PermissionMode::BypassPermissions, approver: approve::for_this_process() }
+    pub(crate) fn for_the_author(approver: Arc<dyn exec_host::Approver>) -> Self {
+        Start { mode: PermissionMode::BypassPermissions, approver, store: None }
     }
 
     /// `serve`: scripts come from a model, and the MCP client is asked.
     pub(crate) fn for_a_model(approver: Arc<dyn exec_host::Approver>) -> Self {
-        Start { mode: PermissionMode::Default, approver }
+        Start { mode: PermissionMode::Default, approver, store: None }
     }
 }
 
@@ -52,6 +55,12 @@ pub(crate) async fn start_session(
         .approver(start.approver);
     if let Some(mode) = explicit_mode {
         builder = builder.permission_mode(mode);
+    }
+    if let Some(store) = &start.store {
+        builder = builder.state_store(store.open(&config.workspace).await?);
+        if let Some(conversation) = &store.conversation {
+            builder = builder.conversation(conversation);
+        }
     }
     if let Some(dir) = exec_host::results::default_dir() {
         builder = builder.result_store(Arc::new(DirectoryResultStore::new(dir, DIRECTORY_STORE_FILES)));
@@ -100,7 +109,9 @@ pub(crate) fn with_session<T>(
         let sandbox = SandboxOptions::default().with_max_concurrent_execs(1);
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
-        let Some(session) = start_session(config, sandbox, Limits::default(), Start::for_the_author(), &abort).await? else {
+        let Some(session) =
+            start_session(config, sandbox, Limits::default(), Start::for_the_author(approve::for_this_process()), &abort).await?
+        else {
             return Err(UsageError("stopped by a signal before the tools were listed".into()));
         };
         let result = report(&session);

@@ -88,8 +88,10 @@ function wasiImports() {
  *
  * jco returns the `ok` side of the top-level `result<option<string>, script-error>`:
  * the JSON text, or `undefined` for `none`. It throws a `ComponentError` for `err`, whose
- * `payload` is the `script-error` variant: `{ tag: 'thrown', val: 'message' }`, or
- * `{ tag: 'never-settles' }` (no payload). Any other exception is a trap (a WebAssembly
+ * `payload` is the `script-error` variant: `{ tag: 'syntax', val: { message, position,
+ * unclosed } }` (`position` is `undefined` for `none`), `{ tag: 'thrown', val: { error,
+ * frames } }` (each frame `{ function, position: { line, column } }`), the same for
+ * `unserializable`, or `{ tag: 'never-settles' }` (no payload). Any other exception is a trap (a WebAssembly
  * `RuntimeError`, a stack overflow `RangeError`, or an error thrown by a host import);
  * its text is kept in `detail`, which is printed but not compared.
  */
@@ -101,9 +103,29 @@ export function resultOf(outcome) {
   const e = outcome.threw;
   const payload = e !== null && typeof e === 'object' && Object.hasOwn(e, 'payload') ? e.payload : undefined;
   if (payload && typeof payload.tag === 'string') {
-    return payload.tag === 'never-settles'
-      ? { kind: 'never-settles' }
-      : { kind: payload.tag, message: payload.val };
+    if (payload.tag === 'never-settles') return { kind: 'never-settles' };
+    if (payload.tag === 'syntax') return syntaxResult(payload.val);
+    return uncaughtResult(payload.tag, payload.val);
   }
   return { kind: 'trap', detail: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+}
+
+/** A `syntax-error` record in the case format: its position flat, `unclosed` only when set. */
+function syntaxResult({ message, position, unclosed }) {
+  const result = { kind: 'syntax', message };
+  if (position !== undefined) {
+    result.line = position.line;
+    result.column = position.column;
+  }
+  if (unclosed) result.unclosed = true;
+  return result;
+}
+
+/** An `uncaught` record in the case format: its frames flat. */
+function uncaughtResult(kind, { error, frames }) {
+  return {
+    kind,
+    error,
+    frames: frames.map((frame) => ({ function: frame.function, line: frame.position.line, column: frame.position.column })),
+  };
 }

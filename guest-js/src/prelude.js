@@ -107,22 +107,25 @@
   globalThis.console = console;
 
   // ----------------------------------------------------------------------------- results --
-  // The text of an error for the model: `Name: message`, then the script's own frames.
-  function describeError(error) {
+  // An error's `Name: message` and the engine's stack text (empty for a value that is not
+  // an Error), as the host reads an uncaught error.
+  function errorParts(error) {
     if (!(error instanceof ErrorCtor)) {
       if (error !== null && typeof error === 'object') {
-        try { return `Uncaught ${stringify(error)}`; } catch (e) { /* fall through */ }
+        try { return [`Uncaught ${stringify(error)}`, '']; } catch (e) { /* fall through */ }
       }
-      return `Uncaught ${format(error)}`;
+      return [`Uncaught ${format(error)}`, ''];
     }
     let text;
     try { text = errorToString.call(error); } catch (e) { text = 'Error'; }
-    const stack = typeof error.stack === 'string' ? error.stack : '';
-    const frames = [];
-    for (const line of stack.split('\n')) {
-      if (line.includes('script.js:')) frames.push(line.replace(/script\.js:1:(\d+)/, (_, c) => `script.js:1:${Math.max(1, c - host.prefixLength)}`));
-    }
-    return frames.length ? `${text}\n${join.call(frames, '\n')}` : text;
+    return [text, typeof error.stack === 'string' ? error.stack : ''];
+  }
+
+  // An error as the console writes it: `Name: message`, then the script's own frames.
+  function describeError(error) {
+    const parts = errorParts(error);
+    const frames = host.scriptFrames(parts[1]);
+    return frames ? `${parts[0]}\n${frames}` : parts[0];
   }
 
   // The JSON text of a returned value; undefined when there is none.
@@ -130,5 +133,5 @@
     return stringify(value);
   }
 
-  return { fallback, ToolSearch, describeError, encodeResult };
+  return { fallback, ToolSearch, errorParts, encodeResult };
 })

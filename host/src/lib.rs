@@ -39,11 +39,12 @@
 //! | `calls` | the one funnel, the [`Approver`] and the rest of the policy, the [`settings`] |
 //! | `sandbox` | the wasmtime runtime ([`Sandbox`], [`Limits`]), the [`guest`] contract, the [`conformance`] cases |
 //! | `sources` | the [`Tool`] trait and the builtin tools, the [`mcp`] servers, the host's own children |
+//! | `state` | what outlives a process: the [`state_store`] (a private folder, or Redis), every entry sealed |
 //! | `support` | bounded reading of a text file ([`text_file`]), an error with its causes as one sentence ([`error_sentence`]) |
 //!
 //! Beside the types at the root, a few namespaces hold a sub-API of their own: [`settings`],
 //! [`mcp`], [`results`], [`exec_tool`], [`typings`], [`announcement`], [`limits`],
-//! [`guest`], [`conformance`] and [`text_file`].
+//! [`guest`], [`conformance`], [`state_store`] and [`text_file`].
 
 #![warn(unnameable_types)]
 mod calls;
@@ -53,6 +54,7 @@ mod sandbox;
 mod script;
 mod session;
 mod sources;
+mod state;
 mod support;
 
 /// Entry points of the fuzz targets in `fuzz/` into parsers the crate keeps private; built
@@ -84,12 +86,17 @@ pub mod fuzzing {
     /// parse: erased, positions in a failure mapped back, a failed callee named. Whether it
     /// was erased.
     pub fn typescript(source: &str) -> bool {
-        let failure = "TypeError: not a function\n    at <anonymous> (script.js:1:3)\n    at f (script.js:4294967295:9)";
-        let _ = crate::script::callee::name_callee(source, failure);
+        use crate::sandbox::runtime::{Failure, Frame, Position, SyntaxError, Uncaught};
+        let at = |line, column| Position { line, column };
+        let uncaught = Uncaught {
+            error: "TypeError: not a function".into(),
+            frames: vec![Frame::new("<anonymous>", at(1, 3)), Frame::new("f", at(u32::MAX, 9))],
+        };
+        let _ = crate::script::callee::name_callee(source, &uncaught);
         match crate::script::typescript::erase(source) {
             Ok(Ok(erased)) => {
-                let _ = erased.remap(failure);
-                let _ = erased.remap("SyntaxError: x (line 1, column 1) (line 99999999999, column 2)");
+                erased.remap(&mut Failure::Thrown(uncaught));
+                erased.remap(&mut Failure::Syntax(SyntaxError::new("SyntaxError: x", Some(at(u32::MAX, 2)))));
                 true
             }
             _ => false,
@@ -99,16 +106,16 @@ pub mod fuzzing {
     /// Saves the "allow always" rule for tool `tool` into the settings file
     /// `.exec-host/settings.json` of the workspace `dir`, which holds `existing`; what the file
     /// says afterwards.
-    pub fn save_rule(dir: &std::path::Path, existing: &str, tool: &str) -> Result<String, String> {
+    pub fn save_rule(dir: &std::path::Path, existing: &str, tool: &str) -> Result<String, Box<dyn std::error::Error>> {
         let file = std::path::Path::new(".exec-host/settings.json");
-        std::fs::create_dir_all(dir.join(".exec-host")).map_err(|e| e.to_string())?;
-        std::fs::write(dir.join(file), existing).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(dir.join(".exec-host"))?;
+        std::fs::write(dir.join(file), existing)?;
         let rule = crate::calls::settings::Rule::exactly(tool).ok_or("no rule means exactly this tool")?;
-        let workspace = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority()).map_err(|e| e.to_string())?;
+        let workspace = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?;
         let files =
             crate::calls::settings::SettingsFiles::new(vec![crate::calls::settings::SettingsSource::File(dir.join(file))]);
-        files.add_allow_rule(Some(&workspace), file, &rule).map_err(|e| e.to_string())?;
-        std::fs::read_to_string(dir.join(file)).map_err(|e| e.to_string())
+        files.add_allow_rule(Some(&workspace), file, &rule)?;
+        Ok(std::fs::read_to_string(dir.join(file))?)
     }
 }
 
@@ -118,16 +125,19 @@ pub use catalogue::search::{SearchMatch, SearchResult};
 pub use conversation::message::{ContentBlock, Message, Role};
 pub use conversation::provider::Provider;
 pub use conversation::render::{
-    CallFailure, ClientProjection, Compaction, ModelProjection, ToolResult, append_results, calls_summary, tool_results_message,
+    CallFailure, ClientProjection, Compaction, ModelProjection, ParkedExec, PendingApproval, ToolResult, append_results,
+    calls_summary, tool_results_message,
 };
 pub use sandbox::runtime::{
-    CallOutcome, CallWatcher, ConsoleLevel, ConsoleWatcher, Failure, Limits, LimitsError, NestedCall, Sandbox, SandboxOptions,
-    SetupError,
+    CallOutcome, CallWatcher, ConsoleLevel, ConsoleWatcher, Failure, Frame, Limits, LimitsError, NestedCall, Position, Sandbox,
+    SandboxOptions, SetupError, SyntaxError, Uncaught,
 };
-pub use session::{CallOptions, Prepared, Session, SessionBuilder, SessionError, ToolCall};
+pub use session::{
+    CallOptions, DEFAULT_PARKED_TTL, MAX_PARKED_LISTED, Prepared, ResumeError, Session, SessionBuilder, SessionError, ToolCall,
+};
 pub use sources::tools::{
-    CallContext, DefinitionError, Effect, Image, Origin, RegistryError, Stage, Tool, ToolDefinition, ToolError, ToolOutput,
-    ToolSource, WorkspaceError,
+    CallContext, DefinitionError, Effect, Image, Origin, ParkRequest, RegistryError, Stage, Tool, ToolDefinition, ToolError,
+    ToolOutput, ToolSource, WorkspaceError,
 };
 pub use support::report::error_sentence;
 
@@ -173,6 +183,15 @@ pub mod guest {
     pub use crate::sandbox::runtime::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, default_cache_dir, preinitialise};
 }
 
+/// Where what outlives a process is kept: a [`state_store::StateStore`] (a private folder, or
+/// Redis for replicas) and the key that seals every entry ([`state_store::StateKey`]).
+pub mod state_store {
+    pub use crate::state::{
+        DEFAULT_ENTRY_TTL, DirectoryStore, MAX_ENTRY_BYTES, MAX_KEY_BYTES, MAX_STORE_BYTES, MAX_STORE_ENTRIES, REDIS_TIMEOUT,
+        RedisStore, STATE_KEY_BYTES, SealedStore, StateKey, StateStore, StoreError, default_locations, open_store,
+    };
+}
+
 /// What an embedding needs to name, so it depends on `exec-host` alone: the abort signal,
 /// JSON values, and the future a [`Tool`] returns.
 #[doc(no_inline)]
@@ -191,7 +210,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 28] = [
+    const ORDER: [&str; 34] = [
         "session",
         "conversation::announce",
         "conversation::render",
@@ -216,10 +235,16 @@ mod layering {
         "sources::mcp",
         "sources::tools",
         "sources::children",
+        "state::sealed",
+        "state::directory",
+        "state::redis_store",
+        "state::seal",
+        "state::store",
         "support::text_file",
         "support::dirs",
         "support::lock",
         "support::report",
+        "support::private",
     ];
 
     /// Where `path` (a `crate::` path without the prefix) falls in [`ORDER`].

@@ -153,7 +153,7 @@ async fn a_denied_approval_rejects_the_await_and_an_uncaught_one_fails_the_exec(
     assert_eq!(harness.attempt("tools.echo({})").await, "`echo` was denied: not today");
     let outcome = harness.run("await tools.echo({}); return 'ran'").await;
     let failure = outcome.exec_failure().expect("the Exec fails");
-    assert!(matches!(failure, Failure::Thrown(message) if message.contains("`echo` was denied: not today")), "{failure:?}");
+    assert!(matches!(failure, Failure::Thrown(error) if error.error.contains("`echo` was denied: not today")), "{failure:?}");
     assert_eq!(outcome.call_names(), ["echo"], "a refused call counts");
     assert_eq!(outcome.summary(), "failed");
     assert_eq!(outcome.client.calls[0].stage(), Some(Stage::Authorization));

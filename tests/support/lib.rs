@@ -7,6 +7,7 @@
 
 pub mod attack;
 pub mod host_cases;
+pub mod redis;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 mod common;
 mod guest_cache;
 mod mcp;
+mod park;
 mod permissions;
 mod run;
 mod terminal;

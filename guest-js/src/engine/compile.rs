@@ -1,5 +1,4 @@
-//! Compiling in the compiler context and loading the bytecode into the sandbox, and the
-//! syntax error a script that does not parse gets.
+//! Compiling in the compiler context and loading the bytecode into the sandbox.
 
 use std::ffi::CStr;
 
@@ -7,7 +6,7 @@ use rquickjs::{Context, Ctx, Value, qjs};
 
 use crate::ScriptError;
 
-use super::SCRIPT_PREFIX;
+use super::failure::{bare, syntax_error};
 
 pub(super) unsafe extern "C" fn refuse_import(
     ctx: *mut qjs::JSContext,
@@ -20,8 +19,8 @@ pub(super) unsafe extern "C" fn refuse_import(
 }
 
 /// Parses `source` in the compiler context and returns its bytecode.
-/// `script_lines` counts the lines of the script itself (for positions in errors).
-pub(super) fn compile(compiler: &Context, source: &str, name: &CStr, script_lines: usize) -> Result<Vec<u8>, ScriptError> {
+/// `script` is the script's own text inside `source` (for the positions of a syntax error).
+pub(super) fn compile(compiler: &Context, source: &str, name: &CStr, script: &str) -> Result<Vec<u8>, ScriptError> {
     // QuickJS's parser wants a terminating NUL after the text it is given.
     let mut text = String::with_capacity(source.len() + 1);
     text.push_str(source);
@@ -33,14 +32,14 @@ pub(super) fn compile(compiler: &Context, source: &str, name: &CStr, script_line
         let flags = (qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_COMPILE_ONLY) as i32;
         let function = qjs::JS_Eval(raw, text.as_ptr().cast(), source.len() as _, name.as_ptr(), flags);
         if qjs::JS_IsException(function) {
-            return Err(ScriptError::Syntax(describe_syntax_error(ctx.catch(), script_lines)));
+            return Err(ScriptError::Syntax(syntax_error(ctx.catch(), script)));
         }
         let mut size = 0;
         let bytes = qjs::JS_WriteObject(raw, &mut size, function, qjs::JS_WRITE_OBJ_BYTECODE as i32);
         qjs::JS_FreeValue(raw, function);
         if bytes.is_null() {
             ctx.catch();
-            return Err(ScriptError::Thrown("InternalError: out of memory while compiling the script".into()));
+            return Err(ScriptError::Thrown(bare("InternalError: out of memory while compiling the script".into())));
         }
         let copy = std::slice::from_raw_parts(bytes, size as usize).to_vec();
         qjs::js_free(raw, bytes.cast());
@@ -63,31 +62,5 @@ pub(super) fn load<'js, T: rquickjs::FromJs<'js>>(ctx: &Ctx<'js>, bytecode: &[u8
             return Err(rquickjs::Error::Exception);
         }
         T::from_js(ctx, Value::from_raw(ctx.clone(), value))
-    }
-}
-
-/// `SyntaxError: <message> (line L, column C)`, positions in the script's own numbering.
-/// `script_lines` is how many lines the script has: a position past them is the end of
-/// the script, where the wrapper closes it.
-fn describe_syntax_error(error: Value<'_>, script_lines: usize) -> String {
-    let Some(object) = error.as_object() else {
-        return "SyntaxError: the script does not parse".into();
-    };
-    let name: String = object.get("name").unwrap_or_else(|_| "SyntaxError".into());
-    let message: String = object.get("message").unwrap_or_default();
-    let stack: String = object.get("stack").unwrap_or_default();
-    let position = stack.split("script.js:").nth(1).and_then(|rest| {
-        let mut parts = rest.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty());
-        let line: usize = parts.next()?.parse().ok()?;
-        let column: usize = parts.next()?.parse().ok()?;
-        let column = if line == 1 { column.saturating_sub(SCRIPT_PREFIX.len()).max(1) } else { column };
-        Some((line, column))
-    });
-    match position {
-        Some((line, _)) if line > script_lines => {
-            format!("{name}: {message} (at the end of the script, line {script_lines}: something is not closed)")
-        }
-        Some((line, column)) => format!("{name}: {message} (line {line}, column {column})"),
-        None => format!("{name}: {message}"),
     }
 }

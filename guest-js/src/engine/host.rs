@@ -8,8 +8,9 @@ use crate::encode::{self};
 use crate::exec_host::sandbox::{console, tool_search, tools};
 
 use super::errors::{error, plain, range_error, type_error};
+use super::failure::{frame_text, frames_of};
 use super::tools_object::tool_function;
-use super::{BOUNDS, LOG_LINE_CHARS, SCRIPT_PREFIX, TIMERS, UNCAUGHT};
+use super::{BOUNDS, LOG_LINE_CHARS, TIMERS, UNCAUGHT};
 
 /// The native hooks the prelude closes over. Nothing else can reach them.
 pub(super) fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
@@ -82,6 +83,9 @@ pub(super) fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> 
         }),
     )?;
     host.set("logLineChars", Func::from(|| LOG_LINE_CHARS.get()))?;
-    host.set("prefixLength", SCRIPT_PREFIX.len() as u32)?;
+    host.set(
+        "scriptFrames",
+        Func::from(|stack: String| frames_of(&stack).iter().map(frame_text).collect::<Vec<_>>().join("\n")),
+    )?;
     Ok(host)
 }

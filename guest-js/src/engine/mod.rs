@@ -26,18 +26,20 @@ use rquickjs::context::intrinsic;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value, qjs};
 
-use crate::encode::{self, Bounds, PlainPrototypes};
+use crate::encode::{Bounds, PlainPrototypes};
 use crate::exec_host::sandbox::tools;
 use crate::web;
 use crate::{RunOptions, ScriptError};
 
 mod compile;
 mod errors;
+mod failure;
 mod host;
 mod tools_object;
 
 use compile::{compile, load, refuse_import};
 use errors::error;
+use failure::{internal, thrown, thrown_value, unserializable};
 use host::host_object;
 use tools_object::make_tools;
 
@@ -46,6 +48,8 @@ use tools_object::make_tools;
 const SCRIPT_PREFIX: &str = "(async function () {";
 const SCRIPT_SUFFIX: &str = "\n})";
 const SCRIPT_NAME: &CStr = c"script.js";
+/// [`SCRIPT_NAME`] as the engine writes it in a stack.
+const SCRIPT_NAME_TEXT: &str = "script.js";
 const PRELUDE: &str = include_str!("../prelude.js");
 const PRELUDE_NAME: &CStr = c"prelude.js";
 const WEB: &str = web::SCRIPT;
@@ -68,7 +72,7 @@ struct Engine {
     runtime: Runtime,
     compiler: Context,
     sandbox: Context,
-    /// `{fallback, ToolSearch, describeError, encodeResult}` from the prelude.
+    /// `{fallback, ToolSearch, errorParts, encodeResult}` from the prelude.
     hooks: Persistent<Object<'static>>,
 }
 
@@ -114,10 +118,9 @@ impl Engine {
         // SAFETY: the runtime outlives the engine that holds it; `refuse_import` matches the
         // loader signature and never reads its opaque pointer.
         unsafe { qjs::JS_SetModuleLoaderFunc(compiler.get_runtime_ptr(), None, Some(refuse_import), std::ptr::null_mut()) };
-        let prelude = compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE.lines().count())
-            .map_err(|e| format!("the prelude does not compile: {e:?}"))?;
-        let web = compile(&compiler, WEB, WEB_NAME, WEB.lines().count())
-            .map_err(|e| format!("the web globals do not compile: {e:?}"))?;
+        let prelude =
+            compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE).map_err(|e| format!("the prelude does not compile: {e:?}"))?;
+        let web = compile(&compiler, WEB, WEB_NAME, WEB).map_err(|e| format!("the web globals do not compile: {e:?}"))?;
         let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
             let object: Object = ctx.globals().get::<_, Object>("Object")?.get("prototype")?;
             let array: Object = ctx.globals().get::<_, Object>("Array")?.get("prototype")?;
@@ -167,7 +170,7 @@ pub fn run(script: &str, tool_names: Vec<String>, options: &RunOptions) -> Resul
         });
         LOG_LINE_CHARS.set(options.log_line_chars);
         let source = format!("{SCRIPT_PREFIX}{script}{SCRIPT_SUFFIX}");
-        let bytecode = compile(&engine.compiler, &source, SCRIPT_NAME, script.lines().count().max(1))?;
+        let bytecode = compile(&engine.compiler, &source, SCRIPT_NAME, script)?;
         engine.sandbox.with(|ctx| run_in(&ctx, engine, &bytecode, tool_names))
     })
 }
@@ -287,39 +290,6 @@ fn encode_result<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, value: Value<'js>) ->
     let encode: Function = hooks.get("encodeResult").map_err(|e| internal(ctx, e))?;
     match encode.call::<_, Option<String>>((value,)) {
         Ok(text) => Ok(text),
-        Err(e) => Err(match thrown(ctx, hooks, e) {
-            ScriptError::Thrown(message) => ScriptError::Unserializable(message),
-            other => other,
-        }),
+        Err(e) => Err(unserializable(ctx, hooks, e)),
     }
-}
-
-/// The script's error as text, using the prelude's formatting when it still works.
-fn thrown<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, error: rquickjs::Error) -> ScriptError {
-    match error {
-        rquickjs::Error::Exception => thrown_value(ctx, hooks, ctx.catch()),
-        other => ScriptError::Thrown(format!("InternalError: {other}")),
-    }
-}
-
-/// A thrown value as the script's error text.
-fn thrown_value<'js>(ctx: &Ctx<'js>, hooks: &Object<'js>, reason: Value<'js>) -> ScriptError {
-    let described = hooks.get::<_, Function>("describeError").and_then(|describe| describe.call::<_, String>((reason.clone(),)));
-    match described {
-        Ok(text) => ScriptError::Thrown(text),
-        Err(_) => {
-            ctx.catch();
-            let text = encode::message_of(&reason)
-                .unwrap_or_else(|| "the script failed with an error that could not be described".into());
-            ScriptError::Thrown(text)
-        }
-    }
-}
-
-fn internal(ctx: &Ctx<'_>, error: rquickjs::Error) -> ScriptError {
-    if matches!(error, rquickjs::Error::Exception) {
-        let message = encode::message_of(&ctx.catch()).unwrap_or_default();
-        return ScriptError::Thrown(format!("InternalError: the sandbox could not start the script: {message}"));
-    }
-    ScriptError::Thrown(format!("InternalError: the sandbox could not start the script: {error}"))
 }

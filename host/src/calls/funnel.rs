@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tracing::debug;
 
-use crate::calls::policy::{Authorized, Notes, Policy};
+use crate::calls::policy::{Approval, Authorized, Notes, Policy};
 use crate::calls::settings::{Settings, SettingsFiles};
 use crate::sources::tools::names::split_mcp_name;
 use crate::sources::tools::{CallContext, Effect, Registry, ToolError, ToolOutput};
@@ -29,6 +29,9 @@ pub(crate) struct CallRequest {
     pub settings: Option<Arc<Settings>>,
     /// Where `PostToolUse` hooks put the messages they add to the conversation.
     pub notes: Notes,
+    /// The answer to this call's approval, when a person gave it already (a parked call
+    /// resumed); it is used only if the policy still asks.
+    pub answered: Option<Approval>,
 }
 
 /// Every tool call of a session passes through here.
@@ -70,8 +73,9 @@ impl Funnel {
         input: Value,
         context: &CallContext,
         settings: &Settings,
+        answered: Option<Approval>,
     ) -> Result<Authorized, ToolError> {
-        self.policy.authorize(name, effect, input, &context.origin, settings).await
+        self.policy.authorize(name, effect, input, &context.origin, settings, answered).await
     }
 
     /// What follows a call that succeeded (see [`Policy::after`]): its `PostToolUse` hooks.
@@ -88,7 +92,7 @@ impl Funnel {
 
     /// Runs one call through every stage.
     pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
-        let CallRequest { name, input, context, settings, notes } = request;
+        let CallRequest { name, input, context, settings, notes, answered } = request;
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));
         };
@@ -97,7 +101,7 @@ impl Funnel {
             None => self.settings(&name)?,
         };
         let Authorized { input, post_hook_input } =
-            self.authorize(&name, tool.definition().effect, input, &context, &settings).await?;
+            self.authorize(&name, tool.definition().effect, input, &context, &settings, answered).await?;
         let args = object_input(&name, input)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {

@@ -25,6 +25,25 @@ pub const COMPACT_HEAD_CHARS: usize = 6_000;
 /// Characters of a compacted text kept from its end.
 pub const COMPACT_TAIL_CHARS: usize = 2_000;
 
+/// The text of an `Exec` that parked: what it did so far (`text`), then what it waits for
+/// and the handle it resumes under.
+pub(crate) fn parked_text(text: &str, parked: &ParkedExec) -> String {
+    let mut out = String::from(text);
+    out.push_str(&format!("\nParked as {}. Waiting for:", parked.handle));
+    for approval in &parked.approvals {
+        let input = approval.input.to_string();
+        let input = match input.char_indices().nth(PARKED_INPUT_CHARS) {
+            Some((at, _)) => format!("{}…", &input[..at]),
+            None => input,
+        };
+        out.push_str(&format!("\n  [{}] {} {input} ({})", approval.id, approval.tool, approval.why));
+    }
+    out
+}
+
+/// Characters of a waiting call's input shown in a parked Exec's text.
+const PARKED_INPUT_CHARS: usize = 200;
+
 /// One tool call's result, in every projection.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -43,6 +62,31 @@ pub struct ToolResult {
     /// Messages to append to the conversation after this turn's tool results: what the
     /// `PostToolUse` hooks of the call (and of an Exec's nested calls) reported.
     pub messages: Vec<crate::conversation::message::Message>,
+    /// Set when the `Exec` parked: it waits for these approvals, and resumes with
+    /// `Session::resume` once they are answered.
+    pub parked: Option<ParkedExec>,
+}
+
+/// An `Exec` that parked: every call still open waits for a person's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParkedExec {
+    /// Names the parked Exec: unguessable, and good only in its own conversation.
+    pub handle: String,
+    pub approvals: Vec<PendingApproval>,
+}
+
+/// A call of a parked `Exec` that waits for an answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PendingApproval {
+    /// What the answer is given under (the call's place among the script's calls).
+    pub id: u32,
+    /// The leaf tool.
+    pub tool: String,
+    pub input: Value,
+    /// Why it asks: the rule and its file, or the mode.
+    pub why: String,
 }
 
 /// What the model reads of a result.
@@ -188,6 +232,7 @@ pub(crate) fn exec_result(call_id: String, outcome: ExecOutcome, limits: &Limits
         client,
         compacted: None,
         messages: Vec::new(),
+        parked: None,
     }
 }
 
@@ -230,6 +275,7 @@ pub(crate) fn flat_result(
                 client,
                 compacted: None,
                 messages: Vec::new(),
+                parked: None,
             }
         }
         Err(error) => failure_result(call_id, name, error, limits.max_result_chars, duration),
@@ -263,7 +309,7 @@ pub(crate) fn failure_result(
         script_time: None,
     };
     let model = ModelProjection { text: error.message, images: Vec::new(), is_error: true };
-    ToolResult { call_id, name, model, client, compacted: None, messages: Vec::new() }
+    ToolResult { call_id, name, model, client, compacted: None, messages: Vec::new(), parked: None }
 }
 
 /// The text the model reads of an Exec: the value (or the failure), console output, and

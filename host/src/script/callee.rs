@@ -6,6 +6,7 @@ use oxc::ast::ast::{CallExpression, NewExpression};
 use oxc::ast_visit::{Visit, walk};
 use oxc::span::{GetSpan, Span};
 
+use crate::sandbox::runtime::{Position, Uncaught};
 use crate::script::parse;
 
 /// The engine's message for a call of something that is not a function.
@@ -14,24 +15,18 @@ const NOT_A_FUNCTION: &str = "TypeError: not a function";
 /// Characters of a callee's text quoted; a longer one is not named.
 const MAX_CALLEE_CHARS: usize = 120;
 
-/// `failure` (an uncaught error's text, positions in `source`'s lines and columns) with the
-/// engine's bare `not a function` naming the callee, if it is that error and the call is
-/// found. Gives the callee's text too.
-pub(crate) fn name_callee(source: &str, failure: &str) -> Option<(String, String)> {
-    let rest = failure.strip_prefix(NOT_A_FUNCTION)?;
-    if !rest.is_empty() && !rest.starts_with('\n') {
+/// The text of what `failure` failed to call, when it is the engine's bare `not a function`
+/// and the call is found in `source` at the failure's innermost frame.
+pub(crate) fn name_callee(source: &str, failure: &Uncaught) -> Option<String> {
+    if failure.error != NOT_A_FUNCTION {
         return None;
     }
-    let (line, column) = first_position(rest)?;
-    let offset = byte_offset(source, line, column)?;
+    let Position { line, column } = failure.frames.first()?.position;
+    let offset = byte_offset(source, line as usize, column as usize)?;
     let callee = parse::with_program(source, |_, program| innermost_call(program.ok()?, offset)).ok()??;
     let text = source.get(callee.start as usize..callee.end as usize)?;
     let text = if text.contains('\n') { text.split_whitespace().collect::<String>() } else { text.to_string() };
-    if text.chars().count() > MAX_CALLEE_CHARS {
-        return None;
-    }
-    let named = format!("TypeError: {text} is not a function{rest}");
-    Some((named, text))
+    (text.chars().count() <= MAX_CALLEE_CHARS).then_some(text)
 }
 
 /// The innermost call in `program` around byte `offset`. The engine points into the call;
@@ -49,13 +44,6 @@ fn innermost_call(program: oxc::ast::ast::Program<'_>, offset: u32) -> Option<Sp
 #[cfg(test)]
 pub(crate) fn callee_here(source: &str, offset: u32) -> Option<Span> {
     parse::parse_here(source, |_, program| innermost_call(program.ok()?, offset))
-}
-
-/// The first `script.js:LINE:COLUMN` of a stack.
-fn first_position(stack: &str) -> Option<(usize, usize)> {
-    let after = stack.split("script.js:").nth(1)?;
-    let mut numbers = after.split(|c: char| !c.is_ascii_digit()).filter(|part| !part.is_empty());
-    Some((numbers.next()?.parse().ok()?, numbers.next()?.parse().ok()?))
 }
 
 /// The byte offset of `line` and `column` (both from 1, the column in characters).
@@ -97,9 +85,14 @@ impl<'a> Visit<'a> for InnermostCall {
 #[cfg(test)]
 mod tests {
     use super::name_callee;
+    use crate::sandbox::runtime::{Frame, Position, Uncaught};
 
-    fn named(source: &str, line: usize, column: usize) -> Option<String> {
-        name_callee(source, &format!("TypeError: not a function\n    at <anonymous> (script.js:{line}:{column})")).map(|n| n.1)
+    fn failure(error: &str, line: u32, column: u32) -> Uncaught {
+        Uncaught { error: error.into(), frames: vec![Frame::new("<anonymous>", Position { line, column })] }
+    }
+
+    fn named(source: &str, line: u32, column: u32) -> Option<String> {
+        name_callee(source, &failure("TypeError: not a function", line, column))
     }
 
     #[test]
@@ -117,7 +110,8 @@ mod tests {
     fn anything_else_is_left_alone() {
         assert_eq!(named("let f; f(1)", 5, 1), None, "no such line");
         assert_eq!(named("const = ;", 1, 1), None, "no parse");
-        assert!(name_callee("let f; f()", "TypeError: not a function of mine").is_none());
-        assert!(name_callee("let f; f()", "TypeError: x is not iterable\n at (script.js:1:8)").is_none());
+        assert!(name_callee("let f; f()", &failure("TypeError: not a function of mine", 1, 8)).is_none());
+        assert!(name_callee("let f; f()", &failure("TypeError: x is not iterable", 1, 8)).is_none());
+        assert!(name_callee("let f; f()", &Uncaught::new("TypeError: not a function")).is_none());
     }
 }

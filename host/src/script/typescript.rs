@@ -7,8 +7,8 @@
 //! when the engine finds it does not parse is it read as TypeScript (see
 //! `Session::exec`). Positions stay the original text's: a TypeScript syntax error is
 //! reported at the line and column of the text the model wrote, and the positions of a
-//! failure in the erased script (`script.js:4:9` in a stack, `line 4, column 9`) are
-//! mapped back through the source map the erasure makes.
+//! failure in the erased script (a syntax error's, an uncaught error's frames) are mapped
+//! back through the source map the erasure makes.
 
 use std::path::Path;
 
@@ -16,12 +16,9 @@ use oxc::codegen::{Codegen, CodegenOptions};
 use oxc::diagnostics::OxcDiagnostic;
 use oxc::semantic::SemanticBuilder;
 use oxc::transformer::{TransformOptions, Transformer};
-use regex::{Captures, Regex};
 
+use crate::sandbox::runtime::{Failure, Position, SyntaxError};
 use crate::script::parse;
-
-/// The name positions in the guest's messages are given under.
-const SCRIPT_NAME: &str = "script.js";
 
 /// A script with its types erased, and the way back to the original positions.
 #[derive(Debug)]
@@ -34,15 +31,15 @@ pub(crate) struct Erased {
 }
 
 /// Reads `source` as TypeScript and erases its types. The inner `Err` is a syntax error (or
-/// a construct the transform refuses) as `SyntaxError: <what> (line L, column C)` of
-/// `source`; the outer one a script the host does not read (see [`parse::with_program`]).
-pub(crate) fn erase(source: &str) -> Result<Result<Erased, String>, parse::Unreadable> {
+/// a construct the transform refuses) at its position in `source`; the outer one a script
+/// the host does not read (see [`parse::with_program`]).
+pub(crate) fn erase(source: &str) -> Result<Result<Erased, SyntaxError>, parse::Unreadable> {
     parse::with_program(source, |allocator, program| erase_parsed(source, allocator, program))
 }
 
 /// [`erase`] on the calling thread, for the tests that measure its stack.
 #[cfg(test)]
-pub(crate) fn erase_here(source: &str) -> Result<Erased, String> {
+pub(crate) fn erase_here(source: &str) -> Result<Erased, SyntaxError> {
     parse::parse_here(source, |allocator, program| erase_parsed(source, allocator, program))
 }
 
@@ -50,7 +47,7 @@ fn erase_parsed<'a>(
     source: &str,
     allocator: &'a oxc::allocator::Allocator,
     program: Result<oxc::ast::ast::Program<'a>, OxcDiagnostic>,
-) -> Result<Erased, String> {
+) -> Result<Erased, SyntaxError> {
     let mut program = program.map_err(|error| describe(source, &error))?;
     // The enum transform reads the members' values from the scoping; without them a
     // string member gets a reverse mapping it must not have.
@@ -74,53 +71,52 @@ fn erase_parsed<'a>(
 }
 
 impl Erased {
-    /// The original position of `(line, column)` of the erased code, both from 1: the
-    /// nearest mapped position at or before it on its line.
-    fn original(&self, line: u32, column: u32) -> Option<(u32, u32)> {
-        let wanted = (line.checked_sub(1)?, column.saturating_sub(1));
+    /// The original position of `position` in the erased code: the nearest mapped position
+    /// at or before it on its line.
+    fn original(&self, position: Position) -> Option<Position> {
+        let wanted = (position.line.checked_sub(1)?, position.column.saturating_sub(1));
         let at = self.positions.partition_point(|(generated, _)| *generated <= wanted);
         let ((generated_line, _), (source_line, source_column)) = *self.positions[..at].last()?;
-        (generated_line == wanted.0).then_some((source_line + 1, source_column + 1))
+        (generated_line == wanted.0).then_some(Position { line: source_line + 1, column: source_column + 1 })
     }
 
-    /// `text` (a failure's message) with every position in the erased code given as the
-    /// original's; a position that maps nowhere is left as it was.
-    pub(crate) fn remap(&self, text: &str) -> String {
-        static FRAME: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
-            Regex::new(r"script\.js:(\d+):(\d+)|\(line (\d+), column (\d+)\)").expect("the pattern is valid")
-        });
-        FRAME
-            .replace_all(text, |found: &Captures| {
-                let number = |i: usize| found.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
-                let frame = found.get(1).is_some();
-                let (line, column) = if frame { (number(1), number(2)) } else { (number(3), number(4)) };
-                match line.zip(column).and_then(|(line, column)| self.original(line, column)) {
-                    Some((line, column)) if frame => format!("{SCRIPT_NAME}:{line}:{column}"),
-                    Some((line, column)) => format!("(line {line}, column {column})"),
-                    None => found[0].to_string(),
-                }
-            })
-            .into_owned()
+    /// Every position `failure` names, given as the original's; a position that maps nowhere
+    /// is left as it was.
+    pub(crate) fn remap(&self, failure: &mut Failure) {
+        let positions: Vec<&mut Position> = match failure {
+            Failure::Syntax(error) => error.position.iter_mut().collect(),
+            Failure::Thrown(error) | Failure::Unserializable(error) => {
+                error.frames.iter_mut().map(|frame| &mut frame.position).collect()
+            }
+            _ => Vec::new(),
+        };
+        for position in positions {
+            if let Some(original) = self.original(*position) {
+                *position = original;
+            }
+        }
     }
 }
 
-/// `SyntaxError: <message> (line L, column C)`, at the position `error` names in `source`,
-/// counted as the engine counts it: lines and columns from 1, columns in characters.
-fn describe(source: &str, error: &OxcDiagnostic) -> String {
-    let message = &error.message;
+/// The syntax error `error` at the position it names in `source`, counted as the engine
+/// counts it: lines and columns from 1, columns in characters.
+fn describe(source: &str, error: &OxcDiagnostic) -> SyntaxError {
+    let message = format!("SyntaxError: {}", error.message);
     let offset = error.labels.iter().map(|label| label.offset() as usize).next();
     let Some(offset) = offset.filter(|offset| *offset <= source.len() && source.is_char_boundary(*offset)) else {
-        return format!("SyntaxError: {message}");
+        return SyntaxError::new(message, None);
     };
     let before = &source[..offset];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |text| text.chars().count()) + 1;
-    format!("SyntaxError: {message} (line {line}, column {column})")
+    let position = u32::try_from(line).ok().zip(u32::try_from(column).ok()).map(|(line, column)| Position { line, column });
+    SyntaxError::new(message, position)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::runtime::{Frame, Uncaught};
 
     #[test]
     fn types_are_erased_and_what_runs_is_kept() {
@@ -137,9 +133,9 @@ mod tests {
     #[test]
     fn syntax_errors_are_at_the_original_line_and_column() {
         let error = erase("const a: number = 1;\nconst b: string = 'x';\nconst c = ;\n").unwrap().unwrap_err();
-        assert_eq!(error, "SyntaxError: Unexpected token (line 3, column 11)");
+        assert_eq!(error.to_string(), "SyntaxError: Unexpected token (line 3, column 11)");
         let error = erase("const é: string = 'x'; const d = ;").unwrap().unwrap_err();
-        assert!(error.ends_with("(line 1, column 34)"), "{error}");
+        assert_eq!(error.position, Some(Position { line: 1, column: 34 }), "{error}");
     }
 
     #[test]
@@ -148,8 +144,18 @@ mod tests {
         let erased = erase(source).unwrap().unwrap();
         let line = erased.code.lines().position(|line| line.contains("null.x")).unwrap() as u32 + 1;
         let column = erased.code.lines().nth(line as usize - 1).unwrap().find("null").unwrap() as u32 + 1;
-        assert_eq!(erased.remap(&format!("at <anonymous> (script.js:{line}:{column})")), "at <anonymous> (script.js:4:4)");
-        assert_eq!(erased.remap(&format!("oops (line {line}, column {column})")), "oops (line 4, column 4)");
-        assert_eq!(erased.remap("script.js:99:1 stays"), "script.js:99:1 stays");
+        let at = Position { line, column };
+        let mut thrown = Failure::Thrown(Uncaught {
+            error: "TypeError: oops".into(),
+            frames: vec![Frame::new("<anonymous>", at), Frame::new("f", Position { line: 99, column: 1 })],
+        });
+        erased.remap(&mut thrown);
+        assert_eq!(
+            thrown.message(),
+            "The script failed with an uncaught error:\nTypeError: oops\n    at <anonymous> (script.js:4:4)\n    at f (script.js:99:1)"
+        );
+        let mut syntax = Failure::Syntax(SyntaxError::new("SyntaxError: oops", Some(at)));
+        erased.remap(&mut syntax);
+        assert_eq!(syntax, Failure::Syntax(SyntaxError::new("SyntaxError: oops", Some(Position { line: 4, column: 4 }))));
     }
 }

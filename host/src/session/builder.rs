@@ -17,7 +17,9 @@ use crate::sources::mcp::servers::McpServers;
 use crate::sources::mcp::{McpConfig, ServerLimits};
 use crate::sources::tools::builtin::{self, Workspace};
 use crate::sources::tools::{Registry, Tool};
+use crate::state::SealedStore;
 
+use super::parking::{DEFAULT_PARKED_TTL, Parking};
 use super::{Inner, Session, SessionError};
 
 /// Sets up a [`Session`].
@@ -38,6 +40,9 @@ pub struct SessionBuilder {
     limits: Limits,
     store: Option<Arc<dyn ResultStore>>,
     announcements: bool,
+    state_store: Option<SealedStore>,
+    conversation: Option<String>,
+    parked_ttl: Duration,
 }
 
 impl Default for SessionBuilder {
@@ -59,6 +64,9 @@ impl Default for SessionBuilder {
             limits: Limits::default(),
             store: Some(Arc::new(MemoryResultStore::default())),
             announcements: true,
+            state_store: None,
+            conversation: None,
+            parked_ttl: DEFAULT_PARKED_TTL,
         }
     }
 }
@@ -211,6 +219,29 @@ impl SessionBuilder {
 
     /// Starts the session: the sandbox and the MCP servers start together. A server that
     /// cannot start does not stop the session; see [`Session::start_failures`].
+    /// Where `Exec`s park when every call they have open waits for a person's answer (an
+    /// [`Approver`] that answers [`Approval::Park`](crate::Approval::Park)): stored there,
+    /// they resume with [`Session::resume`] in this process or any other that shares the
+    /// store and its key. Without one, a call the approver parks is refused.
+    pub fn state_store(mut self, store: SealedStore) -> Self {
+        self.state_store = Some(store);
+        self
+    }
+
+    /// The conversation this session's parked Execs belong to: a handle is good only in the
+    /// conversation it was given in. 1 to 128 letters, digits, `.`, `_`, `:` and `-`.
+    /// Default: a new random one.
+    pub fn conversation(mut self, id: impl Into<String>) -> Self {
+        self.conversation = Some(id.into());
+        self
+    }
+
+    /// How long a parked Exec is kept ([`DEFAULT_PARKED_TTL`] by default).
+    pub fn parked_ttl(mut self, ttl: Duration) -> Self {
+        self.parked_ttl = ttl;
+        self
+    }
+
     pub async fn build(self) -> Result<Session, SessionError> {
         let mut sources: Vec<SettingsSource> = self.managed.into_iter().map(SettingsSource::Values).collect();
         sources.extend(self.settings_sources);
@@ -256,6 +287,16 @@ impl SessionBuilder {
         }
         let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&wanted));
         let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone(), policy));
+        let parking = match self.state_store {
+            None => None,
+            Some(store) => {
+                let conversation = match self.conversation {
+                    Some(id) => valid_conversation(id)?,
+                    None => random_id(),
+                };
+                Some(Parking { store, conversation, ttl: self.parked_ttl })
+            }
+        };
         let inner = Inner {
             registry,
             servers,
@@ -268,9 +309,32 @@ impl SessionBuilder {
             start_failures,
             guards,
             view: Mutex::new(None),
+            parking,
         };
         Ok(Session { inner: Arc::new(inner), funnel })
     }
+}
+
+/// `id` when it is a conversation id (see [`SessionBuilder::conversation`]).
+fn valid_conversation(id: String) -> Result<String, SessionError> {
+    let fits = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-');
+    if (1..=128).contains(&id.len()) && id.chars().all(fits) {
+        return Ok(id);
+    }
+    Err(SessionError::Conversation { id: id.chars().take(140).collect() })
+}
+
+/// 128 random bits as 32 hex digits (from the hasher's seed when the system's randomness
+/// fails: a conversation id scopes handles, it does not guard them).
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(0);
+        bytes[..8].copy_from_slice(&hasher.finish().to_le_bytes());
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// `config` without the servers whose every tool the settings deny: starting one would

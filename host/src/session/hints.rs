@@ -2,6 +2,7 @@
 //! script called when the engine says only `not a function`.
 
 use crate::catalogue::search::Reachable;
+use crate::sandbox::runtime::Uncaught;
 use crate::script::callee;
 use crate::sources::tools::MAX_TOOL_NAME_LEN;
 use crate::sources::tools::names::{TOOL_SEARCH, split_mcp_name};
@@ -48,16 +49,14 @@ fn close_names<'a>(name: &str, candidates: impl Iterator<Item = (&'a str, &'a st
 
 /// The engine's bare `TypeError: not a function` in `error`, naming what was called; a
 /// `tools.<name>` this script cannot reach is said to be one, with the closest names.
-pub(super) fn explain_not_a_function(code: &str, error: &mut String, reachable: &Reachable) {
-    let Some((named, callee)) = callee::name_callee(code, error) else { return };
-    *error = named;
+pub(super) fn explain_not_a_function(code: &str, error: &mut Uncaught, reachable: &Reachable) {
+    let Some(callee) = callee::name_callee(code, error) else { return };
+    error.error = format!("TypeError: {callee} is not a function");
     let Some(name) = callee.strip_prefix("tools.").filter(|name| !reachable.contains(name)) else { return };
     let close = did_you_mean(name, reachable);
-    let (first, frames) =
-        error.split_once('\n').map_or((error.as_str(), String::new()), |(first, rest)| (first, format!("\n{rest}")));
-    *error = format!(
-        "{first} (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close}){frames}"
-    );
+    error
+        .error
+        .push_str(&format!(" (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close})"));
 }
 
 /// The hint a script's refusal of `name` ends with: ` Did you mean `a` or `b`?` naming the

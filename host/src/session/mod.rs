@@ -37,7 +37,9 @@ use crate::conversation::announce::{self, Catalogue};
 use crate::conversation::message::Message;
 use crate::conversation::render::{self, Compaction, ToolResult};
 use crate::conversation::results::{ResultStore, VIEW_TOOL_CALL};
-use crate::sandbox::runtime::{CallWatcher, ConsoleWatcher, ExecOutcome, ExecRequest, Failure, Limits, Sandbox, SetupError};
+use crate::sandbox::runtime::{
+    CallWatcher, ConsoleWatcher, ExecOutcome, ExecRequest, Failure, Limits, Parking, Sandbox, SetupError, SyntaxError,
+};
 use crate::script::typescript;
 use crate::sources::mcp::servers::McpServers;
 use crate::sources::mcp::{Connected, ServerConfig, ServerState, StartError};
@@ -48,10 +50,12 @@ use crate::support::lock::Unpoisoned;
 
 mod builder;
 mod hints;
+mod parking;
 mod scope;
 
 pub use builder::SessionBuilder;
 use hints::{explain_not_a_function, unknown_tool};
+pub use parking::{DEFAULT_PARKED_TTL, MAX_PARKED_LISTED, ResumeError};
 use scope::ExecScope;
 
 /// Why a session could not start, or cannot say what a request may use.
@@ -69,6 +73,9 @@ pub enum SessionError {
     /// The sandbox could not be set up.
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// A conversation id that is not one (see [`SessionBuilder::conversation`]).
+    #[error("{id:?} is not a conversation id: 1 to 128 letters, digits, `.`, `_`, `:` and `-`")]
+    Conversation { id: String },
 }
 
 /// One tool call of the model's.
@@ -169,6 +176,8 @@ struct Inner {
     guards: Option<Guards>,
     /// What requests see now, kept while the registry and the settings stay the same.
     view: Mutex<Option<Arc<View>>>,
+    /// Where the session's Execs park, when they may.
+    parking: Option<parking::Parking>,
 }
 
 /// The pool of one moment and everything made from it.
@@ -347,7 +356,7 @@ impl Session {
         let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, options.abort.clone());
         let funnel = &self.funnel;
         let Authorized { input, post_hook_input } =
-            match funnel.authorize(EXEC, Effect::ReadOnly, input, &context, &view.settings).await {
+            match funnel.authorize(EXEC, Effect::ReadOnly, input, &context, &view.settings, None).await {
                 Ok(authorized) => authorized,
                 Err(refusal) => return refuse(refusal),
             };
@@ -356,14 +365,8 @@ impl Session {
             Err(error) => return refuse(error),
         };
         let notes = Notes::default();
-        let scope = Arc::new(ExecScope {
-            session: self.inner.clone(),
-            reachable: view.reachable.clone(),
-            funnel: self.funnel.clone(),
-            exec_call_id: id.as_str().into(),
-            view: view.clone(),
-            notes: notes.clone(),
-        });
+        let scope = self.exec_scope(&view, &id, &notes);
+        let parking = if self.inner.parking.is_some() { Parking::Allowed } else { Parking::Never };
         let request = ExecRequest {
             code: params.code,
             limits: self.inner.limits.clone(),
@@ -372,6 +375,7 @@ impl Session {
             console: options.on_console,
             trace: false,
             run_options: None,
+            parking,
         };
         let mut outcome = self.inner.sandbox.exec(request.clone(), scope.clone()).await;
         // A script the engine cannot parse may be TypeScript: read as such, with its types
@@ -382,13 +386,15 @@ impl Session {
                 Ok(Ok(erased)) => outcome = self.exec_erased(&request, scope, erased).await,
                 Ok(Err(error)) if line_of(&error) != line_of(engine_error) => *engine_error = error,
                 Ok(Err(_)) => {}
-                Err(unreadable) => engine_error.push_str(&format!(" (nor was it read as TypeScript: {unreadable})")),
+                Err(unreadable) => engine_error.message.push_str(&format!(" (nor was it read as TypeScript: {unreadable})")),
             }
         }
         if let Err(Failure::Thrown(error)) = &mut outcome.result {
             explain_not_a_function(&request.code, error, &view.reachable);
         }
+        let suspended = outcome.suspended.take();
         let mut result = render::exec_result(id, outcome, &self.inner.limits, started.elapsed());
+        self.keep_parked(&mut result, suspended).await;
         if result.ok() {
             let value = || result.value().cloned().unwrap_or(Value::Null);
             funnel.after(EXEC, post_hook_input, value, &view.settings, &notes).await;
@@ -397,15 +403,25 @@ impl Session {
         result
     }
 
+    /// What one `Exec`'s script reaches: the pool of `view`, through the funnel.
+    fn exec_scope(&self, view: &Arc<View>, exec_call_id: &str, notes: &Notes) -> Arc<ExecScope> {
+        Arc::new(ExecScope {
+            session: self.inner.clone(),
+            reachable: view.reachable.clone(),
+            funnel: self.funnel.clone(),
+            exec_call_id: exec_call_id.into(),
+            view: view.clone(),
+            notes: notes.clone(),
+        })
+    }
+
     /// Runs a TypeScript script with its types erased (see [`crate::script::typescript`]); the
     /// positions its failure names are the original text's.
     async fn exec_erased(&self, request: &ExecRequest, scope: Arc<ExecScope>, erased: typescript::Erased) -> ExecOutcome {
         let request = ExecRequest { code: erased.code.clone(), ..request.clone() };
         let mut outcome = self.inner.sandbox.exec(request, scope).await;
-        if let Err(Failure::Syntax(text) | Failure::Thrown(text) | Failure::Unserializable(text) | Failure::Crashed(text)) =
-            &mut outcome.result
-        {
-            *text = erased.remap(text);
+        if let Err(failure) = &mut outcome.result {
+            erased.remap(failure);
         }
         outcome
     }
@@ -426,7 +442,7 @@ impl Session {
             Ok(view) => {
                 let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, abort);
                 let settings = Some(view.settings.clone());
-                let request = CallRequest { name: name.clone(), input, context, settings, notes: notes.clone() };
+                let request = CallRequest { name: name.clone(), input, context, settings, notes: notes.clone(), answered: None };
                 self.funnel.call(request).await
             }
         };
@@ -480,9 +496,9 @@ fn exec_declared(view: &View) -> Result<(), ToolError> {
     }
 }
 
-/// The line a syntax error names (`(line 3, column 7)`).
-fn line_of(syntax_error: &str) -> Option<&str> {
-    syntax_error.rsplit_once("(line ")?.1.split(',').next()
+/// The line a syntax error names.
+fn line_of(syntax_error: &SyntaxError) -> Option<u32> {
+    syntax_error.position.map(|position| position.line)
 }
 
 /// The messages collected in `notes`, taken out.

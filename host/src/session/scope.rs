@@ -12,7 +12,7 @@ use crate::catalogue::search::{self, Reachable};
 use crate::sandbox::runtime::{ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
 use crate::sources::tools::names::split_mcp_name;
-use crate::sources::tools::{CallContext, Origin, ToolError};
+use crate::sources::tools::{Approval, CallContext, Origin, ToolError};
 
 use super::hints::did_you_mean;
 use super::{Inner, View};
@@ -34,7 +34,7 @@ impl ScriptTools for ExecScope {
         self.reachable.names()
     }
 
-    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken) -> ToolFuture {
+    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken, answered: Option<Approval>) -> ToolFuture {
         if !self.reachable.contains(&name) {
             return Box::pin(std::future::ready(Err(self.unreachable(&name))));
         }
@@ -43,7 +43,8 @@ impl ScriptTools for ExecScope {
         // The settings are read at the moment of the call: a rule added while the script
         // runs applies to it.
         let tool = name.clone();
-        let request = CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone() };
+        let request =
+            CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone(), answered };
         Box::pin(async move { funnel.call(request).await.map_err(|error| error.naming(&tool)) })
     }
 

@@ -19,6 +19,7 @@
 //! path with the host's own path and with the TypeScript SDK client in Node.
 
 mod mcp;
+mod parking;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,6 +85,26 @@ const BENCHES: &[Bench] = &[
     Bench { name: "throughput_1", samples: 5, quick_samples: 1, warmup: 1 },
     Bench { name: "throughput_2", samples: 5, quick_samples: 1, warmup: 1 },
     Bench { name: "throughput_16", samples: 5, quick_samples: 1, warmup: 1 },
+    Bench { name: "park_trivial", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "park_after_10_calls", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "park_after_100_calls", samples: 10, quick_samples: 2, warmup: 1 },
+    Bench { name: "resume_same_session", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "resume_fresh_session", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "resume_redis", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "resume_process", samples: 10, quick_samples: 2, warmup: 1 },
+    Bench { name: "replay_baseline", samples: 20, quick_samples: 3, warmup: 2 },
+];
+
+/// The parking benchmarks (see `parking.rs`), measured by exec-host alone.
+const PARKING: [&str; 8] = [
+    "park_trivial",
+    "park_after_10_calls",
+    "park_after_100_calls",
+    "resume_same_session",
+    "resume_fresh_session",
+    "resume_redis",
+    "resume_process",
+    "replay_baseline",
 ];
 
 /// Whether the peers' suites know a benchmark (the others measure exec-host alone).
@@ -103,6 +124,7 @@ fn peers_have(name: &str) -> bool {
             | "hooks"
     ) && !name.starts_with("mcp_")
         && !name.starts_with("throughput_")
+        && !PARKING.contains(&name)
 }
 
 struct Options {
@@ -292,6 +314,10 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
     let mut extra = BTreeMap::new();
     let plain = |us: f64, outcome: &ToolResult| Sample { us, script_us: Some(script_us(outcome)), extra: BTreeMap::new() };
     let harness = &sessions.big;
+    if PARKING.contains(&name) {
+        let (us, extra) = parking::sample(name, binary, workdir).await?;
+        return Ok(Sample { us, script_us: None, extra });
+    }
     Ok(match name {
         "trivial" => {
             let (outcome, us) = exec(sessions, "return 1+1", BIG_BUDGET).await;
@@ -928,7 +954,7 @@ async fn main() -> Result<()> {
     std::fs::create_dir_all(&workdir)?;
     std::fs::write(workdir.join("trivial.js"), "return 1+1")?;
     std::fs::write(workdir.join(GUEST_FILE), exec_host::guest::GUEST_COMPONENT)?;
-    if selected.iter().any(|b| b.name.starts_with("process_")) {
+    if selected.iter().any(|b| b.name.starts_with("process_") || b.name == "resume_process") {
         if !binary.exists() {
             bail!("{} is missing: build it first (cargo build --release -p exec-host)", binary.display());
         }

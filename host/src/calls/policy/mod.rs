@@ -31,7 +31,7 @@ use hooks::PreOutcome;
 
 use crate::calls::settings::{PermissionMode, Rule, Settings, SettingsFiles, Sourced};
 use crate::sources::tools::builtin::{PATH_TOOLS, Workspace};
-use crate::sources::tools::{Effect, Origin, ToolError};
+use crate::sources::tools::{Effect, Origin, ParkRequest, ToolError};
 use crate::support::lock::Unpoisoned;
 
 /// Answers the calls that must ask: a person at a terminal, a UI, a policy service.
@@ -56,18 +56,7 @@ pub struct ApprovalRequest {
     pub rule: String,
 }
 
-/// An approver's answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Approval {
-    AllowOnce,
-    /// Allow, and save [`ApprovalRequest::rule`] to `permissions.allow` of the project
-    /// settings so it does not ask again.
-    AllowAlways,
-    Deny {
-        reason: String,
-    },
-}
+pub use crate::sources::tools::Approval;
 
 /// Where the mode comes from: the embedding or the command line (explicit), else the
 /// settings' `defaultMode`, else the session's starting mode.
@@ -167,8 +156,9 @@ impl Policy {
         input: Value,
         origin: &Origin,
         settings: &Settings,
+        answered: Option<Approval>,
     ) -> Result<Authorized, ToolError> {
-        let input = self.decide(tool, effect, input, origin, settings).await?;
+        let input = self.decide(tool, effect, input, origin, settings, answered).await?;
         let post_hook_input = self.has_post_hooks(tool, settings).then(|| input.clone());
         Ok(Authorized { input, post_hook_input })
     }
@@ -181,6 +171,7 @@ impl Policy {
         input: Value,
         origin: &Origin,
         settings: &Settings,
+        answered: Option<Approval>,
     ) -> Result<Value, ToolError> {
         let mode = self.mode(settings);
         let (input, hook) = match hooks::pre_tool_use(self.hook_context(settings), tool, input, mode).await {
@@ -206,7 +197,7 @@ impl Policy {
             Verdict::Ask { why } if mode == PermissionMode::DontAsk => Err(ToolError::authorization(format!(
                 "`{tool}` was not run: it needs approval ({why}), and the permission mode is dontAsk; a permissions.allow rule `{tool}` lets it run"
             ))),
-            Verdict::Ask { why } => self.ask(tool, input, origin, why).await,
+            Verdict::Ask { why } => self.ask(tool, input, origin, why, answered).await,
         }
     }
 
@@ -267,22 +258,43 @@ impl Policy {
         Verdict::Ask { why: format!("the permission mode {mode} asks {what}") }
     }
 
-    /// Asks the approver; without one, refuses with the rule that would let the call run.
-    async fn ask(&self, tool: &str, input: Value, origin: &Origin, why: String) -> Result<Value, ToolError> {
-        let Some(approver) = &self.approver else {
-            return Err(ToolError::authorization(format!(
-                "`{tool}` needs approval ({why}), and this session has no way to ask: a permissions.allow rule `{tool}` lets it run"
-            )));
+    /// The answer to a call that asks: `answered` when the caller has it already (a parked
+    /// call resumed with a person's answer), else the approver's; without an approver, a
+    /// refusal naming the rule that would let the call run.
+    async fn ask(
+        &self,
+        tool: &str,
+        input: Value,
+        origin: &Origin,
+        why: String,
+        answered: Option<Approval>,
+    ) -> Result<Value, ToolError> {
+        let answer = match (answered, &self.approver) {
+            (Some(answer), _) => answer,
+            (None, Some(approver)) => {
+                let request = ApprovalRequest {
+                    tool: tool.to_string(),
+                    input: input.clone(),
+                    origin: origin.clone(),
+                    why: why.clone(),
+                    rule: tool.to_string(),
+                };
+                approver.approve(request).await
+            }
+            (None, None) => {
+                return Err(ToolError::authorization(format!(
+                    "`{tool}` needs approval ({why}), and this session has no way to ask: a permissions.allow rule `{tool}` lets it run"
+                )));
+            }
         };
-        let request =
-            ApprovalRequest { tool: tool.to_string(), input: input.clone(), origin: origin.clone(), why, rule: tool.to_string() };
-        match approver.approve(request).await {
+        match answer {
             Approval::AllowOnce => Ok(input),
             Approval::AllowAlways => {
                 self.remember(tool);
                 Ok(input)
             }
             Approval::Deny { reason } => Err(ToolError::authorization(format!("`{tool}` was denied: {reason}"))),
+            Approval::Park => Err(ToolError::parked(ParkRequest { tool: tool.to_string(), input, why, rule: tool.to_string() })),
         }
     }
 

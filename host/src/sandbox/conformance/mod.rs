@@ -20,7 +20,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::case::{Case, CaseError, cases_in};
 use self::scripted::ScriptedTools;
-use crate::sandbox::runtime::{BoundaryEvent, ConsoleLevel, ExecOutcome, ExecRequest, Failure, Sandbox};
+use crate::sandbox::runtime::{
+    BoundaryEvent, ConsoleLevel, ExecOutcome, ExecRequest, Failure, Parking, Position, Sandbox, Uncaught,
+};
 
 /// The cases of this repository's `conformance/cases`, built into the binary.
 pub fn builtin_cases() -> Vec<Case> {
@@ -65,6 +67,7 @@ pub async fn run_case(sandbox: &Sandbox, case: &Case) -> CaseRun {
         console: None,
         trace: true,
         run_options: Some(spec.options),
+        parking: Parking::Never,
     };
     let abort = request.abort.clone();
     let exec = sandbox.exec(request, ScriptedTools::new(spec));
@@ -142,14 +145,34 @@ fn level_name(level: ConsoleLevel) -> &'static str {
     }
 }
 
+/// An uncaught error as a case names it: its text and its frames, flat.
+fn uncaught(kind: &str, error: &Uncaught) -> Value {
+    let frames: Vec<Value> = error
+        .frames
+        .iter()
+        .map(|frame| json!({ "function": frame.function, "line": frame.position.line, "column": frame.position.column }))
+        .collect();
+    json!({ "kind": kind, "error": error.error, "frames": frames })
+}
+
 /// `run`'s result by kind; the host's own endings (budget, nested wait, a trap) as theirs.
 fn result(result: &Result<Option<Value>, Failure>) -> Value {
     match result {
         Ok(Some(value)) => json!({ "kind": "value", "value": value }),
         Ok(None) => json!({ "kind": "undefined" }),
-        Err(Failure::Syntax(message)) => json!({ "kind": "syntax", "message": message }),
-        Err(Failure::Thrown(message)) => json!({ "kind": "thrown", "message": message }),
-        Err(Failure::Unserializable(message)) => json!({ "kind": "unserializable", "message": message }),
+        Err(Failure::Syntax(error)) => {
+            let mut syntax = json!({ "kind": "syntax", "message": error.message });
+            if let Some(Position { line, column }) = error.position {
+                syntax["line"] = json!(line);
+                syntax["column"] = json!(column);
+            }
+            if error.unclosed {
+                syntax["unclosed"] = json!(true);
+            }
+            syntax
+        }
+        Err(Failure::Thrown(error)) => uncaught("thrown", error),
+        Err(Failure::Unserializable(error)) => uncaught("unserializable", error),
         Err(Failure::NeverSettles) => json!({ "kind": "never-settles" }),
         Err(Failure::BudgetExceeded { .. }) => json!({ "kind": "budget-exceeded" }),
         Err(Failure::NestedWaitExceeded { .. }) => json!({ "kind": "nested-wait-exceeded" }),

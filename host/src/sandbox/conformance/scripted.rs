@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::case::{Answer, Reply, Spec};
 use crate::sandbox::runtime::{ScriptTools, ToolFuture};
-use crate::sources::tools::{ToolError, ToolOutput};
+use crate::sources::tools::{Approval, ToolError, ToolOutput};
 
 /// Answers a case's calls and searches.
 pub(crate) struct ScriptedTools {
@@ -64,7 +64,7 @@ impl ScriptTools for ScriptedTools {
         &self.names
     }
 
-    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken) -> ToolFuture {
+    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken, _: Option<Approval>) -> ToolFuture {
         let Some(answer) = self.find(Some(&name), &args) else {
             return std::future::ready(Err(ToolError::execution(format!("no answer is scripted for {name}")))).boxed();
         };

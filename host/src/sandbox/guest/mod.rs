@@ -26,7 +26,7 @@ mod generated {
 
 pub(crate) use generated::exec_host::sandbox::console::Level;
 pub(crate) use generated::exec_host::sandbox::tools::{Completion, Event, Started, ToolValue};
-pub(crate) use generated::{RunOptions, SandboxPre, ScriptError};
+pub(crate) use generated::{Position, RunOptions, SandboxPre, ScriptError, Uncaught};
 
 use generated::exec_host::sandbox::{console, tool_search, tools};
 

@@ -30,6 +30,7 @@ use wasmtime_wizer::{ComponentInstanceState, Wizer};
 use super::{ExecState, compile_settings};
 use crate::sandbox::guest;
 use crate::support::dirs::{self, BaseDir};
+use crate::support::private::{self, Kind, Others};
 
 /// The guest component as built by `scripts/build-guest`, pre-initialised
 /// (`artefacts/exec-guest.wasm`, as `build.rs` read it).
@@ -85,6 +86,8 @@ pub(crate) struct Loaded {
     pub component: Component,
     pub initialised: bool,
     pub origin: Origin,
+    /// The SHA-256 of the component's bytes: which guest a parked Exec ran in.
+    pub digest: [u8; 32],
 }
 
 /// Where a loaded guest's native code came from.
@@ -173,7 +176,7 @@ pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Pat
     };
     guest::check_is_component(&bytes).map_err(|why| SetupError::refused(source, why))?;
     let (component, origin) = compile(engine, &bytes, &digest, cache_dir, compiled_at_build)?;
-    Ok(Loaded { component, initialised, origin })
+    Ok(Loaded { component, initialised, origin, digest })
 }
 
 /// Reads a guest component file: a regular file (not a FIFO or a device, which could block
@@ -375,33 +378,10 @@ fn trusted(path: &Path) -> Result<SystemTime, String> {
     owned_privately(path, Kind::File).map_err(|why| format!("the file {why}"))
 }
 
-/// What [`owned_privately`] expects to find.
-#[derive(Clone, Copy)]
-enum Kind {
-    File,
-    Folder,
-}
-
-/// Whether `place` is a `kind` (not a link), owned by this user and not writable by the
-/// group or others: its modification time when it is, else why not.
+/// [`private::owned_privately`] for the cache, whose files others may read: the time the
+/// place was last modified when it passes.
 fn owned_privately(place: &Path, kind: Kind) -> Result<SystemTime, String> {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid(2) has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    let metadata = std::fs::symlink_metadata(place).map_err(|e| format!("cannot be inspected: {e}"))?;
-    let (kind_ok, noun) = match kind {
-        Kind::File => (metadata.is_file(), "file"),
-        Kind::Folder => (metadata.is_dir(), "folder"),
-    };
-    if !kind_ok {
-        return Err(format!("is not a plain {noun}"));
-    }
-    if metadata.uid() != me {
-        return Err(format!("belongs to another user (uid {})", metadata.uid()));
-    }
-    if metadata.mode() & 0o022 != 0 {
-        return Err(format!("is writable by other users (mode {:o})", metadata.mode() & 0o7777));
-    }
+    let metadata = private::owned_privately(place, kind, Others::MayRead)?;
     metadata.modified().map_err(|e| format!("has no modification time: {e}"))
 }
 

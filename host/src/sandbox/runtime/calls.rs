@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
 use super::timers::Timers;
 use crate::sources::tools::names::TOOL_SEARCH;
-use crate::sources::tools::{Image, MAX_TOOL_NAME_LEN, Stage, ToolError, ToolOutput};
+use crate::sources::tools::{Approval, Image, MAX_TOOL_NAME_LEN, ParkRequest, Stage, ToolError, ToolOutput};
 
 /// What a script's `tools` object reaches, as the layer above the runtime decides it.
 pub(crate) trait ScriptTools: Send + Sync + 'static {
@@ -33,8 +33,9 @@ pub(crate) trait ScriptTools: Send + Sync + 'static {
     fn names(&self) -> &[String];
 
     /// Starts one call. A name the script may not reach is refused by the returned future
-    /// at its first poll. `cancel` fires when the Exec ends or is aborted.
-    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken) -> ToolFuture;
+    /// at its first poll. `cancel` fires when the Exec ends or is aborted. `answered` is a
+    /// person's answer to the call's approval, given already (a parked call resumed).
+    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken, answered: Option<Approval>) -> ToolFuture;
 
     /// Answers `tools.ToolSearch(args)` with the JSON text of its result.
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError>;
@@ -59,6 +60,17 @@ pub const RECORDED_ARGS_CHARS: usize = 2_000;
 /// Characters of a failed call's message kept in the call record.
 pub const RECORDED_MESSAGE_CHARS: usize = 2_000;
 
+/// A call that waits for a person's answer: what it asked, and the request shown to whoever
+/// answers.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct ParkedCall {
+    pub id: u32,
+    pub name: String,
+    /// The arguments as the script gave them: the call is asked again with them.
+    pub args_json: String,
+    pub request: ParkRequest,
+}
+
 /// A call that finished, under the id the guest knows it by.
 pub(crate) type Finished = (u32, Result<ToolOutput, ToolError>);
 
@@ -76,20 +88,35 @@ pub(crate) enum Started {
 }
 
 /// A call in flight, tagged with its id and the size of its arguments (one allocation per
-/// call: the tool's own future).
+/// call: the tool's own future), and, in an Exec that can park, what it asked (to ask it
+/// again once a person has answered).
 struct InFlight {
     id: u32,
     argument_bytes: usize,
     future: ToolFuture,
+    asked: Option<Box<(String, String)>>,
 }
 
 impl Future for InFlight {
-    type Output = (Finished, usize);
+    type Output = (Finished, usize, Option<Box<(String, String)>>);
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (id, bytes) = (self.id, self.argument_bytes);
-        self.future.as_mut().poll(cx).map(|result| ((id, result), bytes))
+        match self.future.as_mut().poll(cx) {
+            Poll::Ready(result) => Poll::Ready(((id, result), bytes, self.asked.take())),
+            Poll::Pending => Poll::Pending,
+        }
     }
+}
+
+/// Why a wait for calls and timers ended without anything to hand the guest.
+#[derive(Debug)]
+pub(crate) enum WaitEnd {
+    /// The script waited longer than it may in all.
+    Exceeded(NestedWaitExceeded),
+    /// Every call still open waits for a person's answer, and nothing else runs: the Exec
+    /// parks.
+    Park,
 }
 
 /// Every call one script starts, and the record of them.
@@ -105,6 +132,11 @@ pub(crate) struct NestedCalls {
     /// Bytes of arguments the calls in flight hold.
     argument_bytes_in_flight: usize,
     record: CallRecord,
+    /// Whether a call that waits for an approval may wait (the Exec can park); if not, it is
+    /// refused.
+    parkable: bool,
+    /// Calls that wait for a person's answer.
+    parked: Vec<ParkedCall>,
 }
 
 impl NestedCalls {
@@ -119,6 +151,70 @@ impl NestedCalls {
             max_argument_bytes: limits.max_argument_bytes,
             argument_bytes_in_flight: 0,
             record,
+            parkable: false,
+            parked: Vec::new(),
+        }
+    }
+
+    /// Lets calls wait for approvals: the Exec parks when nothing else is left to wait for.
+    pub fn parkable(mut self) -> Self {
+        self.parkable = true;
+        self
+    }
+
+    /// The calls that wait for a person's answer.
+    pub fn parked(&self) -> &[ParkedCall] {
+        &self.parked
+    }
+
+    /// Time waited so far, charged to `max_nested_wait`.
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
+    /// The record so far (calls in flight unfinished, with their time so far).
+    pub fn record_so_far(&self) -> (Vec<NestedCall>, usize) {
+        let mut calls = self.record.calls.clone();
+        for (call, started) in calls.iter_mut().zip(&self.record.started) {
+            if let Some(at) = started {
+                call.duration = at.elapsed();
+            }
+        }
+        (calls, self.record.omitted)
+    }
+
+    /// Takes up a parked Exec where it stopped: its record and time waited, and its parked
+    /// calls asked again, each with the answer a person gave it (`None`: it asks again).
+    pub fn resume(
+        &mut self,
+        calls: Vec<NestedCall>,
+        omitted: usize,
+        waited: Duration,
+        parked: Vec<ParkedCall>,
+        answers: &std::collections::HashMap<u32, Approval>,
+    ) {
+        let now = Instant::now();
+        self.record.started = calls
+            .iter()
+            .map(|call| (call.outcome == CallOutcome::Unfinished).then(|| now.checked_sub(call.duration).unwrap_or(now)))
+            .collect();
+        self.record.calls = calls;
+        self.record.omitted = omitted;
+        self.waited = waited;
+        for call in parked {
+            let argument_bytes = call.args_json.len();
+            let args = match parse_arguments(&call.name, &call.args_json) {
+                Ok(args) => args,
+                Err(error) => {
+                    let _ = self.record.finish(call.id, Err(error));
+                    continue;
+                }
+            };
+            let answered = answers.get(&call.id).cloned();
+            let future = self.tools.call(call.name.clone(), args, self.cancel.clone(), answered);
+            let asked = Some(Box::new((call.name, call.args_json)));
+            self.argument_bytes_in_flight += argument_bytes;
+            self.in_flight.push(InFlight { id: call.id, argument_bytes, future, asked });
         }
     }
 
@@ -187,11 +283,16 @@ impl NestedCalls {
             Ok(args) => args,
             Err(error) => return Started::Done(self.record.finish(id, Err(error))),
         };
-        drop(args_json);
-        let mut call = InFlight { id, argument_bytes, future: self.tools.call(name, args, self.cancel.clone()) };
+        let asked = self.parkable.then(|| Box::new((name.clone(), args_json)));
+        let future = self.tools.call(name, args, self.cancel.clone(), None);
+        let mut call = InFlight { id, argument_bytes, future, asked };
         // Start it now. A pending future is polled again, with a real waker, by `next`.
         match Pin::new(&mut call).poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(((id, result), _)) => Started::Done(self.record.finish(id, result)),
+            Poll::Ready(((id, result), _, asked)) => match self.set_aside(id, result, asked) {
+                // It waits for an answer: to the script, it is pending.
+                None => Started::Pending(id),
+                Some(result) => Started::Done(self.record.finish(id, result)),
+            },
             Poll::Pending => {
                 self.argument_bytes_in_flight += argument_bytes;
                 self.in_flight.push(call);
@@ -200,32 +301,82 @@ impl NestedCalls {
         }
     }
 
+    /// A call that parked is set aside (`None`) when the Exec can park; any other result is
+    /// handed on.
+    fn set_aside(
+        &mut self,
+        id: u32,
+        result: Result<ToolOutput, ToolError>,
+        asked: Option<Box<(String, String)>>,
+    ) -> Option<Result<ToolOutput, ToolError>> {
+        match (result, asked) {
+            (Err(ToolError { parked: Some(request), .. }), Some(asked)) => {
+                let (name, args_json) = *asked;
+                self.parked.push(ParkedCall { id, name, args_json, request: *request });
+                None
+            }
+            (result, _) => Some(result),
+        }
+    }
+
     /// Waits for at least one call to finish or one of `timers` to fall due, then takes
     /// every call that has finished and every timer that is due by then (at most
     /// [`MAX_BATCH`] of each). Empty when no call is in flight and no timer is pending.
-    pub async fn finished(&mut self, timers: &mut Timers) -> Result<Woken, NestedWaitExceeded> {
-        let first = self.next(timers.next_deadline()).await?;
-        let mut batch: Vec<_> = first.into_iter().flatten().collect();
-        while batch.len() < MAX_BATCH && !self.in_flight.is_empty() {
-            match self.in_flight.next().now_or_never() {
-                Some(Some(done)) => batch.push(done),
-                _ => break,
+    /// [`WaitEnd::Park`] when every call still open waits for a person's answer.
+    pub async fn finished(&mut self, timers: &mut Timers) -> Result<Woken, WaitEnd> {
+        loop {
+            if self.in_flight.is_empty() && !self.parked.is_empty() {
+                return Err(WaitEnd::Park);
+            }
+            let first = self.next(timers.next_deadline()).await.map_err(WaitEnd::Exceeded)?;
+            let waited_for_nothing = first.is_none();
+            let mut batch: Vec<_> = first.into_iter().flatten().collect();
+            while batch.len() < MAX_BATCH && !self.in_flight.is_empty() {
+                match self.in_flight.next().now_or_never() {
+                    Some(Some(done)) => batch.push(done),
+                    _ => break,
+                }
+            }
+            let mut calls = Vec::with_capacity(batch.len());
+            for ((id, result), bytes, asked) in batch {
+                self.argument_bytes_in_flight -= bytes;
+                if let Some(result) = self.set_aside(id, result, asked) {
+                    calls.push((id, self.record.finish(id, result)));
+                }
+            }
+            let due = timers.take_due(Instant::now(), MAX_BATCH);
+            if !calls.is_empty() || !due.is_empty() || waited_for_nothing {
+                return Ok(Woken { calls, timers: due });
             }
         }
-        let calls = batch
+    }
+
+    /// Refuses the parked calls (an Exec that cannot park after all): each finishes with
+    /// its refusal, for the guest.
+    pub fn refuse_parked(&mut self, why: &str) -> Vec<Finished> {
+        let parked = std::mem::take(&mut self.parked);
+        parked
             .into_iter()
-            .map(|((id, result), bytes)| {
-                self.argument_bytes_in_flight -= bytes;
-                (id, self.record.finish(id, result))
+            .map(|call| {
+                let request = call.request;
+                let refusal = ToolError::authorization(format!(
+                    "`{}` needs approval ({}), and this Exec cannot wait for one: {why}; a permissions.allow rule `{}` lets it run",
+                    request.tool, request.why, request.rule
+                ))
+                .naming(&call.name);
+                (call.id, self.record.finish(call.id, Err(refusal)))
             })
-            .collect();
-        Ok(Woken { calls, timers: timers.take_due(Instant::now(), MAX_BATCH) })
+            .collect()
     }
 
     /// Waits for the next call to finish (`Some(Some(call))`) or for `deadline` to pass
     /// (`Some(None)`). `None` when no call is in flight and there is no deadline. The time
     /// spent counts toward `max_nested_wait`, whatever was waited for.
-    async fn next(&mut self, deadline: Option<Instant>) -> Result<Option<Option<(Finished, usize)>>, NestedWaitExceeded> {
+    #[allow(clippy::type_complexity)]
+    async fn next(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Option<(Finished, usize, Option<Box<(String, String)>>)>>, NestedWaitExceeded> {
         if self.in_flight.is_empty() && deadline.is_none() {
             return Ok(None);
         }
@@ -301,7 +452,7 @@ fn parse_arguments(name: &str, json: &str) -> Result<Map<String, Value>, ToolErr
 }
 
 /// One call a script made that reached the host.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct NestedCall {
     /// The tool's name as the script wrote it.
@@ -314,7 +465,7 @@ pub struct NestedCall {
 }
 
 /// How a nested call ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum CallOutcome {
     Succeeded,

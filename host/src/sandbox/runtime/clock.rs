@@ -29,6 +29,9 @@ pub struct GuestClock {
     /// True while the guest is inside a host import that paused the clock: a poll that
     /// resumes that import (a wait polled again) does not charge until it returns.
     paused: AtomicBool,
+    /// True while a parked Exec's journal is replayed: that time was charged when the
+    /// script first ran it, and the budget is not checked against it.
+    replaying: AtomicBool,
 }
 
 const NOT_RUNNING: u64 = u64::MAX;
@@ -41,7 +44,27 @@ impl GuestClock {
             running_since_ns: AtomicU64::new(NOT_RUNNING),
             polled_at_ns: AtomicU64::new(0),
             paused: AtomicBool::new(false),
+            replaying: AtomicBool::new(false),
         }
+    }
+
+    /// A clock for an Exec whose journal is replayed first (see [`GuestClock::resumed`]).
+    pub fn replaying() -> Self {
+        let clock = Self::new();
+        clock.replaying.store(true, Ordering::Relaxed);
+        clock
+    }
+
+    /// Whether the budget is checked now: not while a journal is replayed.
+    pub fn charging(&self) -> bool {
+        !self.replaying.load(Ordering::Relaxed)
+    }
+
+    /// The replay is over: the guest has run `spent` of its budget, as when it parked, and
+    /// what it runs from now on is charged. Called inside an import, with the clock paused.
+    pub fn resumed(&self, spent: Duration) {
+        self.spent_ns.store(u64::try_from(spent.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.replaying.store(false, Ordering::Relaxed);
     }
 
     fn now_ns(&self) -> u64 {

@@ -13,10 +13,13 @@ mod artefact;
 pub(crate) mod calls;
 mod clock;
 mod compile_settings;
+mod failure;
 mod hot_wait;
+mod journal;
 mod limits;
 mod outcome;
 mod state;
+mod suspended;
 mod timers;
 mod trace;
 
@@ -35,21 +38,24 @@ pub use artefact::{
 };
 pub use calls::{CallOutcome, CallWatcher, NestedCall, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS};
 pub(crate) use calls::{ScriptTools, ToolFuture};
+pub use failure::{Failure, Frame, Position, SyntaxError, Uncaught};
 pub use limits::{
     DEFAULT_BUDGET, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_IMAGES, DEFAULT_MAX_LOG_CHARS,
     DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_CHARS, ENGINE_RESERVED_BYTES, ENGINE_STACK_BYTES, IN_FLIGHT_ARGUMENTS, Limits,
     LimitsError, MAX_ARGUMENT_DEPTH, MAX_MEMORY_BYTES, MAX_PENDING_TIMERS, MIN_MEMORY_BYTES,
 };
-pub use outcome::Failure;
-pub(crate) use outcome::{ExecOutcome, ExecRequest};
+pub(crate) use outcome::{ExecOutcome, ExecRequest, Parking};
 pub(crate) use state::ExecState;
 pub use state::{ConsoleLevel, ConsoleWatcher};
+pub(crate) use suspended::Suspended;
 pub use trace::{BoundaryEvent, MAX_TRACE_BYTES, MAX_TRACE_EVENTS, Trace};
 
 use self::calls::{CallRecord, Images, NestedCalls, NestedWaitExceeded};
 use self::clock::{Charged, GuestClock, TICK, Ticker};
-use self::state::ConsoleLog;
+use self::journal::{Clocks, Journal};
+use self::state::{ConsoleLog, ParkNow};
 use crate::sandbox::guest::{self, RunOptions, SandboxPre, ScriptError};
+use crate::sources::tools::Approval;
 
 /// Native stack WebAssembly may use; deep recursion past it traps cleanly.
 const MAX_WASM_STACK: usize = 4 * 1024 * 1024;
@@ -144,6 +150,9 @@ struct Inner {
     initialised: bool,
     ticker: Ticker,
     wait_spin: Duration,
+    /// The SHA-256 of the guest component, in hex: a parked Exec resumes only in the guest
+    /// it parked in.
+    guest_digest: String,
 }
 
 /// Why no instance could be made for a script (for example every pool slot is in use).
@@ -196,7 +205,14 @@ impl Sandbox {
         })?;
         let ticker = Ticker::start(engine.clone());
         Ok(Sandbox {
-            inner: Arc::new(Inner { engine, pre, initialised: loaded.initialised, ticker, wait_spin: options.wait_spin }),
+            inner: Arc::new(Inner {
+                engine,
+                pre,
+                initialised: loaded.initialised,
+                ticker,
+                wait_spin: options.wait_spin,
+                guest_digest: loaded.digest.iter().map(|byte| format!("{byte:02x}")).collect(),
+            }),
         })
     }
 
@@ -209,18 +225,25 @@ impl Sandbox {
     /// Runs one script whose `tools` reach `tools`. Never panics and never fails as a call:
     /// every way a script can go wrong is a failure in the outcome.
     pub(crate) async fn exec(&self, request: ExecRequest, tools: Arc<dyn ScriptTools>) -> ExecOutcome {
-        let ExecRequest { code, limits, abort, watcher, console, trace, run_options } = request;
-        if code.trim().is_empty() {
+        let ExecRequest { code, limits, abort, watcher, console, trace, run_options, parking } = request;
+        if code.trim().is_empty() && !matches!(parking, Parking::Resume(..)) {
             return ExecOutcome::refused("the code is empty");
         }
         if let Err(why) = limits.check() {
             return ExecOutcome::refused(why.to_string());
         }
+        if let Parking::Resume(parked, _) = &parking
+            && let Err(why) = self.resumable(parked, tools.names())
+        {
+            return ExecOutcome { result: Err(Failure::NotResumed(why)), ..ExecOutcome::refused("") };
+        }
         // Fires when this Exec ends, however it ends: calls still in flight are cancelled.
         let calls_cancel = abort.child_token();
         let _cancel_calls_on_exit = calls_cancel.clone().drop_guard();
-        let clock = Arc::new(GuestClock::new());
+        let replaying = matches!(parking, Parking::Resume(..));
+        let clock = Arc::new(if replaying { GuestClock::replaying() } else { GuestClock::new() });
         let calls = NestedCalls::new(tools, &limits, calls_cancel, CallRecord::new(watcher));
+        let calls = if matches!(parking, Parking::Never) { calls } else { calls.parkable() };
         let memory = usize::try_from(limits.max_memory_bytes).unwrap_or(usize::MAX);
         let store_limits = StoreLimitsBuilder::new().memory_size(memory).build();
         let mut state = ExecState::new(
@@ -232,13 +255,29 @@ impl Sandbox {
         );
         state.trace = trace.then(Trace::default);
         state.wait_spin = self.inner.wait_spin;
+        let (code, options, wasi_seed) = match parking {
+            Parking::Never => (code, run_options.unwrap_or_else(|| guest_options(&limits)), None),
+            Parking::Allowed => {
+                let seed = wasi_seed();
+                state = state.journaled(Journal::recording(), Clocks::new(true), seed);
+                (code, run_options.unwrap_or_else(|| guest_options(&limits)), Some(seed))
+            }
+            Parking::Resume(parked, answers) => {
+                let seed = parked.wasi_seed;
+                let journal = Journal::replaying(parked.journal.clone());
+                state = state.journaled(journal, Clocks::replaying(parked.clocks.clone()), seed);
+                let (code, options) = (parked.code.clone(), parked.options.into());
+                state.resume = Some((parked, answers));
+                (code, options, Some(seed))
+            }
+        };
 
         let mut store = Store::new(&self.inner.engine, state);
         store.limiter(|state| &mut state.limiter);
         let budget = limits.budget;
         store.epoch_deadline_callback(move |context| {
             let clock = &context.data().clock;
-            if clock.spent() >= budget {
+            if clock.charging() && clock.spent() >= budget {
                 return Err(BudgetExceeded.into());
             }
             // The epoch moves on while the guest waits too; only a guest that has held the
@@ -247,7 +286,6 @@ impl Sandbox {
         });
         store.set_epoch_deadline(1);
 
-        let options = run_options.unwrap_or_else(|| guest_options(&limits));
         let initialised = self.inner.initialised;
         let finished = if abort.is_cancelled() {
             None
@@ -255,6 +293,7 @@ impl Sandbox {
             let _ticking = self.inner.ticker.hold();
             let pre = &self.inner.pre;
             let store = &mut store;
+            let code = &code;
             let run = Charged::new(
                 async move {
                     let sandbox = pre
@@ -265,7 +304,7 @@ impl Sandbox {
                         sandbox.call_init(&mut *store).await?;
                     }
                     let names = store.data().calls.tools().clone();
-                    sandbox.call_run(&mut *store, &code, names.names(), options).await
+                    sandbox.call_run(&mut *store, code, names.names(), options).await
                 },
                 clock.clone(),
             );
@@ -276,14 +315,24 @@ impl Sandbox {
             }
         };
         let state = store.into_data();
-        let result = match finished {
+        let parked = matches!(&finished, Some(Err(trap)) if trap.downcast_ref::<ParkNow>().is_some()) && !abort.is_cancelled();
+        let mut result = match finished {
             None => Err(Failure::Aborted),
             // An abort that lands while the guest runs cancels the calls in flight first;
             // the script may fail on that before the abort is seen. It failed because of the abort.
             Some(Ok(Err(_)) | Err(_)) if abort.is_cancelled() => Err(Failure::Aborted),
+            Some(Err(_)) if parked => Err(Failure::Parked { approvals: state.calls.parked().len() }),
             Some(Ok(Ok(value))) => parse_value(value),
             Some(Ok(Err(error))) => Err(script_failure(error)),
             Some(Err(trap)) => Err(trap_failure(trap, budget, &state)),
+        };
+        // However the script ended, a replay that went another way is what happened.
+        if let Some(why) = state.journal.diverged() {
+            result = Err(Failure::NotResumed(why.to_string()));
+        }
+        let suspended = match (parked, wasi_seed) {
+            (true, Some(seed)) => Some(Box::new(self.suspend(&state, code, options, seed, clock.spent()))),
+            _ => None,
         };
         let (calls, calls_omitted) = state.calls.into_record();
         ExecOutcome {
@@ -296,8 +345,85 @@ impl Sandbox {
             calls_omitted,
             guest_time: clock.spent(),
             trace: state.trace,
+            suspended,
         }
     }
+
+    /// Why `parked` cannot be taken up by this sandbox with `names` reachable: `Ok` when it
+    /// can.
+    pub(crate) fn resumable(&self, parked: &Suspended, names: &[String]) -> Result<(), String> {
+        if parked.format != suspended::SUSPENDED_FORMAT {
+            return Err(format!(
+                "it was stored in format {}, and this host reads format {}",
+                parked.format,
+                suspended::SUSPENDED_FORMAT
+            ));
+        }
+        if parked.guest != self.inner.guest_digest {
+            return Err(format!(
+                "it parked in another guest component (sha256 {}), and this host runs {}",
+                short(&parked.guest),
+                short(&self.inner.guest_digest)
+            ));
+        }
+        if parked.tool_names != names {
+            let gone: Vec<&str> = parked.tool_names.iter().filter(|n| !names.contains(n)).map(String::as_str).collect();
+            let new: Vec<&str> = names.iter().filter(|n| !parked.tool_names.contains(n)).map(String::as_str).collect();
+            return Err(format!(
+                "the tools it can reach are not those it could reach when it parked (gone: {}; new: {})",
+                list_or_none(&gone),
+                list_or_none(&new)
+            ));
+        }
+        Ok(())
+    }
+
+    /// What a store keeps of an Exec that parked.
+    fn suspend(&self, state: &ExecState, code: String, options: RunOptions, seed: [u8; 32], spent: Duration) -> Suspended {
+        let (last_id, pending) = state.timers.left(std::time::Instant::now());
+        let (calls, calls_omitted) = state.calls.record_so_far();
+        Suspended {
+            format: suspended::SUSPENDED_FORMAT,
+            guest: self.inner.guest_digest.clone(),
+            code,
+            tool_names: state.calls.tools().names().to_vec(),
+            options: (&options).into(),
+            wasi_seed: seed,
+            journal: state.journal.entries().to_vec(),
+            clocks: state.clocks.readings().unwrap_or_default(),
+            parked: state.calls.parked().to_vec(),
+            timers: suspended::TimersLeft { last_id, pending },
+            console: state.console.lines.clone(),
+            console_cut_chars: state.console.cut_chars,
+            images: state.images.kept.clone(),
+            images_dropped: state.images.dropped,
+            calls,
+            calls_omitted,
+            guest_time: spent,
+            waited: state.calls.waited(),
+        }
+    }
+}
+
+/// The first twelve digits of a digest.
+fn short(digest: &str) -> &str {
+    digest.get(..12).unwrap_or(digest)
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() { "none".into() } else { names.join(", ") }
+}
+
+/// A fresh seed for the randomness WASI gives a guest whose Exec may park.
+fn wasi_seed() -> [u8; 32] {
+    let mut seed = [0u8; 32];
+    if getrandom::fill(&mut seed).is_err() {
+        // The operating system's randomness failed: a seed from the hasher's, as for Math.random.
+        for (chunk, value) in seed.chunks_mut(8).zip(std::iter::repeat_with(random_seed)) {
+            chunk.copy_from_slice(&value.to_le_bytes());
+        }
+    }
+    seed
 }
 
 /// What the guest is told of the limits: the host enforces its own as well.
@@ -335,7 +461,13 @@ impl ScriptTools for NoTools {
         &[]
     }
 
-    fn call(&self, name: String, _: serde_json::Map<String, serde_json::Value>, _: CancellationToken) -> ToolFuture {
+    fn call(
+        &self,
+        name: String,
+        _: serde_json::Map<String, serde_json::Value>,
+        _: CancellationToken,
+        _: Option<Approval>,
+    ) -> ToolFuture {
         Box::pin(std::future::ready(Err(crate::sources::tools::ToolError::discovery(format!("`{name}` is not reachable")))))
     }
 
@@ -386,17 +518,32 @@ fn parse_value(json: Option<String>) -> Result<Option<serde_json::Value>, Failur
     let Some(json) = json else { return Ok(None) };
     match serde_json::from_str(&json) {
         Ok(value) => Ok(Some(value)),
-        Err(e) => Err(Failure::Unserializable(format!("the value could not be read back ({e}); it may be nested too deeply"))),
+        Err(e) => Err(Failure::Unserializable(Uncaught::new(format!(
+            "the value could not be read back ({e}); it may be nested too deeply"
+        )))),
     }
 }
 
 fn script_failure(error: ScriptError) -> Failure {
     match error {
-        ScriptError::Syntax(message) => Failure::Syntax(message),
-        ScriptError::Thrown(message) => Failure::Thrown(message),
-        ScriptError::Unserializable(message) => Failure::Unserializable(message),
+        ScriptError::Syntax(error) => Failure::Syntax(SyntaxError {
+            message: error.message,
+            position: error.position.map(position),
+            unclosed: error.unclosed,
+        }),
+        ScriptError::Thrown(error) => Failure::Thrown(uncaught(error)),
+        ScriptError::Unserializable(error) => Failure::Unserializable(uncaught(error)),
         ScriptError::NeverSettles => Failure::NeverSettles,
     }
+}
+
+fn uncaught(error: guest::Uncaught) -> Uncaught {
+    let frames = error.frames.into_iter().map(|frame| Frame::new(frame.function, position(frame.position))).collect();
+    Uncaught { error: error.error, frames }
+}
+
+fn position(position: guest::Position) -> Position {
+    Position { line: position.line, column: position.column }
 }
 
 fn trap_failure(error: wasmtime::Error, budget: Duration, state: &ExecState) -> Failure {

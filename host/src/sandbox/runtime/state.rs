@@ -2,6 +2,7 @@
 //! environment; its nested calls, timers, console output, images and clock) and how it
 //! answers the guest's imports.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,13 +12,15 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::calls::{self, Images, NestedCalls};
+use super::calls::{self, Images, NestedCalls, WaitEnd, Woken};
 use super::clock::GuestClock;
 use super::hot_wait::HotWait;
+use super::journal::{Asked, CallAnswer, Clocks, Delivered, Entry, Journal, MonotonicClock, Replayed, WaitEvent, WallClock};
+use super::suspended::Suspended;
 use super::timers::Timers;
 use super::trace::{BoundaryEvent, Trace};
 use crate::sandbox::guest::{Completion, Event, GuestHost, Level, Started, ToolValue};
-use crate::sources::tools::{ScriptValue, ToolError, ToolOutput};
+use crate::sources::tools::{Approval, ScriptValue, ToolError, ToolOutput};
 
 /// Bytes of the guest's own stderr kept (it carries an engine panic's message).
 pub const GUEST_STDERR_BYTES: usize = 16 * 1024;
@@ -64,7 +67,28 @@ pub(crate) struct ExecState {
     pub(crate) wait_spin: Duration,
     /// The calls' cancellation: a spinning wait stops when the Exec is aborted.
     stop: CancellationToken,
+    /// Every answer given, when the Exec may park; the answers to give again, when it resumes.
+    pub(crate) journal: Journal,
+    /// The clocks WASI gives the guest, through the journal.
+    pub(crate) clocks: Clocks,
+    /// What a resumed Exec takes up once its journal is replayed: the parked Exec and the
+    /// answers to its approvals.
+    pub(crate) resume: Option<(Box<Suspended>, HashMap<u32, Approval>)>,
 }
+
+/// The message a replaying guest gets for a request its journal does not have: nothing
+/// reaches a tool, and the Exec fails once it returns (see [`Journal`]).
+const DIVERGED: &str = "the parked script did not run the same way again; nothing was called";
+
+/// Ends the run: every call still open waits for a person's answer, and the Exec parks.
+#[derive(Debug, thiserror::Error)]
+#[error("the Exec parked: its calls wait for approvals")]
+pub(crate) struct ParkNow;
+
+/// Ends the run: a resumed Exec did not replay the same way (the journal says how).
+#[derive(Debug, thiserror::Error)]
+#[error("the parked Exec did not replay the same way")]
+pub(crate) struct Diverged;
 
 impl ExecState {
     pub(crate) fn new(
@@ -91,7 +115,57 @@ impl ExecState {
             stderr,
             trace: None,
             wait_spin: Duration::ZERO,
+            journal: Journal::default(),
+            clocks: Clocks::new(false),
+            resume: None,
         }
+    }
+
+    /// The same state recording a journal (or replaying `journal` first), with WASI whose
+    /// clocks go through it and whose randomness comes from `seed`: what a fresh instance
+    /// needs to reach the same state again.
+    pub(crate) fn journaled(mut self, journal: Journal, clocks: Clocks, seed: [u8; 32]) -> Self {
+        use rand::SeedableRng;
+        let mut insecure_seed = seed;
+        insecure_seed[0] ^= 1;
+        let mut seed_bytes = [0u8; 16];
+        seed_bytes.copy_from_slice(&seed[16..]);
+        self.wasi = wasmtime_wasi::WasiCtxBuilder::new()
+            .stderr(self.stderr.clone())
+            .secure_random(rand::rngs::StdRng::from_seed(seed))
+            .insecure_random(rand::rngs::StdRng::from_seed(insecure_seed))
+            .insecure_random_seed(u128::from_le_bytes(seed_bytes))
+            .wall_clock(WallClock(clocks.clone()))
+            .monotonic_clock(MonotonicClock(clocks.clone()))
+            .build();
+        self.journal = journal;
+        self.clocks = clocks;
+        self
+    }
+
+    /// The journal's answer for an import, or `Live` to answer it now.
+    fn replay<T>(&mut self, pick: impl FnOnce(&Entry) -> Result<T, String>) -> Replayed<T> {
+        self.journal.replay(pick)
+    }
+
+    /// The replay has reached the wait the Exec parked in: from here it runs live, as it
+    /// was when it parked, with its parked calls asked again with their answers.
+    fn go_live(&mut self) -> wasmtime::Result<()> {
+        if let Err(why) = self.clocks.go_live() {
+            self.journal.diverge_because(why);
+            return Err(Diverged.into());
+        }
+        self.journal.go_live();
+        let Some((parked, answers)) = self.resume.take() else { return Ok(()) };
+        let parked = *parked;
+        let now = std::time::Instant::now();
+        self.timers.restore(parked.timers.last_id, &parked.timers.pending, now);
+        self.console.restore(parked.console, parked.console_cut_chars);
+        self.images.kept = parked.images;
+        self.images.dropped = parked.images_dropped;
+        self.clock.resumed(parked.guest_time);
+        self.calls.resume(parked.calls, parked.calls_omitted, parked.waited, parked.parked, &answers);
+        Ok(())
     }
 
     /// The same state with WASI whose randomness and clocks are fixed: what the guest reads
@@ -140,49 +214,133 @@ impl WasiView for ExecState {
 impl GuestHost for ExecState {
     fn call(&mut self, name: String, args_json: String) -> Started {
         self.trace(|| BoundaryEvent::Call { name: name.clone(), args_json: args_json.clone() });
+        let asked = self.journal.is_on().then(|| Asked::of(&[&name, &args_json]));
+        let replayed = self.replay(|entry| match entry {
+            Entry::Call { asked: then, answer } if Some(*then) == asked => Ok(answer.clone()),
+            Entry::Call { .. } => Err(format!("a call of `{name}` with other arguments")),
+            _ => Err(format!("a call of `{name}`")),
+        });
+        match replayed {
+            Replayed::Answer(CallAnswer::Pending(id)) => return Started::Pending(id),
+            Replayed::Answer(CallAnswer::Done(delivered)) => return Started::Done(delivered.into()),
+            Replayed::Diverged => return Started::Done(Err(DIVERGED.into())),
+            Replayed::Live => {}
+        }
         // The tool's first poll is the tool's time (and any wake-up of another thread it
         // causes), not the script's.
         let paused = self.clock.pause();
         let started = self.calls.start(name, args_json);
         drop(paused);
-        match started {
+        let started = match started {
             calls::Started::Pending(id) => Started::Pending(id),
             calls::Started::Done(result) => Started::Done(self.deliver(result)),
+        };
+        if let Some(asked) = asked {
+            let answer = match &started {
+                Started::Pending(id) => CallAnswer::Pending(*id),
+                Started::Done(outcome) => CallAnswer::Done(Delivered::from(outcome)),
+            };
+            self.journal.record(Entry::Call { asked, answer });
         }
+        started
     }
 
     fn start_timer(&mut self, delay_ms: u32) -> Result<u32, String> {
-        self.timers.start(Duration::from_millis(u64::from(delay_ms)))
+        let replayed = self.replay(|entry| match entry {
+            Entry::StartTimer { delay_ms: then, answer } if *then == delay_ms => Ok(answer.clone()),
+            _ => Err(format!("a timer of {delay_ms} ms")),
+        });
+        match replayed {
+            Replayed::Answer(answer) => return answer,
+            Replayed::Diverged => return Err(DIVERGED.into()),
+            Replayed::Live => {}
+        }
+        let answer = self.timers.start(Duration::from_millis(u64::from(delay_ms)));
+        self.journal.record(Entry::StartTimer { delay_ms, answer: answer.clone() });
+        answer
     }
 
     fn cancel_timer(&mut self, id: u32) {
-        self.timers.cancel(id);
+        let replayed = self.replay(|entry| match entry {
+            Entry::CancelTimer { id: then } if *then == id => Ok(()),
+            _ => Err(format!("clearing timer {id}")),
+        });
+        if let Replayed::Live = replayed {
+            self.timers.cancel(id);
+            self.journal.record(Entry::CancelTimer { id });
+        }
     }
 
     async fn wait_next(&mut self) -> wasmtime::Result<Vec<Event>> {
+        if self.journal.replayed_all() {
+            let clock = self.clock.clone();
+            let _paused = clock.pause();
+            self.go_live()?;
+        }
+        let replayed = self.replay(|entry| match entry {
+            Entry::WaitNext { events } => Ok(events.clone()),
+            _ => Err("a wait for calls and timers".to_string()),
+        });
+        match replayed {
+            Replayed::Answer(events) => return Ok(events.into_iter().map(WaitEvent::into_event).collect()),
+            Replayed::Diverged => return Err(Diverged.into()),
+            Replayed::Live => {}
+        }
         // Polling the calls in flight, the last poll of each included, and waiting for a
         // timer are not the script's time.
         let paused = self.clock.pause();
-        let woken = HotWait::new(self.calls.finished(&mut self.timers), self.wait_spin, &self.stop).await?;
+        let woken = HotWait::new(self.calls.finished(&mut self.timers), self.wait_spin, &self.stop).await;
         drop(paused);
+        let woken = match woken {
+            Ok(woken) => woken,
+            Err(WaitEnd::Exceeded(exceeded)) => return Err(exceeded.into()),
+            Err(WaitEnd::Park) if self.journal.can_park() && self.clocks.readings().is_some() => return Err(ParkNow.into()),
+            Err(WaitEnd::Park) => Woken {
+                calls: self.calls.refuse_parked("what it has done so far is more than a parked Exec keeps"),
+                timers: Vec::new(),
+            },
+        };
         self.clock.waited();
         let mut events = Vec::with_capacity(woken.calls.len() + woken.timers.len());
         for (id, result) in woken.calls {
             events.push(Event::Call(Completion { id, outcome: self.deliver(result) }));
         }
         events.extend(woken.timers.into_iter().map(Event::Timer));
+        if self.journal.is_on() {
+            self.journal.record(Entry::WaitNext { events: events.iter().map(WaitEvent::from_event).collect() });
+        }
         Ok(events)
     }
 
     fn search(&mut self, args_json: String) -> Result<String, String> {
         // Searching is the host's work, like a tool's, not the script's time.
         self.trace(|| BoundaryEvent::Search { args_json: args_json.clone() });
+        let asked = self.journal.is_on().then(|| Asked::of(&[&args_json]));
+        let replayed = self.replay(|entry| match entry {
+            Entry::Search { asked: then, answer } if Some(*then) == asked => Ok(answer.clone()),
+            _ => Err("a search".to_string()),
+        });
+        match replayed {
+            Replayed::Answer(answer) => return answer,
+            Replayed::Diverged => return Err(DIVERGED.into()),
+            Replayed::Live => {}
+        }
         let _paused = self.clock.pause();
-        self.calls.search(&args_json)
+        let answer = self.calls.search(&args_json);
+        if let Some(asked) = asked {
+            self.journal.record(Entry::Search { asked, answer: answer.clone() });
+        }
+        answer
     }
 
     fn console_write(&mut self, level: Level, message: String, cut_units: u64) {
+        // A replayed line is in the console log already, and was shown when first written.
+        match self.replay(|entry| if let Entry::Console = entry { Ok(()) } else { Err("a console line".to_string()) }) {
+            Replayed::Live => {}
+            Replayed::Answer(()) | Replayed::Diverged => return,
+        }
         self.console.write(level, &message, cut_units);
+        self.journal.record(Entry::Console);
         self.trace(|| BoundaryEvent::Console { level: level.into(), message, cut_units });
     }
 }
@@ -261,6 +419,13 @@ impl ConsoleLog {
             self.chars += room;
         }
         self.cut_chars += length - room;
+    }
+
+    /// A parked Exec's log, taken up where it stopped.
+    pub fn restore(&mut self, lines: Vec<String>, cut_chars: usize) {
+        self.chars = lines.iter().map(|line| line.chars().count()).sum::<usize>().min(self.max_chars);
+        self.lines = lines;
+        self.cut_chars = cut_chars;
     }
 
     fn tell(&self, level: Level, text: &str) {

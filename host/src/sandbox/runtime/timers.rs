@@ -46,6 +46,25 @@ impl Timers {
     }
 
     /// When the next timer is due.
+    /// The pending timers with the time each has left, and the last id given: what a parked
+    /// Exec keeps of its timers.
+    pub fn left(&self, now: Instant) -> (u32, Vec<(u32, Duration)>) {
+        let pending = self.queue.iter().map(|(deadline, id)| (*id, deadline.saturating_duration_since(now))).collect();
+        (self.last_id, pending)
+    }
+
+    /// Timers as [`Timers::left`] gave them, each due its time left from `now`.
+    pub fn restore(&mut self, last_id: u32, pending: &[(u32, Duration)], now: Instant) {
+        self.queue.clear();
+        self.deadlines.clear();
+        self.last_id = last_id;
+        for (id, left) in pending.iter().take(MAX_PENDING_TIMERS) {
+            let deadline = now + *left;
+            self.queue.insert((deadline, *id));
+            self.deadlines.insert(*id, deadline);
+        }
+    }
+
     pub fn next_deadline(&self) -> Option<Instant> {
         self.queue.first().map(|(deadline, _)| *deadline)
     }

@@ -99,7 +99,7 @@ pub fn tools_of(link: &ServerLink, listed: Vec<rmcp::model::Tool>, always_load: 
         }
         match definition_of(server, &tool, always_load) {
             Ok(definition) => tools.push(Arc::new(McpTool { definition, remote_name: remote_name.into(), link: link.clone() })),
-            Err(reason) => skipped.push(SkippedTool { name: remote_name, reason }),
+            Err(error) => skipped.push(SkippedTool { name: remote_name, reason: error.reason() }),
         }
     }
     (tools, skipped)
@@ -107,20 +107,18 @@ pub fn tools_of(link: &ServerLink, listed: Vec<rmcp::model::Tool>, always_load: 
 
 /// The definition of a listed tool: `mcp__<server>__<tool>`, its description, schemas and
 /// the `_meta` keys this host reads.
-pub fn definition_of(server: &str, tool: &rmcp::model::Tool, server_always_load: bool) -> Result<ToolDefinition, String> {
+pub fn definition_of(
+    server: &str,
+    tool: &rmcp::model::Tool,
+    server_always_load: bool,
+) -> Result<ToolDefinition, DefinitionError> {
     let name = crate::sources::tools::names::mcp_name(server, &tool.name);
     let description = tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default();
     let input_schema = Value::Object((*tool.input_schema).clone());
     let meta = tool.meta.as_ref().map(|meta| &meta.0);
     let always_load = meta.and_then(|m| m.get(ALWAYS_LOAD_META)).and_then(Value::as_bool).unwrap_or(false);
     let search_hint = meta.and_then(|m| m.get(SEARCH_HINT_META)).and_then(Value::as_str).map(str::trim).filter(|h| !h.is_empty());
-    let mut definition = ToolDefinition::new(name, description, input_schema)
-        .map_err(|e| match e {
-            DefinitionError::InputNotObject { found, .. } => {
-                format!("its input schema must be a JSON Schema whose top level is an object (\"type\": \"object\"), got {found}")
-            }
-            DefinitionError::InvalidName { why, .. } => format!("its name is not valid: {why}"),
-        })?
+    let mut definition = ToolDefinition::new(name, description, input_schema)?
         .deferred(true)
         .always_load(server_always_load || always_load)
         .with_source(ToolSource::Mcp { server: server.to_string() });
@@ -332,13 +330,15 @@ mod tests {
     #[test]
     fn invalid_tools_are_skipped_with_a_reason() {
         let bad = listed(json!({"name": "bad", "inputSchema": {"type": "string"}}));
-        let err = definition_of("s", &bad, false).unwrap_err();
-        assert!(err.contains("top level is an object"), "{err}");
+        let err = definition_of("s", &bad, false).unwrap_err().reason();
+        assert!(err.starts_with("its input schema must be") && err.contains("top level is an object"), "{err}");
         let spaced = listed(json!({"name": "two words", "inputSchema": {"type": "object"}}));
-        assert!(definition_of("s", &spaced, false).unwrap_err().contains("whitespace"));
+        let err = definition_of("s", &spaced, false).unwrap_err();
+        assert!(matches!(&err, DefinitionError::InvalidName { name, .. } if name == "mcp__s__two words"), "{err:?}");
+        assert!(err.reason().starts_with("its name is not valid") && err.reason().contains("whitespace"), "{err}");
         // A name a server rule could not cover is refused at registration.
         let empty = listed(json!({"name": "", "inputSchema": {"type": "object"}}));
-        assert!(definition_of("s", &empty, false).unwrap_err().contains("mcp__<server>__<tool>"));
+        assert!(definition_of("s", &empty, false).unwrap_err().reason().contains("mcp__<server>__<tool>"));
         let odd = listed(json!({"name": "__", "inputSchema": {"type": "object"}}));
         assert_eq!(definition_of("s", &odd, false).unwrap().name, "mcp__s____", "odd, but its server's");
     }

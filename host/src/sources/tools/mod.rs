@@ -102,6 +102,19 @@ pub enum DefinitionError {
     InvalidName { name: String, why: &'static str },
 }
 
+impl DefinitionError {
+    /// What is wrong, said of the tool without naming it (`its name is not valid: ...`), for
+    /// a list that names the tool already.
+    pub fn reason(&self) -> String {
+        match self {
+            DefinitionError::InputNotObject { found, .. } => {
+                format!("its input schema must be a JSON Schema whose top level is an object (\"type\": \"object\"), got {found}")
+            }
+            DefinitionError::InvalidName { why, .. } => format!("its name is not valid: {why}"),
+        }
+    }
+}
+
 impl ToolDefinition {
     /// A builtin tool's definition. Refuses an input schema whose top level is not an object.
     pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Result<Self, DefinitionError> {
@@ -238,6 +251,39 @@ pub enum Origin {
     Nested { exec_call_id: Arc<str> },
 }
 
+/// An approver's answer to a call that asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Approval {
+    AllowOnce,
+    /// Allow, and save the request's rule to `permissions.allow` of the project settings so
+    /// it does not ask again.
+    AllowAlways,
+    Deny {
+        reason: String,
+    },
+    /// No answer now: the call waits for one, and an Exec that waits only on such calls
+    /// parks (it is stored, and resumes when the answers come). A call that cannot wait (a
+    /// direct call, an Exec that cannot park) is refused instead.
+    Park,
+}
+
+/// What a call that waits for an approval asked: kept with a parked Exec, shown to whoever
+/// answers it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct ParkRequest {
+    /// The leaf tool.
+    pub tool: String,
+    /// The input the policy saw (after any `PreToolUse` hook changed it).
+    pub input: Value,
+    /// Why it asks: the rule and its file, or the mode.
+    pub why: String,
+    /// The rule "allow always" saves.
+    pub rule: String,
+}
+
 /// What a call carries besides its arguments.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -328,7 +374,7 @@ pub(crate) enum ScriptValue {
 }
 
 /// Where in a call's life it failed (spec 000): retry and recovery depend on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Stage {
@@ -363,6 +409,8 @@ impl fmt::Display for Stage {
 pub struct ToolError {
     pub stage: Stage,
     pub message: String,
+    /// Set when the call did not fail but waits for an approval ([`Approval::Park`]).
+    pub parked: Option<Box<ParkRequest>>,
 }
 
 impl Image {
@@ -374,7 +422,17 @@ impl Image {
 
 impl ToolError {
     pub fn new(stage: Stage, message: impl Into<String>) -> Self {
-        ToolError { stage, message: message.into() }
+        ToolError { stage, message: message.into(), parked: None }
+    }
+
+    /// A call that waits for an approval: not a failure, unless it cannot wait (then the
+    /// message says why, as an authorization failure).
+    pub fn parked(request: ParkRequest) -> Self {
+        let message = format!(
+            "`{}` needs approval ({}), and it cannot wait for one here; a permissions.allow rule `{}` lets it run",
+            request.tool, request.why, request.rule
+        );
+        ToolError { stage: Stage::Authorization, message, parked: Some(Box::new(request)) }
     }
     pub fn discovery(message: impl Into<String>) -> Self {
         Self::new(Stage::Discovery, message)

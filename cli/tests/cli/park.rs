@@ -1,0 +1,151 @@
+//! `run --on-ask park` and `resume`: a script that must ask parks (exit 3), its process may
+//! die, and a new process continues it exactly; on a folder store and on a real Redis.
+
+use std::process::Stdio;
+
+use exec_host_tests::redis::RedisServer;
+use serde_json::Value;
+
+use super::{Setup, json_of, send, stderr, stdout};
+
+/// A script that writes a file only after an approval, with what it did before it asked.
+const ASKS: &str = "const r = Math.random(); console.log('before', r);\n\
+                    await tools.write_file({ path: 'note.txt', content: 'approved' });\n\
+                    return { r, note: (await tools.read_file({ path: 'note.txt' })).content };";
+
+/// The store flags: a folder and a key file outside the workspace.
+fn store_flags(state: &std::path::Path) -> Vec<String> {
+    let key = state.join("state.key");
+    if !key.exists() {
+        std::fs::create_dir_all(state).unwrap();
+        std::fs::write(&key, "ab".repeat(32)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    vec![
+        "--state-store".into(),
+        state.join("store").display().to_string(),
+        "--state-key-file".into(),
+        key.display().to_string(),
+    ]
+}
+
+fn args<'a>(fixed: &[&'a str], more: &'a [String]) -> Vec<&'a str> {
+    fixed.iter().copied().chain(more.iter().map(String::as_str)).collect()
+}
+
+#[test]
+fn a_parked_run_is_resumed_by_a_new_process_after_the_first_was_killed() {
+    let setup = Setup::new();
+    let state = tempfile::tempdir().unwrap();
+    let flags = store_flags(state.path());
+    let script = setup.script("asks.js", ASKS);
+    // The write asks (an ask rule), and the run parks instead of asking.
+    let mut child = super::common::exec_host(setup.workspace.path(), &setup.cache)
+        .args(args(&["run", &script, "--ask", "write_file", "--on-ask", "park", "--json", "--quiet"], &flags))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    // Whatever it is doing now, the parked Exec is stored already: kill it hard.
+    if child.try_wait().unwrap().is_none() {
+        send(&child, libc::SIGKILL);
+    }
+    let status = child.wait().unwrap();
+    let parked: Value = serde_json::from_str(&line).unwrap();
+    assert!(status.code() == Some(3) || status.code().is_none(), "{status:?}");
+    assert_eq!(parked["ok"], false);
+    let handle = parked["paused"]["handle"].as_str().unwrap().to_string();
+    let approvals = parked["paused"]["approvals"].as_array().unwrap();
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(approvals[0]["tool"], "write_file");
+    assert_eq!(approvals[0]["input"]["path"], "note.txt");
+    assert!(approvals[0]["why"].as_str().unwrap().contains("permissions.ask rule `write_file`"), "{parked}");
+    assert!(!setup.workspace.path().join("note.txt").exists(), "nothing waited for ran");
+    let logged = parked["logs"][0].as_str().unwrap().to_string();
+
+    let id = approvals[0]["id"].to_string();
+    let resumed = setup.run(&args(&["resume", &handle, "--approve", &id, "--ask", "write_file", "--json"], &flags));
+    assert_eq!(resumed.status.code(), Some(0), "{}{}", stdout(&resumed), stderr(&resumed));
+    let result = json_of(&resumed);
+    assert_eq!(result["value"]["note"], "approved");
+    assert_eq!(logged, format!("before {}", result["value"]["r"]), "the random number read before the park is the same");
+    assert_eq!(result["logs"][0], logged.as_str(), "the whole console output, as if it had never stopped");
+    assert_eq!(result["calls"], serde_json::json!(["write_file", "read_file"]));
+    assert_eq!(std::fs::read_to_string(setup.workspace.path().join("note.txt")).unwrap(), "approved");
+
+    let again = setup.run(&args(&["resume", &handle, "--approve", "all"], &flags));
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("resumed already"), "{}", stderr(&again));
+}
+
+#[test]
+fn a_denied_call_rejects_in_the_script_and_bad_handles_and_stores_are_one_sentence() {
+    let setup = Setup::new();
+    let state = tempfile::tempdir().unwrap();
+    let flags = store_flags(state.path());
+    let code = "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote' } catch (e) { return e.message }";
+    let parked = setup.run(&args(&["run", "-e", code, "--ask", "write_file", "--on-ask", "park", "--json"], &flags));
+    assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
+    let handle = json_of(&parked)["paused"]["handle"].as_str().unwrap().to_string();
+    let denied = setup.run(&args(&["resume", &handle, "--deny", "0=not today", "--ask", "write_file", "--json"], &flags));
+    assert_eq!(denied.status.code(), Some(0), "{}", stderr(&denied));
+    assert_eq!(json_of(&denied)["value"], "`write_file` was denied: not today");
+
+    for (handle, needle) in [
+        ("no-slash", "CONVERSATION/HANDLE"),
+        ("conv/not-a-handle", "is not a handle of a parked Exec"),
+        ("conv/0123456789abcdef0123456789abcdef", "no parked Exec"),
+    ] {
+        let output = setup.run(&args(&["resume", handle, "--approve", "all"], &flags));
+        super::assert_usage_error(&output, needle);
+    }
+    let fifo = state.path().join("fifo");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path and a mode; mkfifo(3) has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let key = state.path().join("state.key").display().to_string();
+    let output = setup.run(&[
+        "run",
+        "-e",
+        "return 1",
+        "--on-ask",
+        "park",
+        "--state-store",
+        fifo.to_str().unwrap(),
+        "--state-key-file",
+        &key,
+    ]);
+    super::assert_usage_error(&output, "is not a plain folder");
+    let inside = setup.run(&["run", "-e", "return 1", "--on-ask", "park", "--state-store", "store", "--state-key-file", &key]);
+    super::assert_usage_error(&inside, "inside the workspace");
+    let unreachable = setup.run(&[
+        "run",
+        "-e",
+        "return 1",
+        "--on-ask",
+        "park",
+        "--state-store",
+        "redis://127.0.0.1:1/0",
+        "--state-key-file",
+        &key,
+    ]);
+    super::assert_usage_error(&unreachable, "could not be reached");
+}
+
+#[test]
+fn a_run_parked_on_one_redis_host_is_resumed_by_another_process() {
+    let server = RedisServer::start();
+    let setup = Setup::new();
+    let state = tempfile::tempdir().unwrap();
+    let mut flags = store_flags(state.path());
+    flags[1] = server.url(3);
+    let parked = setup.run(&args(&["run", "-e", ASKS, "--ask", "write_file", "--on-ask", "park", "--json"], &flags));
+    assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
+    let handle = json_of(&parked)["paused"]["handle"].as_str().unwrap().to_string();
+    let resumed = setup.run(&args(&["resume", &handle, "--approve", "all", "--ask", "write_file", "--json"], &flags));
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(json_of(&resumed)["value"]["note"], "approved");
+}

@@ -1,0 +1,7 @@
+function inner() {
+  throw new Error("deep");
+}
+function outer() {
+  return inner();
+}
+outer();

@@ -1,0 +1,235 @@
+//! Parked Execs of a session: an `Exec` whose every open call waits for a person's answer
+//! is written to the session's state store under an unguessable handle, bound to its
+//! conversation, and resumed from there, in this process or another, exactly: its journal is
+//! replayed into a fresh instance (see the runtime's `journal`), no call it made is made
+//! again, and the calls that waited are asked again with their answers.
+//!
+//! The store is taken, not read, when an Exec resumes: of two resumes of one handle,
+//! exactly one continues. A parked Exec another host could not take up exactly (another
+//! guest, other tools) is left in the store for one that can.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::calls::policy::Notes;
+use crate::conversation::render::{self, ParkedExec, PendingApproval, ToolResult};
+use crate::sandbox::runtime::{ExecRequest, Parking as ExecParking, Suspended};
+use crate::sources::tools::Approval;
+use crate::state::{SealedStore, StoreError};
+
+use super::{Session, take};
+
+/// How long a parked Exec is kept by default.
+pub const DEFAULT_PARKED_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Parked Execs one conversation may list at most.
+pub const MAX_PARKED_LISTED: usize = 1_000;
+
+/// Where a session parks its Execs.
+#[derive(Clone, Debug)]
+pub(super) struct Parking {
+    pub store: SealedStore,
+    /// The conversation the session's Execs belong to: a handle is good only in it.
+    pub conversation: String,
+    pub ttl: Duration,
+}
+
+/// What a store keeps for one parked Exec.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    conversation: String,
+    /// The model's call id of the `Exec` that parked.
+    exec_call_id: String,
+    suspended: Suspended,
+}
+
+/// Why a parked Exec could not be resumed (or listed, or discarded).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeError {
+    #[error("this session has no state store, so it parks no Exec")]
+    NoStore,
+    #[error("no parked Exec `{handle}` in this conversation: it is unknown, expired, resumed already, or another conversation's")]
+    Unknown { handle: String },
+    #[error("`{handle}` is not a handle of a parked Exec")]
+    Malformed { handle: String },
+    #[error("the parked Exec `{handle}` cannot be read")]
+    Unreadable {
+        handle: String,
+        #[source]
+        source: StoreError,
+    },
+    #[error("the parked Exec `{handle}` cannot be resumed by this host: {why}; it is left as it was")]
+    NotHere { handle: String, why: String },
+    #[error("an answer names call {id}, which the parked Exec `{handle}` does not wait for")]
+    NoSuchApproval { handle: String, id: u32 },
+    #[error(transparent)]
+    Session(#[from] super::SessionError),
+}
+
+/// A new handle: 128 random bits, as 32 hex digits.
+fn new_handle() -> Result<String, StoreError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| StoreError::Random(e.to_string()))?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+fn is_handle(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|byte| byte.is_ascii_hexdigit() && !byte.is_ascii_uppercase())
+}
+
+impl Parking {
+    fn key(&self, handle: &str) -> String {
+        format!("exec/{}/{handle}", self.conversation)
+    }
+
+    /// Stores `suspended` under a new handle; what the caller shows of it.
+    pub(super) async fn park(&self, exec_call_id: &str, suspended: Suspended) -> Result<ParkedExec, StoreError> {
+        let handle = new_handle()?;
+        let approvals = approvals_of(&suspended);
+        let stored = Stored { conversation: self.conversation.clone(), exec_call_id: exec_call_id.into(), suspended };
+        let payload = serde_json::to_vec(&stored).map_err(|e| StoreError::Io {
+            what: "a parked Exec could not be written".into(),
+            source: std::io::Error::other(e),
+        })?;
+        self.store.put(&self.key(&handle), &payload, self.ttl).await?;
+        Ok(ParkedExec { handle, approvals })
+    }
+
+    async fn read(&self, handle: &str, take_it: bool) -> Result<Stored, ResumeError> {
+        if !is_handle(handle) {
+            return Err(ResumeError::Malformed { handle: handle.chars().take(64).collect() });
+        }
+        let key = self.key(handle);
+        let read = if take_it { self.store.take(&key).await } else { self.store.get(&key).await };
+        let unreadable = |source| ResumeError::Unreadable { handle: handle.into(), source };
+        let payload = read.map_err(unreadable)?.ok_or_else(|| ResumeError::Unknown { handle: handle.into() })?;
+        let stored: Stored = serde_json::from_slice(&payload).map_err(|e| {
+            unreadable(StoreError::Io { what: "its entry is not a parked Exec".into(), source: std::io::Error::other(e) })
+        })?;
+        if stored.conversation != self.conversation {
+            return Err(ResumeError::Unknown { handle: handle.into() });
+        }
+        Ok(stored)
+    }
+}
+
+/// The approvals a parked Exec waits for.
+fn approvals_of(suspended: &Suspended) -> Vec<PendingApproval> {
+    suspended
+        .parked
+        .iter()
+        .map(|call| PendingApproval {
+            id: call.id,
+            tool: call.request.tool.clone(),
+            input: call.request.input.clone(),
+            why: call.request.why.clone(),
+        })
+        .collect()
+}
+
+impl Session {
+    /// The session's parking, or the error that says it has none.
+    fn parking(&self) -> Result<&Parking, ResumeError> {
+        self.inner.parking.as_ref().ok_or(ResumeError::NoStore)
+    }
+
+    /// The conversation this session's Execs belong to (the scope of their handles), when
+    /// it parks Execs.
+    pub fn conversation(&self) -> Option<&str> {
+        self.inner.parking.as_ref().map(|parking| parking.conversation.as_str())
+    }
+
+    /// Stores an Exec that parked; the result then says how to resume it. When it cannot be
+    /// stored, the result is a failure that says why: the calls it waited for never ran.
+    pub(super) async fn keep_parked(&self, result: &mut ToolResult, suspended: Option<Box<Suspended>>) {
+        let (Some(suspended), Some(parking)) = (suspended, &self.inner.parking) else { return };
+        match parking.park(&result.call_id, *suspended).await {
+            Ok(parked) => {
+                result.model.text = render::parked_text(&result.model.text, &parked);
+                result.client.text = result.model.text.clone();
+                result.parked = Some(parked);
+            }
+            Err(error) => {
+                let why = crate::support::report::error_sentence(&error);
+                let text = format!(
+                    "The script waited for approvals, and could not be parked: {why}. None of the calls it waited for ran."
+                );
+                result.model.text = text.clone();
+                result.client.text = text;
+            }
+        }
+    }
+
+    /// Resumes the parked Exec `handle` of this conversation with `answers` to its approvals,
+    /// by id (a call without an answer asks again, and may park the Exec again). Its result
+    /// is the `Exec`'s, as if it had never stopped: its console output, calls and value.
+    pub async fn resume(
+        &self,
+        handle: &str,
+        answers: HashMap<u32, Approval>,
+        options: super::CallOptions,
+    ) -> Result<ToolResult, ResumeError> {
+        let started = std::time::Instant::now();
+        let parking = self.parking()?;
+        let view = self.view()?;
+        // Looked at first: a host that cannot take it up exactly leaves it for one that can.
+        let peek = parking.read(handle, false).await?;
+        if let Some(id) = answers.keys().find(|id| !peek.suspended.parked.iter().any(|call| call.id == **id)) {
+            return Err(ResumeError::NoSuchApproval { handle: handle.into(), id: *id });
+        }
+        if let Err(why) = self.inner.sandbox.resumable(&peek.suspended, view.reachable.names()) {
+            return Err(ResumeError::NotHere { handle: handle.into(), why });
+        }
+        drop(peek);
+        // Taken: of two resumes of one handle, one gets it.
+        let Stored { exec_call_id, suspended, .. } = parking.read(handle, true).await?;
+        let notes = Notes::default();
+        let scope = self.exec_scope(&view, &exec_call_id, &notes);
+        let request = ExecRequest {
+            code: String::new(),
+            limits: self.inner.limits.clone(),
+            abort: options.abort,
+            watcher: options.on_nested_call,
+            console: options.on_console,
+            trace: false,
+            run_options: None,
+            parking: ExecParking::Resume(Box::new(suspended), answers),
+        };
+        let mut outcome = self.inner.sandbox.exec(request, scope).await;
+        let suspended = outcome.suspended.take();
+        let mut result = render::exec_result(exec_call_id, outcome, &self.inner.limits, started.elapsed());
+        self.keep_parked(&mut result, suspended).await;
+        result.messages = take(&notes);
+        Ok(self.compact(result))
+    }
+
+    /// The Execs of this conversation that are parked now, with what each waits for.
+    pub async fn parked_execs(&self) -> Result<Vec<ParkedExec>, ResumeError> {
+        let parking = self.parking()?;
+        let prefix = parking.key("");
+        let keys = parking
+            .store
+            .keys(&prefix, MAX_PARKED_LISTED)
+            .await
+            .map_err(|source| ResumeError::Unreadable { handle: "*".into(), source })?;
+        let mut parked = Vec::new();
+        for key in keys {
+            let Some(handle) = key.strip_prefix(&prefix) else { continue };
+            // One gone since it was listed (resumed, expired) is simply not listed.
+            if let Ok(stored) = parking.read(handle, false).await {
+                parked.push(ParkedExec { handle: handle.into(), approvals: approvals_of(&stored.suspended) });
+            }
+        }
+        parked.sort_by(|a, b| a.handle.cmp(&b.handle));
+        Ok(parked)
+    }
+
+    /// Ends a parked Exec without resuming it: none of the calls it waited for runs.
+    pub async fn discard_parked(&self, handle: &str) -> Result<(), ResumeError> {
+        let parking = self.parking()?;
+        parking.read(handle, true).await.map(drop)
+    }
+}

@@ -1,0 +1,219 @@
+//! Parked Execs through the real guest and host: an `Exec` whose open calls all wait for a
+//! person's answer is stored, and resumes exactly (in this session or a fresh one sharing
+//! the store, on a folder or a real Redis), with no call made twice.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use exec_host::settings::Layer;
+use exec_host::state_store::{DirectoryStore, SealedStore, StateKey, StateStore, open_store};
+use exec_host::{Approval, CallOptions, CancellationToken, ResumeError, Session, ToolResult};
+use exec_host_tests::redis::RedisServer;
+use exec_host_tests::{Counter, Harness, SharedApprover, TestApprover, call_id, exec_call, fixture_tools, sandbox};
+use serde_json::{Value, json};
+
+/// A session whose `count` calls ask, answered by parking, with Execs parked in `store`.
+async fn session(dir: &std::path::Path, counter: &Counter, store: &SealedStore, conversation: &str) -> Session {
+    let asks = Layer::from_value(json!({"permissions": {"ask": ["count"]}})).unwrap();
+    let approver = Arc::new(SharedApprover(TestApprover::new(|_| Approval::Park)));
+    Harness::builder(dir, counter)
+        .await
+        .managed_settings(asks)
+        .approver(approver)
+        .state_store(store.clone())
+        .conversation(conversation)
+        .build()
+        .await
+        .expect("the session starts")
+}
+
+fn folder_store(dir: &std::path::Path) -> SealedStore {
+    let store: Arc<dyn StateStore> = Arc::new(DirectoryStore::open(&dir.join("state")).unwrap());
+    SealedStore::new(store, StateKey::generate().unwrap())
+}
+
+async fn run(session: &Session, code: &str) -> ToolResult {
+    session.call(exec_call(code), CancellationToken::new()).await
+}
+
+async fn resume(session: &Session, handle: &str, answers: &[(u32, Approval)]) -> Result<ToolResult, ResumeError> {
+    let answers: HashMap<u32, Approval> = answers.iter().cloned().collect();
+    session.resume(handle, answers, CallOptions::new(CancellationToken::new())).await
+}
+
+fn value(result: &ToolResult) -> Value {
+    assert!(result.client.ok, "{}", result.model.text);
+    result.client.value.clone().unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn an_exec_parks_on_an_approval_and_resumes_exactly_with_no_call_made_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let session = session(dir.path(), &counter, &store, "conv-1").await;
+    let code = "const r = Math.random(); const t = Date.now(); console.log('before', r, t);\n\
+                const echoed = await tools.echo({ value: 'kept' });\n\
+                const n = await tools.count({});\n\
+                console.log('after', n);\n\
+                return { r, t, echoed, n, again: Math.random() !== r };";
+    let parked = run(&session, code).await;
+    let handle = parked.parked.as_ref().expect("the Exec parked").handle.clone();
+    let approvals = &parked.parked.as_ref().unwrap().approvals;
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(approvals[0].tool, "count");
+    assert!(approvals[0].why.contains("permissions.ask rule `count`"), "{}", approvals[0].why);
+    assert!(parked.model.text.contains(&format!("Parked as {handle}")), "{}", parked.model.text);
+    assert_eq!(counter.get(), 0, "the call that waits did not run");
+    assert_eq!(parked.client.logs.len(), 1);
+
+    let id = approvals[0].id;
+    let resumed = resume(&session, &handle, &[(id, Approval::AllowOnce)]).await.unwrap();
+    let returned = value(&resumed);
+    assert_eq!(returned["echoed"], "kept");
+    assert_eq!(returned["n"], 1);
+    assert_eq!(counter.get(), 1, "count ran once");
+    assert_eq!(returned["again"], true);
+    // The random number and the time the script read before it parked are those it logged
+    // then: the replay reproduced them.
+    let before = &resumed.client.logs[0];
+    assert_eq!(before, &format!("before {} {}", returned["r"], returned["t"]), "{:?}", resumed.client.logs);
+    assert_eq!(resumed.client.logs[1], "after 1");
+    let names: Vec<&str> = resumed.client.calls.iter().map(|call| call.name.as_str()).collect();
+    assert_eq!(names, ["echo", "count"], "the call record is the whole Exec's");
+    let again = resume(&session, &handle, &[]).await.unwrap_err();
+    assert!(matches!(again, ResumeError::Unknown { .. }), "a handle resumes once: {again}");
+}
+
+#[tokio::test]
+async fn calls_around_a_parked_one_finish_first_and_timers_keep_their_time_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let session = session(dir.path(), &counter, &store, "conv-2").await;
+    let code = "let fired = 0; setTimeout(() => fired++, 150);\n\
+                const [a, n, b] = await Promise.all([tools.sleep({ ms: 30 }), tools.count({}), tools.echo({ value: 2 })]);\n\
+                await new Promise((resolve) => setTimeout(resolve, 200));\n\
+                return { a, n, b, fired };";
+    let parked = run(&session, code).await;
+    let waiting = parked.parked.expect("parked once the other calls finished");
+    assert_eq!(waiting.approvals.len(), 1);
+    let names: Vec<&str> = parked.client.calls.iter().map(|call| call.name.as_str()).collect();
+    assert_eq!(names, ["sleep", "count", "echo"]);
+    let started = std::time::Instant::now();
+    let resumed = resume(&session, &waiting.handle, &[(waiting.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
+    let returned = value(&resumed);
+    assert_eq!((returned["n"].clone(), returned["b"].clone(), returned["fired"].clone()), (json!(1), json!(2), json!(1)));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200), "the second timer ran its time after the resume");
+    assert_eq!(counter.get(), 1);
+}
+
+#[tokio::test]
+async fn a_denied_approval_rejects_the_await_and_the_script_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let session = session(dir.path(), &counter, &store, "conv-3").await;
+    let parked = run(&session, "try { await tools.count({}); return 'ran'; } catch (e) { return e.message; }").await;
+    let waiting = parked.parked.unwrap();
+    let denied = Approval::Deny { reason: "not now".into() };
+    let resumed = resume(&session, &waiting.handle, &[(waiting.approvals[0].id, denied)]).await.unwrap();
+    assert_eq!(value(&resumed), json!("`count` was denied: not now"));
+    assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn an_unanswered_call_parks_again_and_a_fresh_session_resumes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let first = session(dir.path(), &counter, &store, "conv-4").await;
+    let code = "const x = await tools.count({}); const y = await tools.count({}); return [x, y];";
+    let parked = run(&first, code).await.parked.unwrap();
+    // Another session (as another process would have) with the same store and conversation.
+    let second = session(dir.path(), &counter, &store, "conv-4").await;
+    let again = resume(&second, &parked.handle, &[(parked.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
+    let parked_again = again.parked.expect("the second call asks too: a new round");
+    assert_ne!(parked_again.handle, parked.handle);
+    assert_eq!(counter.get(), 1);
+    let third = session(dir.path(), &counter, &store, "conv-4").await;
+    let done = resume(&third, &parked_again.handle, &[(parked_again.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
+    assert_eq!(value(&done), json!([1, 2]));
+    assert_eq!(counter.get(), 2, "each count ran once across three sessions");
+}
+
+#[tokio::test]
+async fn a_handle_is_good_only_in_its_conversation_and_only_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let mine = session(dir.path(), &counter, &store, "mine").await;
+    let theirs = session(dir.path(), &counter, &store, "theirs").await;
+    let parked = run(&mine, "return await tools.count({})").await.parked.unwrap();
+    let foreign = resume(&theirs, &parked.handle, &[]).await.unwrap_err();
+    assert!(matches!(foreign, ResumeError::Unknown { .. }), "{foreign}");
+    assert!(theirs.parked_execs().await.unwrap().is_empty());
+    assert_eq!(mine.parked_execs().await.unwrap().len(), 1);
+    let malformed = resume(&mine, "../../etc/passwd", &[]).await.unwrap_err();
+    assert!(matches!(malformed, ResumeError::Malformed { .. }), "{malformed}");
+    let unknown = resume(&mine, &"0".repeat(32), &[]).await.unwrap_err();
+    assert!(matches!(unknown, ResumeError::Unknown { .. }), "{unknown}");
+    let wrong_id = resume(&mine, &parked.handle, &[(99, Approval::AllowOnce)]).await.unwrap_err();
+    assert!(matches!(wrong_id, ResumeError::NoSuchApproval { id: 99, .. }), "{wrong_id}");
+    // Two resumes at once: exactly one continues.
+    let id = parked.approvals[0].id;
+    let answers = [(id, Approval::AllowOnce)];
+    let (a, b) = tokio::join!(resume(&mine, &parked.handle, &answers), resume(&mine, &parked.handle, &answers));
+    let continued = [&a, &b].iter().filter(|r| r.is_ok()).count();
+    assert_eq!(continued, 1, "{a:?} {b:?}");
+    assert_eq!(counter.get(), 1);
+}
+
+#[tokio::test]
+async fn a_host_whose_tools_differ_refuses_to_resume_and_leaves_the_exec_parked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let session = session(dir.path(), &counter, &store, "conv-5").await;
+    let parked = run(&session, "return await tools.count({})").await.parked.unwrap();
+    let fewer = Session::builder()
+        .workspace(dir.path())
+        .tools(fixture_tools(&counter).into_iter().filter(|tool| tool.definition().name != "echo"))
+        .sandbox(sandbox().await.clone())
+        .state_store(store.clone())
+        .conversation("conv-5")
+        .build()
+        .await
+        .unwrap();
+    let refused = resume(&fewer, &parked.handle, &[]).await.unwrap_err();
+    assert!(matches!(&refused, ResumeError::NotHere { why, .. } if why.contains("gone: echo")), "{refused}");
+    let resumed = resume(&session, &parked.handle, &[(parked.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
+    assert_eq!(value(&resumed), json!(1));
+}
+
+#[tokio::test]
+async fn without_a_store_a_parking_answer_is_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = Counter::default();
+    let asks = Layer::from_value(json!({"permissions": {"ask": ["count"]}})).unwrap();
+    let approver = Arc::new(SharedApprover(TestApprover::new(|_| Approval::Park)));
+    let session = Harness::builder(dir.path(), &counter).await.managed_settings(asks).approver(approver).build().await.unwrap();
+    let result = run(&session, "try { await tools.count({}) } catch (e) { return e.message }").await;
+    let message = value(&result);
+    assert!(message.as_str().unwrap().contains("cannot wait for one here"), "{message}");
+    let direct =
+        session.call(exec_host::ToolCall::new(call_id(), "Exec", json!({"code": "return 1"})), CancellationToken::new()).await;
+    assert!(direct.client.ok);
+    assert!(matches!(session.resume(&"a".repeat(32), HashMap::new(), CallOptions::default()).await, Err(ResumeError::NoStore)));
+}
+
+#[tokio::test]
+async fn two_sessions_sharing_one_redis_park_in_one_and_resume_in_the_other() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let counter = Counter::default();
+    let key = StateKey::generate().unwrap();
+    let one = SealedStore::new(open_store(&server.url(0)).await.unwrap(), key.clone());
+    let two = SealedStore::new(open_store(&server.url(0)).await.unwrap(), key);
+    let first = session(dir.path(), &counter, &one, "shared").await;
+    let second = session(dir.path(), &counter, &two, "shared").await;
+    let parked = run(&first, "const a = await tools.echo({ value: 1 }); return a + await tools.count({})").await.parked.unwrap();
+    assert_eq!(second.parked_execs().await.unwrap().len(), 1);
+    let resumed = resume(&second, &parked.handle, &[(parked.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
+    assert_eq!(value(&resumed), json!(2));
+    assert_eq!(counter.get(), 1);
+}
