@@ -9,7 +9,7 @@ use exec_host::settings::{Layer, PermissionMode};
 use exec_host::{Limits, SandboxOptions};
 
 use crate::UsageError;
-use crate::flags::{LimitFlags, ResumeFlags, RunFlags, ServeFlags, SessionFlags};
+use crate::flags::{ExecFlags, LimitFlags, ResumeFlags, RunFlags, ServeFlags, SessionFlags};
 use crate::park::{Answers, OnAsk, StoreConfig};
 use crate::serve;
 
@@ -26,30 +26,30 @@ pub(crate) struct SessionConfig {
     pub(crate) permission_mode: Option<PermissionMode>,
 }
 
-/// Everything `run` needs, resolved from the flags.
-pub(crate) struct RunConfig {
-    pub(crate) code: String,
+/// How one Exec runs and is shown, resolved from the flags (`run` and `resume`).
+pub(crate) struct ExecConfig {
     pub(crate) session: SessionConfig,
     pub(crate) limits: Limits,
     pub(crate) json: bool,
     pub(crate) quiet: bool,
     pub(crate) sandbox: SandboxOptions,
     pub(crate) on_ask: Option<OnAsk>,
-    /// Where Execs park: set when they may (`--on-ask park`, or a store given).
+    /// Where Execs park: set when they may.
     pub(crate) store: Option<StoreConfig>,
+}
+
+/// Everything `run` needs, resolved from the flags.
+pub(crate) struct RunConfig {
+    pub(crate) code: String,
+    pub(crate) exec: ExecConfig,
 }
 
 /// Everything `resume` needs, resolved from the flags.
 pub(crate) struct ResumeConfig {
+    /// The handle of `CONVERSATION/HANDLE` (the conversation is the store's).
     pub(crate) handle: String,
     pub(crate) answers: Answers,
-    pub(crate) session: SessionConfig,
-    pub(crate) limits: Limits,
-    pub(crate) json: bool,
-    pub(crate) quiet: bool,
-    pub(crate) sandbox: SandboxOptions,
-    pub(crate) on_ask: Option<OnAsk>,
-    pub(crate) store: StoreConfig,
+    pub(crate) exec: ExecConfig,
 }
 
 /// Everything `serve` needs, resolved from the flags.
@@ -79,38 +79,40 @@ pub(crate) fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
         }
         (None, None) => return Err(UsageError("give a script file, `-` for standard input, or -e CODE".into())),
     };
-    let session = resolve_session(flags.session)?;
-    let limits = resolve_limits(&flags.limits)?;
-    let parks = flags.on_ask == Some(OnAsk::Park) || flags.state.state_store.is_some() || flags.conversation.is_some();
-    let store = parks.then(|| StoreConfig {
-        location: flags.state.state_store.clone(),
-        key_file: flags.state.state_key_file.clone(),
-        conversation: flags.conversation.clone(),
-    });
-    Ok(RunConfig {
-        code,
-        session,
-        limits,
-        json: flags.json,
-        quiet: flags.quiet,
-        sandbox: flags.sandbox.options(),
-        on_ask: flags.on_ask,
-        store,
-    })
+    // A store is opened only when an Exec may park: `--on-ask park`, or a store named.
+    let parks = flags.exec.on_ask == Some(OnAsk::Park) || flags.exec.state.state_store.is_some() || flags.conversation.is_some();
+    let exec = resolve_exec(flags.exec, parks.then_some(flags.conversation))?;
+    Ok(RunConfig { code, exec })
 }
 
 pub(crate) fn resolve_resume(flags: ResumeFlags) -> Result<ResumeConfig, UsageError> {
     let answers = Answers::parse(&flags.approve, &flags.approve_always, &flags.deny)?;
-    Ok(ResumeConfig {
-        handle: flags.handle,
-        answers,
+    let Some((conversation, handle)) = flags.handle.split_once('/') else {
+        return Err(UsageError(format!(
+            "{:?} is not a parked Exec's name: `exec-host run` prints it as CONVERSATION/HANDLE",
+            flags.handle
+        )));
+    };
+    let exec = resolve_exec(flags.exec, Some(Some(conversation.to_string())))?;
+    Ok(ResumeConfig { handle: handle.to_string(), answers, exec })
+}
+
+/// `flags` resolved; `store` is `Some(conversation)` when Execs may park (in that
+/// conversation, or a new one).
+fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecConfig, UsageError> {
+    let state = flags.state;
+    Ok(ExecConfig {
         session: resolve_session(flags.session)?,
         limits: resolve_limits(&flags.limits)?,
         json: flags.json,
         quiet: flags.quiet,
         sandbox: flags.sandbox.options(),
         on_ask: flags.on_ask,
-        store: StoreConfig { location: flags.state.state_store, key_file: flags.state.state_key_file, conversation: None },
+        store: store.map(|conversation| StoreConfig {
+            location: state.state_store,
+            key_file: state.state_key_file,
+            conversation,
+        }),
     })
 }
 

@@ -88,10 +88,21 @@ pub(crate) struct RunFlags {
     #[arg(short = 'e', long = "eval", value_name = "CODE")]
     pub(crate) eval: Option<String>,
     #[command(flatten)]
+    pub(crate) exec: ExecFlags,
+    /// The conversation a parked Exec belongs to (default: a new one for this run).
+    #[arg(long, value_name = "ID")]
+    pub(crate) conversation: Option<String>,
+}
+
+/// How one Exec runs and is shown: `run` and `resume` alike.
+#[derive(Args, Debug)]
+pub(crate) struct ExecFlags {
+    #[command(flatten)]
     pub(crate) session: SessionFlags,
     #[command(flatten)]
     pub(crate) limits: LimitFlags,
-    /// Print one JSON object: ok, text, value, logs, images, calls, call_details, summary, error.
+    /// Print one JSON object: ok, text, value, logs, images, calls, call_details, summary, error
+    /// (and paused, for a script that parked).
     #[arg(long)]
     pub(crate) json: bool,
     /// No live progress on standard error (shown only when it is a terminal): the count
@@ -107,9 +118,6 @@ pub(crate) struct RunFlags {
     pub(crate) on_ask: Option<OnAsk>,
     #[command(flatten)]
     pub(crate) state: StateFlags,
-    /// The conversation a parked Exec belongs to (default: a new one for this run).
-    #[arg(long, value_name = "ID")]
-    pub(crate) conversation: Option<String>,
 }
 
 /// Where parked Execs are kept.
@@ -140,22 +148,7 @@ pub(crate) struct ResumeFlags {
     #[arg(long, value_name = "ID[=REASON]")]
     pub(crate) deny: Vec<String>,
     #[command(flatten)]
-    pub(crate) session: SessionFlags,
-    #[command(flatten)]
-    pub(crate) limits: LimitFlags,
-    /// Print one JSON object, as `run --json` does.
-    #[arg(long)]
-    pub(crate) json: bool,
-    /// No live progress on standard error.
-    #[arg(short, long)]
-    pub(crate) quiet: bool,
-    #[command(flatten)]
-    pub(crate) sandbox: SandboxFlags,
-    /// What a call that asks (again, or anew) gets, as for `run`.
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub(crate) on_ask: Option<OnAsk>,
-    #[command(flatten)]
-    pub(crate) state: StateFlags,
+    pub(crate) exec: ExecFlags,
 }
 
 /// Which guest runs the scripts, and whether its compiled form is cached.

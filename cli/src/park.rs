@@ -11,12 +11,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use exec_host::state_store::{SealedStore, StateKey, default_locations, open_store};
-use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, CallOptions, CancellationToken, ParkedExec};
+use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, CallOptions, ParkedExec};
 use serde_json::{Value, json};
 
 use crate::config::ResumeConfig;
-use crate::session::{Start, cancel_on_stop_signals, start_session};
-use crate::{UsageError, progress, run};
+use crate::{UsageError, run};
 
 /// The exit status of a command whose Exec parked.
 pub(crate) const PARKED: u8 = 3;
@@ -187,51 +186,9 @@ impl Answers {
 
 /// `exec-host resume CONVERSATION/HANDLE ...`.
 pub(crate) fn resume(config: ResumeConfig) -> Result<ExitCode, UsageError> {
-    let Some((conversation, handle)) = config.handle.split_once('/') else {
-        return Err(UsageError(format!(
-            "{:?} is not a parked Exec's name: `exec-host run` prints it as CONVERSATION/HANDLE",
-            config.handle
-        )));
-    };
-    let (conversation, handle) = (conversation.to_string(), handle.to_string());
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let json = config.json;
-    let outcome = runtime.block_on(async {
-        let abort = CancellationToken::new();
-        cancel_on_stop_signals(abort.clone())?;
-        let mut store = config.store.clone();
-        store.conversation = Some(conversation.clone());
-        let sandbox = config.sandbox.with_max_concurrent_execs(4);
-        let start = Start { store: Some(store), ..Start::for_the_author(approver(config.on_ask)) };
-        let Some(session) = start_session(config.session, sandbox, config.limits, start, &abort).await? else {
-            return Ok::<_, UsageError>(None);
-        };
-        let waiting: Vec<u32> = match session.parked_execs().await {
-            Ok(parked) => parked
-                .into_iter()
-                .find(|parked| parked.handle == handle)
-                .map(|parked| parked.approvals.iter().map(|approval| approval.id).collect())
-                .unwrap_or_default(),
-            Err(_) => Vec::new(),
-        };
-        let progress = progress::Progress::for_stderr(config.quiet);
-        let options = CallOptions::new(abort);
-        let options = match &progress {
-            Some(progress) => progress.watch(options),
-            None => options,
-        };
-        let resumed = session.resume(&handle, config.answers.by_id(&waiting), options).await;
-        if let Some(progress) = &progress {
-            progress.finish();
-        }
-        session.shutdown().await;
-        Ok(Some(resumed))
-    })?;
-    let Some(resumed) = outcome else {
-        eprintln!("exec-host: interrupted before the script resumed");
-        return Ok(ExitCode::from(1));
-    };
-    let result = resumed?;
-    run::print_outcome(&result, json, Some(&conversation));
-    Ok(run::exit_status(&result))
+    let (handle, answers) = (config.handle, config.answers);
+    run::run_exec(config.exec, "resumed", async move |session: &exec_host::Session, options: CallOptions| {
+        let waiting: Vec<u32> = session.parked_exec(&handle).await?.approvals.iter().map(|approval| approval.id).collect();
+        Ok(session.resume(&handle, answers.by_id(&waiting), options).await?)
+    })
 }

@@ -3,14 +3,30 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use exec_host::{CallOptions, CancellationToken, ToolCall, ToolResult};
+use exec_host::{CallOptions, CancellationToken, Session, ToolCall, ToolResult};
 use serde_json::{Value, json};
 
-use crate::config::RunConfig;
+use crate::config::{ExecConfig, RunConfig};
 use crate::session::{Start, cancel_on_stop_signals, start_session};
 use crate::{UsageError, progress, terminal};
 
 pub(crate) fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
+    let code = config.code;
+    run_exec(config.exec, "started", async move |session: &Session, options: CallOptions| {
+        // The script is a model's Exec call: authorized like one, reaching the same pool.
+        let call = ToolCall::new(run_id(), exec_host::exec_tool::NAME, json!({ "code": code }));
+        Ok(session.call_with(call, options).await)
+    })
+}
+
+/// Runs one Exec as `run` and `resume` do: starts the session (its store when Execs may
+/// park), shows progress, makes the call `exec` makes, prints the result and exits with its
+/// status. `what` says what an interruption before the start prevented.
+pub(crate) fn run_exec(
+    config: ExecConfig,
+    what: &str,
+    exec: impl AsyncFnOnce(&Session, CallOptions) -> Result<ToolResult, UsageError>,
+) -> Result<ExitCode, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let json = config.json;
     let result = runtime.block_on(async {
@@ -18,30 +34,30 @@ pub(crate) fn run(config: RunConfig) -> Result<ExitCode, UsageError> {
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
         let sandbox = config.sandbox.with_max_concurrent_execs(4);
-        let start = Start { store: config.store.clone(), ..Start::for_the_author(crate::park::approver(config.on_ask)) };
+        let start = Start { store: config.store, ..Start::for_the_author(crate::park::approver(config.on_ask)) };
         let Some(session) = start_session(config.session, sandbox, config.limits, start, &abort).await? else {
             return Ok::<_, UsageError>(None);
         };
-        // The script is a model's Exec call: authorized like one, reaching the same pool.
-        let call = ToolCall::new(run_id(), exec_host::exec_tool::NAME, json!({ "code": config.code }));
         let progress = progress::Progress::for_stderr(config.quiet);
         let options = CallOptions::new(abort);
         let options = match &progress {
             Some(progress) => progress.watch(options),
             None => options,
         };
-        let result = session.call_with(call, options).await;
+        let result = exec(&session, options).await;
         if let Some(progress) = &progress {
             progress.finish();
         }
         // The result is out before the servers are closed: closing them never delays it.
-        print_outcome(&result, json, session.conversation());
+        if let Ok(result) = &result {
+            print_outcome(result, json, session.conversation());
+        }
         session.shutdown().await;
-        Ok(Some(exit_status(&result)))
+        result.map(|result| Some(exit_status(&result)))
     })?;
     match result {
         None => {
-            eprintln!("exec-host: interrupted before the script started");
+            eprintln!("exec-host: interrupted before the script {what}");
             Ok(ExitCode::from(1))
         }
         Some(code) => Ok(code),

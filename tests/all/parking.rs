@@ -217,3 +217,20 @@ async fn two_sessions_sharing_one_redis_park_in_one_and_resume_in_the_other() {
     assert_eq!(value(&resumed), json!(2));
     assert_eq!(counter.get(), 1);
 }
+
+#[tokio::test]
+async fn a_store_gone_when_the_exec_parks_fails_it_saying_why_and_runs_nothing_it_waited_for() {
+    let mut server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let counter = Counter::default();
+    let store = SealedStore::new(open_store(&server.url(0)).await.unwrap(), StateKey::generate().unwrap());
+    let session = session(dir.path(), &counter, &store, "gone").await;
+    server.stop();
+    let started = std::time::Instant::now();
+    let result = run(&session, "const a = await tools.echo({ value: 1 }); return a + await tools.count({})").await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "it answered in {:?}", started.elapsed());
+    assert!(!result.client.ok && result.parked.is_none());
+    assert!(result.model.text.contains("could not be parked"), "{}", result.model.text);
+    assert!(result.model.text.contains(&format!("127.0.0.1:{}", server.port)), "{}", result.model.text);
+    assert_eq!(counter.get(), 0, "the call it waited for never ran");
+}

@@ -22,12 +22,7 @@ fn store_flags(state: &std::path::Path) -> Vec<String> {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    vec![
-        "--state-store".into(),
-        state.join("store").display().to_string(),
-        "--state-key-file".into(),
-        key.display().to_string(),
-    ]
+    vec!["--state-store".into(), state.join("store").display().to_string(), "--state-key-file".into(), key.display().to_string()]
 }
 
 fn args<'a>(fixed: &[&'a str], more: &'a [String]) -> Vec<&'a str> {
@@ -107,32 +102,11 @@ fn a_denied_call_rejects_in_the_script_and_bad_handles_and_stores_are_one_senten
     // SAFETY: a NUL-terminated path and a mode; mkfifo(3) has no other preconditions.
     assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
     let key = state.path().join("state.key").display().to_string();
-    let output = setup.run(&[
-        "run",
-        "-e",
-        "return 1",
-        "--on-ask",
-        "park",
-        "--state-store",
-        fifo.to_str().unwrap(),
-        "--state-key-file",
-        &key,
-    ]);
-    super::assert_usage_error(&output, "is not a plain folder");
-    let inside = setup.run(&["run", "-e", "return 1", "--on-ask", "park", "--state-store", "store", "--state-key-file", &key]);
-    super::assert_usage_error(&inside, "inside the workspace");
-    let unreachable = setup.run(&[
-        "run",
-        "-e",
-        "return 1",
-        "--on-ask",
-        "park",
-        "--state-store",
-        "redis://127.0.0.1:1/0",
-        "--state-key-file",
-        &key,
-    ]);
-    super::assert_usage_error(&unreachable, "could not be reached");
+    let run_on =
+        |store: &str| setup.run(&["run", "-e", "return 1", "--on-ask", "park", "--state-store", store, "--state-key-file", &key]);
+    super::assert_usage_error(&run_on(fifo.to_str().unwrap()), "is not a plain folder");
+    super::assert_usage_error(&run_on("store"), "inside the workspace");
+    super::assert_usage_error(&run_on("redis://127.0.0.1:1/0"), "could not be reached");
 }
 
 #[test]

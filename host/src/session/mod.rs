@@ -367,16 +367,7 @@ impl Session {
         let notes = Notes::default();
         let scope = self.exec_scope(&view, &id, &notes);
         let parking = if self.inner.parking.is_some() { Parking::Allowed } else { Parking::Never };
-        let request = ExecRequest {
-            code: params.code,
-            limits: self.inner.limits.clone(),
-            abort: options.abort,
-            watcher: options.on_nested_call,
-            console: options.on_console,
-            trace: false,
-            run_options: None,
-            parking,
-        };
+        let request = self.exec_request(params.code, options, parking);
         let mut outcome = self.inner.sandbox.exec(request.clone(), scope.clone()).await;
         // A script the engine cannot parse may be TypeScript: read as such, with its types
         // erased, it runs; if it does not parse either, the error that says more is kept (the
@@ -401,6 +392,20 @@ impl Session {
         }
         result.messages = take(&notes);
         result
+    }
+
+    /// One Exec of this session: its code, the session's limits, the call's options.
+    fn exec_request(&self, code: String, options: CallOptions, parking: Parking) -> ExecRequest {
+        ExecRequest {
+            code,
+            limits: self.inner.limits.clone(),
+            abort: options.abort,
+            watcher: options.on_nested_call,
+            console: options.on_console,
+            trace: false,
+            run_options: None,
+            parking,
+        }
     }
 
     /// What one `Exec`'s script reaches: the pool of `view`, through the funnel.

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::policy::Notes;
 use crate::conversation::render::{self, ParkedExec, PendingApproval, ToolResult};
-use crate::sandbox::runtime::{ExecRequest, Parking as ExecParking, Suspended};
+use crate::sandbox::runtime::{Parking as ExecParking, Suspended};
 use crate::sources::tools::Approval;
 use crate::state::{SealedStore, StoreError};
 
@@ -188,22 +188,19 @@ impl Session {
         let Stored { exec_call_id, suspended, .. } = parking.read(handle, true).await?;
         let notes = Notes::default();
         let scope = self.exec_scope(&view, &exec_call_id, &notes);
-        let request = ExecRequest {
-            code: String::new(),
-            limits: self.inner.limits.clone(),
-            abort: options.abort,
-            watcher: options.on_nested_call,
-            console: options.on_console,
-            trace: false,
-            run_options: None,
-            parking: ExecParking::Resume(Box::new(suspended), answers),
-        };
+        let request = self.exec_request(String::new(), options, ExecParking::Resume(Box::new(suspended), answers));
         let mut outcome = self.inner.sandbox.exec(request, scope).await;
         let suspended = outcome.suspended.take();
         let mut result = render::exec_result(exec_call_id, outcome, &self.inner.limits, started.elapsed());
         self.keep_parked(&mut result, suspended).await;
         result.messages = take(&notes);
         Ok(self.compact(result))
+    }
+
+    /// The parked Exec `handle` of this conversation, with what it waits for.
+    pub async fn parked_exec(&self, handle: &str) -> Result<ParkedExec, ResumeError> {
+        let stored = self.parking()?.read(handle, false).await?;
+        Ok(ParkedExec { handle: handle.into(), approvals: approvals_of(&stored.suspended) })
     }
 
     /// The Execs of this conversation that are parked now, with what each waits for.

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use futures::future::BoxFuture;
 use sha2::{Digest, Sha256};
 
-use crate::state::seal::{MAX_SEALED_BYTES, expiry, seconds};
+use crate::state::seal::{HEAD_BYTES, MAX_SEALED_BYTES, expiry, seconds};
 use crate::state::store::{MAX_KEY_BYTES, StateStore, StoreError};
 use crate::support::private::{Kind, Others, owned_privately};
 
@@ -35,6 +35,9 @@ const TEMPORARY_KEPT: Duration = Duration::from_secs(60 * 60);
 #[derive(Clone, Debug)]
 pub struct DirectoryStore {
     folder: PathBuf,
+    /// [`MAX_STORE_ENTRIES`] and [`MAX_STORE_BYTES`], smaller in tests.
+    max_entries: usize,
+    max_bytes: u64,
 }
 
 impl DirectoryStore {
@@ -50,7 +53,7 @@ impl DirectoryStore {
         }
         owned_privately(folder, Kind::Folder, Others::Nothing)
             .map_err(|why| StoreError::Unusable { store: store.clone(), why: format!("the folder {why}") })?;
-        Ok(DirectoryStore { folder: folder.to_path_buf() })
+        Ok(DirectoryStore { folder: folder.to_path_buf(), max_entries: MAX_STORE_ENTRIES, max_bytes: MAX_STORE_BYTES })
     }
 
     fn path_of(&self, key: &str) -> PathBuf {
@@ -81,13 +84,14 @@ impl DirectoryStore {
 
     fn put_now(&self, key: &str, sealed: &[u8]) -> Result<(), StoreError> {
         let bytes = record_bytes(key, sealed);
-        let (count, used) = self.prune()?;
+        // The entry this one replaces does not count against the bounds.
+        let (count, used) = self.prune(Some(&self.path_of(key)))?;
         let store = self.folder.display().to_string();
-        if count >= MAX_STORE_ENTRIES {
-            return Err(StoreError::Full { store, why: format!("it keeps {MAX_STORE_ENTRIES} entries at most") });
+        if count >= self.max_entries {
+            return Err(StoreError::Full { store, why: format!("it keeps {} entries at most", self.max_entries) });
         }
-        if used + bytes.len() as u64 > MAX_STORE_BYTES {
-            return Err(StoreError::Full { store, why: format!("it keeps {MAX_STORE_BYTES} bytes at most") });
+        if used + bytes.len() as u64 > self.max_bytes {
+            return Err(StoreError::Full { store, why: format!("it keeps {} bytes at most", self.max_bytes) });
         }
         let (temporary, mut file) = self.temporary()?;
         let written = file.write_all(&bytes).and_then(|()| file.sync_data());
@@ -148,9 +152,9 @@ impl DirectoryStore {
             if keys.len() >= limit {
                 break;
             }
-            if let Ok(Some((key, sealed))) = read_record(&path)
+            if let Ok(Some((key, expires, _))) = read_head(&path)
                 && key.starts_with(prefix)
-                && expiry(&sealed).is_some_and(|at| at > seconds(SystemTime::now()))
+                && expires > seconds(SystemTime::now())
             {
                 keys.push(key);
             }
@@ -182,15 +186,16 @@ impl DirectoryStore {
     }
 
     /// Removes expired entries (and what is not an entry under an entry's name); the count
-    /// and bytes of those left.
-    fn prune(&self) -> Result<(usize, u64), StoreError> {
+    /// and bytes of those left but `except`. Only each entry's head is read.
+    fn prune(&self, except: Option<&Path>) -> Result<(usize, u64), StoreError> {
         let now = seconds(SystemTime::now());
         let (mut count, mut used) = (0, 0);
         for path in self.entries()? {
-            match read_record(&path) {
-                Ok(Some((key, sealed))) if expiry(&sealed).is_some_and(|at| at > now) => {
+            match read_head(&path) {
+                Ok(Some(_)) if except == Some(path.as_path()) => {}
+                Ok(Some((_, expires, bytes))) if expires > now => {
                     count += 1;
-                    used += record_bytes(&key, &sealed).len() as u64;
+                    used += bytes;
                 }
                 Ok(None) => {}
                 _ => {
@@ -202,6 +207,45 @@ impl DirectoryStore {
     }
 }
 
+/// The key of the entry in `path`, when it expires and how many bytes its file takes, from
+/// the file's head alone; `None` when there is none.
+fn read_head(path: &Path) -> std::io::Result<Option<(String, u64, u64)>> {
+    let file = match open_entry(path)? {
+        Some(file) => file,
+        None => return Ok(None),
+    };
+    let bytes = file.metadata()?.len();
+    let mut head = Vec::with_capacity(4 + MAX_KEY_BYTES + HEAD_BYTES);
+    file.take((4 + MAX_KEY_BYTES + HEAD_BYTES) as u64).read_to_end(&mut head)?;
+    let length = head.get(..4).map_or(usize::MAX, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let key = head.get(4..4 + length.min(MAX_KEY_BYTES)).and_then(|key| String::from_utf8(key.to_vec()).ok());
+    let expires = head.get(4 + length.min(MAX_KEY_BYTES)..).and_then(expiry);
+    match (key, expires) {
+        (Some(key), Some(expires)) if length <= MAX_KEY_BYTES => Ok(Some((key, expires, bytes))),
+        _ => Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not an entry")),
+    }
+}
+
+/// Opens an entry's file for reading: `None` when there is none. Only a regular file no
+/// larger than an entry can be, never through a link, and never waited on.
+fn open_entry(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path);
+    let file = match file {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let metadata = file.metadata()?;
+    let invalid = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
+    if !metadata.is_file() {
+        return Err(invalid("it is not a regular file"));
+    }
+    if metadata.len() > (4 + MAX_KEY_BYTES + MAX_SEALED_BYTES) as u64 {
+        return Err(invalid("it is larger than an entry can be"));
+    }
+    Ok(Some(file))
+}
+
 /// The file of one entry: the key's length (u32, big-endian), the key, the sealed entry.
 fn record_bytes(key: &str, sealed: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(4 + key.len() + sealed.len());
@@ -211,25 +255,12 @@ fn record_bytes(key: &str, sealed: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// Reads an entry's file: `None` when there is none. Only a regular file no larger than an
-/// entry can be is read, never through a link, and never waited on.
+/// Reads an entry's file: `None` when there is none (see [`open_entry`]).
 fn read_record(path: &Path) -> std::io::Result<Option<(String, Vec<u8>)>> {
     let invalid = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path);
-    let file = match file {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let metadata = file.metadata()?;
+    let Some(file) = open_entry(path)? else { return Ok(None) };
     let most = (4 + MAX_KEY_BYTES + MAX_SEALED_BYTES) as u64;
-    if !metadata.is_file() {
-        return Err(invalid("it is not a regular file"));
-    }
-    if metadata.len() > most {
-        return Err(invalid("it is larger than an entry can be"));
-    }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    let mut bytes = Vec::with_capacity(file.metadata()?.len() as usize);
     file.take(most + 1).read_to_end(&mut bytes)?;
     let length =
         bytes.get(..4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize).ok_or_else(|| invalid("too short"))?;
@@ -359,6 +390,23 @@ mod tests {
         assert!(matches!(store.get("exec/mine").await, Err(StoreError::Tampered)));
         std::fs::copy(raw.path_of("exec/mine"), raw.path_of("exec/yours")).unwrap();
         assert!(matches!(store.get("exec/yours").await, Err(StoreError::Tampered)), "copied under another key");
+    }
+
+    #[tokio::test]
+    async fn a_full_store_refuses_a_write_saying_so_until_an_entry_expires() {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = DirectoryStore { max_entries: 2, max_bytes: 4096, ..DirectoryStore::open(&dir.path().join("store")).unwrap() };
+        let store = SealedStore::new(Arc::new(raw), StateKey::generate().unwrap());
+        store.put("a", b"x", Duration::from_secs(60)).await.unwrap();
+        store.put("soon", b"x", Duration::from_secs(1)).await.unwrap();
+        let full = store.put("c", b"x", Duration::from_secs(60)).await.unwrap_err();
+        assert!(matches!(&full, StoreError::Full { why, .. } if why == "it keeps 2 entries at most"), "{full}");
+        store.put("a", b"replaced", Duration::from_secs(60)).await.expect("a replacement takes no new room");
+        let too_big = store.put("a", &[0u8; 4096], Duration::from_secs(60)).await.unwrap_err();
+        assert!(too_big.to_string().contains("4096 bytes at most"), "{too_big}");
+        tokio::time::sleep(Duration::from_millis(2100)).await;
+        store.put("c", b"x", Duration::from_secs(60)).await.unwrap();
+        assert_eq!(store.get("a").await.unwrap().as_deref(), Some(&b"replaced"[..]), "a refused write changes nothing");
     }
 
     #[tokio::test]

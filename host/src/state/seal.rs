@@ -22,6 +22,8 @@ const DOMAIN: &[u8] = b"exec-host state entry v1";
 const MAC_BYTES: usize = 32;
 /// Magic, expiry (seconds since the epoch), MAC.
 const HEADER_BYTES: usize = MAGIC.len() + 8 + MAC_BYTES;
+/// Bytes of a sealed entry that say when it expires: all [`expiry`] reads.
+pub(crate) const HEAD_BYTES: usize = HEADER_BYTES;
 /// Bytes a store keeps for one sealed entry at most.
 pub(crate) const MAX_SEALED_BYTES: usize = MAX_ENTRY_BYTES + HEADER_BYTES;
 
