@@ -125,15 +125,16 @@ pub use catalogue::search::{SearchMatch, SearchResult};
 pub use conversation::message::{ContentBlock, Message, Role};
 pub use conversation::provider::Provider;
 pub use conversation::render::{
-    CallFailure, ClientProjection, Compaction, ModelProjection, ParkedExec, PendingApproval, ToolResult, append_results,
-    calls_summary, tool_results_message,
+    CallFailure, ClientProjection, Compaction, ModelProjection, ParkedExec, PendingApproval, RunningExec, ToolResult,
+    append_results, calls_summary, tool_results_message,
 };
 pub use sandbox::runtime::{
     CallOutcome, CallWatcher, ConsoleLevel, ConsoleWatcher, Failure, Frame, Limits, LimitsError, NestedCall, Position, Sandbox,
     SandboxOptions, SetupError, SyntaxError, Uncaught,
 };
 pub use session::{
-    CallOptions, DEFAULT_PARKED_TTL, MAX_PARKED_LISTED, Prepared, ResumeError, Session, SessionBuilder, SessionError, ToolCall,
+    CallOptions, DEFAULT_PARKED_TTL, FINISHED_KEPT, MAX_PARKED_LISTED, MAX_RUNNING_EXECS, Prepared, ResumeError, Session,
+    SessionBuilder, SessionError, ToolCall,
 };
 pub use sources::tools::{
     CallContext, DefinitionError, Effect, Image, Origin, ParkRequest, RegistryError, Stage, Tool, ToolDefinition, ToolError,

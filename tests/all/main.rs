@@ -10,6 +10,7 @@ mod mcp;
 mod parking;
 mod policy;
 mod pool;
+mod running;
 mod runtime;
 mod session;
 mod state;

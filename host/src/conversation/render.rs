@@ -65,6 +65,58 @@ pub struct ToolResult {
     /// Set when the `Exec` parked: it waits for these approvals, and resumes with
     /// `Session::resume` once they are answered.
     pub parked: Option<ParkedExec>,
+    /// Set when the `Exec` yielded (`CallOptions::yield_after`) and runs on: `Session::wait`
+    /// gives its outcome.
+    pub running: Option<RunningExec>,
+}
+
+/// An `Exec` that yielded and runs on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunningExec {
+    /// What `Session::wait` and `Session::cancel` take: good only in the session that ran it.
+    pub handle: String,
+    /// Its console output so far (the first lines; its result has them all).
+    pub logs: Vec<String>,
+    /// Tool calls it has made so far.
+    pub calls: usize,
+}
+
+/// The result of an `Exec` that is still running.
+pub(crate) fn running_result(call_id: String, running: RunningExec) -> ToolResult {
+    let mut text = format!(
+        "The script is still running ({} tool call{} so far); wait for it with handle {}.",
+        running.calls,
+        if running.calls == 1 { "" } else { "s" },
+        running.handle
+    );
+    if !running.logs.is_empty() {
+        text.push_str("\nConsole output so far:\n");
+        text.push_str(&running.logs.join("\n"));
+    }
+    let client = ClientProjection {
+        ok: false,
+        text: text.clone(),
+        value: None,
+        logs: running.logs.clone(),
+        images: Vec::new(),
+        calls: Vec::new(),
+        calls_omitted: 0,
+        failure: None,
+        summary: None,
+        duration: Duration::ZERO,
+        script_time: None,
+    };
+    ToolResult {
+        call_id,
+        name: crate::sources::tools::names::EXEC.to_string(),
+        model: ModelProjection { text, images: Vec::new(), is_error: false },
+        client,
+        compacted: None,
+        messages: Vec::new(),
+        parked: None,
+        running: Some(running),
+    }
 }
 
 /// An `Exec` that parked: every call still open waits for a person's answer.
@@ -233,6 +285,7 @@ pub(crate) fn exec_result(call_id: String, outcome: ExecOutcome, limits: &Limits
         compacted: None,
         messages: Vec::new(),
         parked: None,
+        running: None,
     }
 }
 
@@ -276,6 +329,7 @@ pub(crate) fn flat_result(
                 compacted: None,
                 messages: Vec::new(),
                 parked: None,
+                running: None,
             }
         }
         Err(error) => failure_result(call_id, name, error, limits.max_result_chars, duration),
@@ -309,7 +363,7 @@ pub(crate) fn failure_result(
         script_time: None,
     };
     let model = ModelProjection { text: error.message, images: Vec::new(), is_error: true };
-    ToolResult { call_id, name, model, client, compacted: None, messages: Vec::new(), parked: None }
+    ToolResult { call_id, name, model, client, compacted: None, messages: Vec::new(), parked: None, running: None }
 }
 
 /// The text the model reads of an Exec: the value (or the failure), console output, and

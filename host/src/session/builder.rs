@@ -310,6 +310,7 @@ impl SessionBuilder {
             guards,
             view: Mutex::new(None),
             parking,
+            running: Default::default(),
         };
         Ok(Session { inner: Arc::new(inner), funnel })
     }
@@ -326,7 +327,7 @@ fn valid_conversation(id: String) -> Result<String, SessionError> {
 
 /// 128 random bits as 32 hex digits (from the hasher's seed when the system's randomness
 /// fails: a conversation id scopes handles, it does not guard them).
-fn random_id() -> String {
+pub(super) fn random_id() -> String {
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {
         use std::hash::{BuildHasher, Hasher};

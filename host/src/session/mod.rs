@@ -51,11 +51,13 @@ use crate::support::lock::Unpoisoned;
 mod builder;
 mod hints;
 mod parking;
+mod running;
 mod scope;
 
 pub use builder::SessionBuilder;
 use hints::{explain_not_a_function, unknown_tool};
 pub use parking::{DEFAULT_PARKED_TTL, MAX_PARKED_LISTED, ResumeError};
+pub use running::{FINISHED_KEPT, MAX_RUNNING_EXECS};
 use scope::ExecScope;
 
 /// Why a session could not start, or cannot say what a request may use.
@@ -109,11 +111,14 @@ pub struct CallOptions {
     pub on_nested_call: Option<CallWatcher>,
     /// Sees each console line of an `Exec` as the script writes it.
     pub on_console: Option<ConsoleWatcher>,
+    /// An `Exec` still running this long after it started returns a handle and keeps
+    /// running (see [`CallOptions::yield_after`]).
+    pub yield_after: Option<std::time::Duration>,
 }
 
 impl CallOptions {
     pub fn new(abort: CancellationToken) -> Self {
-        CallOptions { abort, on_nested_call: None, on_console: None }
+        CallOptions { abort, on_nested_call: None, on_console: None, yield_after: None }
     }
 
     /// Calls `watcher` with the whole record of an `Exec`'s nested calls each time one
@@ -178,6 +183,8 @@ struct Inner {
     view: Mutex<Option<Arc<View>>>,
     /// Where the session's Execs park, when they may.
     parking: Option<parking::Parking>,
+    /// Execs that yielded and run on.
+    running: running::Running,
 }
 
 /// The pool of one moment and everything made from it.
@@ -231,6 +238,16 @@ impl Session {
 
     /// [`call`](Self::call) with every option.
     pub async fn call_with(&self, call: ToolCall, options: CallOptions) -> ToolResult {
+        if call.name == EXEC
+            && let Some(after) = options.yield_after
+        {
+            return self.exec_yielding(call, options, after).await;
+        }
+        self.call_now(call, options).await
+    }
+
+    /// [`call_with`](Self::call_with), the call run to its end.
+    async fn call_now(&self, call: ToolCall, options: CallOptions) -> ToolResult {
         let started = Instant::now();
         let ToolCall { id, name, input } = call;
         let result = if name == EXEC {
