@@ -234,3 +234,21 @@ async fn a_store_gone_when_the_exec_parks_fails_it_saying_why_and_runs_nothing_i
     assert!(result.model.text.contains(&format!("127.0.0.1:{}", server.port)), "{}", result.model.text);
     assert_eq!(counter.get(), 0, "the call it waited for never ran");
 }
+
+#[tokio::test]
+async fn an_exec_whose_journal_outgrew_its_bound_refuses_the_call_instead_of_parking() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let session = session(dir.path(), &counter, &store, "big").await;
+    // Thirteen answers of 1 MiB: more than a parked Exec keeps.
+    let code = "let n = 0;\nfor (let i = 0; i < 13; i++) n += (await tools.blob({ bytes: 1048576 })).length;\n\
+                try { await tools.count({}); return 'ran'; } catch (e) { return [n, e.message]; }";
+    let result = run(&session, code).await;
+    assert!(result.parked.is_none());
+    let returned = value(&result);
+    assert_eq!(returned[0], 13 * 1048576);
+    let message = returned[1].as_str().unwrap();
+    assert!(message.contains("cannot wait for one: what it has done so far is more than a parked Exec keeps"), "{message}");
+    assert_eq!(counter.get(), 0);
+    assert!(session.parked_execs().await.unwrap().is_empty());
+}
