@@ -30,7 +30,7 @@ pub struct GuestClock {
     /// resumes that import (a wait polled again) does not charge until it returns.
     paused: AtomicBool,
     /// True while a parked Exec's journal is replayed: that time was charged when the
-    /// script first ran it, and the budget is not checked against it.
+    /// script first ran it, so it is not charged again (the replay is bounded apart).
     replaying: AtomicBool,
 }
 
@@ -55,7 +55,7 @@ impl GuestClock {
         clock
     }
 
-    /// Whether the budget is checked now: not while a journal is replayed.
+    /// Whether what runs now is charged to the budget: not while a journal is replayed.
     pub fn charging(&self) -> bool {
         !self.replaying.load(Ordering::Relaxed)
     }

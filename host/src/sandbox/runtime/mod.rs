@@ -57,6 +57,9 @@ use self::state::{ConsoleLog, ParkNow};
 use crate::sandbox::guest::{self, RunOptions, SandboxPre, ScriptError};
 use crate::sources::tools::Approval;
 
+/// Time a replay may take beyond twice the budget (see the epoch callback in `exec`).
+const REPLAY_SLACK: Duration = Duration::from_secs(1);
+
 /// Native stack WebAssembly may use; deep recursion past it traps cleanly.
 const MAX_WASM_STACK: usize = 4 * 1024 * 1024;
 /// Stack of the fiber each Exec runs on; must exceed [`MAX_WASM_STACK`].
@@ -277,7 +280,10 @@ impl Sandbox {
         let budget = limits.budget;
         store.epoch_deadline_callback(move |context| {
             let clock = &context.data().clock;
-            if clock.charging() && clock.spent() >= budget {
+            // A replayed journal ran within the budget once; replaying it gets twice that,
+            // and more is a replay gone wrong, not a script to wait for.
+            let limit = if clock.charging() { budget } else { budget.saturating_mul(2).saturating_add(REPLAY_SLACK) };
+            if clock.spent() >= limit {
                 return Err(BudgetExceeded.into());
             }
             // The epoch moves on while the guest waits too; only a guest that has held the
