@@ -211,7 +211,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 34] = [
+    const ORDER: [&str; 35] = [
         "session",
         "conversation::announce",
         "conversation::render",
@@ -246,6 +246,7 @@ mod layering {
         "support::lock",
         "support::report",
         "support::private",
+        "support::hex",
     ];
 
     /// Where `path` (a `crate::` path without the prefix) falls in [`ORDER`].

@@ -115,7 +115,7 @@ fn broadcast(kind: Kind, text: String) -> Message {
 }
 
 fn sha256(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::support::hex::hex(&Sha256::digest(text.as_bytes()))
 }
 
 #[cfg(test)]

@@ -126,7 +126,7 @@ impl DirectoryResultStore {
 
     /// The file a result of `call_id` is kept in.
     pub fn path_of(&self, call_id: &str) -> PathBuf {
-        let digest: String = Sha256::digest(call_id.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect();
+        let digest = crate::support::hex::hex(&Sha256::digest(call_id.as_bytes())[..16]);
         self.dir.join(format!("{digest}.json"))
     }
 

@@ -328,14 +328,12 @@ fn valid_conversation(id: String) -> Result<String, SessionError> {
 /// 128 random bits as 32 hex digits (from the hasher's seed when the system's randomness
 /// fails: a conversation id scopes handles, it does not guard them).
 pub(super) fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
+    crate::support::hex::random_hex(16).unwrap_or_else(|_| {
         use std::hash::{BuildHasher, Hasher};
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         hasher.write_u64(0);
-        bytes[..8].copy_from_slice(&hasher.finish().to_le_bytes());
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+        crate::support::hex::hex(&hasher.finish().to_le_bytes())
+    })
 }
 
 /// `config` without the servers whose every tool the settings deny: starting one would

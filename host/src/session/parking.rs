@@ -71,9 +71,7 @@ pub enum ResumeError {
 
 /// A new handle: 128 random bits, as 32 hex digits.
 fn new_handle() -> Result<String, StoreError> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| StoreError::Random(e.to_string()))?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    crate::support::hex::random_hex(16).map_err(StoreError::Random)
 }
 
 fn is_handle(text: &str) -> bool {

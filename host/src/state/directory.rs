@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::state::seal::{HEAD_BYTES, MAX_SEALED_BYTES, expiry, seconds};
 use crate::state::store::{MAX_KEY_BYTES, StateStore, StoreError};
+use crate::support::hex::{hex, random_hex};
 use crate::support::private::{Kind, Others, owned_privately};
 
 /// Entries one folder store keeps; past it, a write is refused (after expired ones are
@@ -57,8 +58,7 @@ impl DirectoryStore {
     }
 
     fn path_of(&self, key: &str) -> PathBuf {
-        let digest = Sha256::digest(key.as_bytes());
-        let name: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+        let name = hex(&Sha256::digest(key.as_bytes()));
         self.folder.join(name + ENTRY_SUFFIX)
     }
 
@@ -68,9 +68,7 @@ impl DirectoryStore {
 
     /// A new private file for writing, under a name no one else uses.
     fn temporary(&self) -> Result<(PathBuf, std::fs::File), StoreError> {
-        let mut random = [0u8; 12];
-        getrandom::fill(&mut random).map_err(|e| StoreError::Random(e.to_string()))?;
-        let name: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
+        let name = random_hex(12).map_err(StoreError::Random)?;
         let path = self.folder.join(format!("{TEMPORARY_PREFIX}{name}"));
         let file = std::fs::OpenOptions::new()
             .write(true)

@@ -96,7 +96,7 @@ impl StateKey {
     }
 
     fn hex(&self) -> String {
-        self.0.iter().map(|byte| format!("{byte:02x}")).collect()
+        crate::support::hex::hex(&self.0)
     }
 
     fn mac(&self, key: &str, expires: u64, payload: &[u8]) -> Hmac<Sha256> {

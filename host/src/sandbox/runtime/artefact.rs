@@ -338,7 +338,7 @@ fn prune_cache(kept: &Path) {
 /// digest is `engine`: `guest-<key>.cwasm`.
 fn cache_file_name(engine: &[u8; 32], digest: &[u8; 32]) -> String {
     let key = Sha256::new().chain_update(CACHE_FORMAT.as_bytes()).chain_update(digest).chain_update(engine).finalize();
-    let key: String = key.iter().take(CACHE_KEY_BYTES).map(|b| format!("{b:02x}")).collect();
+    let key = crate::support::hex::hex(&key[..CACHE_KEY_BYTES.min(key.len())]);
     format!("{CACHED_GUEST_PREFIX}{key}{CACHED_GUEST_SUFFIX}")
 }
 

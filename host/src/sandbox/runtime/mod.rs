@@ -214,7 +214,7 @@ impl Sandbox {
                 initialised: loaded.initialised,
                 ticker,
                 wait_spin: options.wait_spin,
-                guest_digest: loaded.digest.iter().map(|byte| format!("{byte:02x}")).collect(),
+                guest_digest: crate::support::hex::hex(&loaded.digest),
             }),
         })
     }
