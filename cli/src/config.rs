@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use exec_host::mcp::McpConfig;
 use exec_host::settings::{Layer, PermissionMode};
-use exec_host::{Limits, SandboxOptions};
+use exec_host::{Limits, SandboxOptions, ValueBounds};
 
 use crate::UsageError;
-use crate::flags::{ExecFlags, LimitFlags, ResumeFlags, RunFlags, ServeFlags, SessionFlags};
+use crate::flags::{ExecFlags, LimitFlags, ResumeFlags, RunFlags, ServeFlags, SessionFlags, StateFlags};
 use crate::park::{Answers, OnAsk, StoreConfig};
 use crate::serve;
 
@@ -36,6 +36,8 @@ pub(crate) struct ExecConfig {
     pub(crate) on_ask: Option<OnAsk>,
     /// Where Execs park: set when they may.
     pub(crate) store: Option<StoreConfig>,
+    /// What the values scripts keep with `store()` may take.
+    pub(crate) values: ValueBounds,
 }
 
 /// Everything `run` needs, resolved from the flags.
@@ -101,6 +103,7 @@ pub(crate) fn resolve_resume(flags: ResumeFlags) -> Result<ResumeConfig, UsageEr
 /// conversation, or a new one).
 fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecConfig, UsageError> {
     let state = flags.state;
+    let values = resolve_value_bounds(&state)?;
     Ok(ExecConfig {
         session: resolve_session(flags.session)?,
         limits: resolve_limits(&flags.limits)?,
@@ -113,7 +116,23 @@ fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecC
             key_file: state.state_key_file,
             conversation,
         }),
+        values,
     })
+}
+
+/// The bounds of kept values the flags set.
+fn resolve_value_bounds(state: &StateFlags) -> Result<ValueBounds, UsageError> {
+    let most = exec_host::state_store::MAX_CONVERSATION_VALUE_BYTES;
+    if state.max_stored_bytes > most {
+        return Err(UsageError(format!(
+            "--max-stored-bytes {} is more than a conversation's values can take ({most} bytes: they are kept as one entry)",
+            state.max_stored_bytes
+        )));
+    }
+    Ok(ValueBounds::default()
+        .with_value_bytes(state.max_stored_value_bytes)
+        .with_keys(state.max_stored_keys)
+        .with_bytes(state.max_stored_bytes))
 }
 
 pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {

@@ -120,8 +120,8 @@ pub(crate) struct ExecFlags {
     pub(crate) state: StateFlags,
 }
 
-/// Where parked Execs are kept.
-#[derive(Args, Debug, Default)]
+/// Where parked Execs and kept values are kept, and what kept values may take.
+#[derive(Args, Debug)]
 pub(crate) struct StateFlags {
     /// Where parked Execs are kept: a folder (default: $XDG_STATE_HOME/exec-host/store), or
     /// redis://HOST:PORT[/DB] to share them between hosts.
@@ -132,6 +132,15 @@ pub(crate) struct StateFlags {
     /// other's Execs share it.
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Option<PathBuf>,
+    /// Bytes of one value a script keeps with store(key, value), as JSON.
+    #[arg(long, value_name = "BYTES", default_value_t = exec_host::state_store::DEFAULT_MAX_VALUE_BYTES)]
+    pub(crate) max_stored_value_bytes: usize,
+    /// Keys one conversation's scripts keep with store().
+    #[arg(long, value_name = "N", default_value_t = exec_host::state_store::DEFAULT_MAX_VALUE_KEYS)]
+    pub(crate) max_stored_keys: usize,
+    /// Bytes one conversation's kept values take, keys and values together (at most 8 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = exec_host::state_store::DEFAULT_MAX_CONVERSATION_VALUE_BYTES)]
+    pub(crate) max_stored_bytes: usize,
 }
 
 #[derive(Args, Debug)]

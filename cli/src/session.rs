@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
 use exec_host::settings::PermissionMode;
-use exec_host::{CancellationToken, Limits, SandboxOptions, Session};
+use exec_host::{CancellationToken, Limits, SandboxOptions, Session, ValueBounds};
 
 use crate::config::SessionConfig;
 use crate::park::StoreConfig;
@@ -18,18 +18,20 @@ pub(crate) struct Start {
     pub(crate) approver: Arc<dyn exec_host::Approver>,
     /// Where Execs park, when they may.
     pub(crate) store: Option<StoreConfig>,
+    /// What the values scripts keep with `store()` may take.
+    pub(crate) values: ValueBounds,
 }
 
 impl Start {
     /// `run`, `tools`, `search`: the script's author is the one running it, at a terminal
     /// when there is one.
     pub(crate) fn for_the_author(approver: Arc<dyn exec_host::Approver>) -> Self {
-        Start { mode: PermissionMode::BypassPermissions, approver, store: None }
+        Start { mode: PermissionMode::BypassPermissions, approver, store: None, values: ValueBounds::default() }
     }
 
     /// `serve`: scripts come from a model, and the MCP client is asked.
     pub(crate) fn for_a_model(approver: Arc<dyn exec_host::Approver>) -> Self {
-        Start { mode: PermissionMode::Default, approver, store: None }
+        Start { mode: PermissionMode::Default, approver, store: None, values: ValueBounds::default() }
     }
 }
 
@@ -52,7 +54,8 @@ pub(crate) async fn start_session(
         .sandbox_options(sandbox)
         .limits(limits)
         .starting_permission_mode(start.mode)
-        .approver(start.approver);
+        .approver(start.approver)
+        .value_bounds(start.values);
     if let Some(mode) = explicit_mode {
         builder = builder.permission_mode(mode);
     }

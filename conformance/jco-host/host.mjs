@@ -1,6 +1,6 @@
-// The exec-host side of one run: the three `exec-host:sandbox` interfaces the guest
-// imports (`tools`, `tool-search`, `console`), answered from a case's scripted `answers`
-// and `searches`, on a VIRTUAL clock, recording the events the case compares; and the
+// The exec-host side of one run: the four `exec-host:sandbox` interfaces the guest
+// imports (`tools`, `tool-search`, `console`, `state`), answered from a case's scripted
+// `answers`, `searches` and `stored` values, on a VIRTUAL clock, recording the events the case compares; and the
 // guest's wall clock, which follows the virtual one.
 //
 // The host is synchronous, as the WIT is: `wait-next` is a blocking import, and here it
@@ -16,7 +16,8 @@
 //   `ok` and a throw as `err` (the thrown value's `payload`, or the thrown value itself
 //   when it is not an Error; an Error without `payload` is a trap). This host always
 //   returns the explicit form, so an `ok` payload can never be mistaken for a result;
-// - u32 is a Number, u64 a BigInt (`cut-units`).
+// - u32 is a Number, u64 a BigInt (`cut-units`);
+// - an `option<string>` is the string or `undefined`.
 // A JavaScript exception thrown from an import that does not return a `result`
 // (`wait-next` here) is a trap: it unwinds out of the guest and ends the run.
 
@@ -129,6 +130,26 @@ export function makeHost(caseData) {
     events.push(event);
   }
 
+  // `state`: the conversation's kept values, JSON text by key, starting from the case's
+  // `stored`. This host sets no bounds on them (those are a host's own).
+  const kept = new Map(Object.entries(caseData.stored ?? {}).map(([key, value]) => [key, JSON.stringify(value)]));
+
+  function load(key) {
+    events.push({ load: key });
+    return ok(kept.get(key));
+  }
+
+  function store(key, valueJson) {
+    if (valueJson === undefined) {
+      events.push({ store: key });
+      kept.delete(key);
+    } else {
+      events.push({ store: key, value: parseArgs(valueJson) });
+      kept.set(key, valueJson);
+    }
+    return ok(undefined);
+  }
+
   // `wasi:clocks/wall-clock`, which the guest reads for `Date.now()`: the real time
   // plus the virtual time that has passed, so that a script that measures a timer sees
   // it take (at least) its delay, while time the script spends computing still counts.
@@ -155,6 +176,7 @@ export function makeHost(caseData) {
       'exec-host:sandbox/tools': tools,
       'exec-host:sandbox/tool-search': { search },
       'exec-host:sandbox/console': { write },
+      'exec-host:sandbox/state': { load, store },
       'wasi:clocks/wall-clock': wallClock,
     },
   };

@@ -48,10 +48,36 @@ pub fn arguments<'js>(
         Type::Object | Type::Proxy => {}
         _ => return Err(format!("{} takes one plain object of arguments, got {}", label(), describe(&args))),
     }
-    let mut walker = Walker { ctx, plain, bounds, out: String::with_capacity(OUT_CAPACITY), stack: Vec::new(), path: Vec::new() };
+    let mut walker = Walker::new(ctx, plain, bounds, Root::Arguments);
     walker.value(&args)?;
     walker.room(0)?;
     Ok(walker.out)
+}
+
+/// The JSON text of a value `store()` keeps: any plain value, checked as arguments are;
+/// `None` for `undefined`, which removes the key.
+pub fn kept_value<'js>(
+    ctx: &Ctx<'js>,
+    plain: PlainPrototypes,
+    bounds: Bounds,
+    value: Value<'js>,
+) -> Result<Option<String>, String> {
+    if value.type_of() == Type::Undefined {
+        return Ok(None);
+    }
+    let mut walker = Walker::new(ctx, plain, bounds, Root::Value);
+    walker.value(&value)?;
+    walker.room(0)?;
+    Ok(Some(walker.out))
+}
+
+/// What is being encoded, as messages name it.
+#[derive(Clone, Copy)]
+enum Root {
+    /// A call's argument object: `args.a[1]`.
+    Arguments,
+    /// A value given to `store()`: `value.a[1]`.
+    Value,
 }
 
 /// Bytes the text starts with: room for small argument objects, and at least [`SLACK`], so
@@ -73,6 +99,7 @@ struct Walker<'a, 'js> {
     ctx: &'a Ctx<'js>,
     plain: PlainPrototypes,
     bounds: Bounds,
+    root: Root,
     out: String,
     /// Objects being walked, to find cycles.
     stack: Vec<*mut std::ffi::c_void>,
@@ -80,12 +107,19 @@ struct Walker<'a, 'js> {
     path: Vec<Step>,
 }
 
-impl<'js> Walker<'_, 'js> {
+impl<'a, 'js> Walker<'a, 'js> {
+    fn new(ctx: &'a Ctx<'js>, plain: PlainPrototypes, bounds: Bounds, root: Root) -> Self {
+        Walker { ctx, plain, bounds, root, out: String::with_capacity(OUT_CAPACITY), stack: Vec::new(), path: Vec::new() }
+    }
+
     /// Checks that the text so far is within the bound and that `extra` more bytes can be
     /// allocated (a failed allocation is an error here, never an abort of the engine).
     fn room(&mut self, extra: usize) -> Result<(), String> {
         if self.out.len().saturating_add(extra) > self.bounds.bytes {
-            return Err(format!("args take more than {} bytes as JSON, more than a call may pass", self.bounds.bytes));
+            return Err(match self.root {
+                Root::Arguments => format!("args take more than {} bytes as JSON, more than a call may pass", self.bounds.bytes),
+                Root::Value => format!("the value takes more than {} bytes as JSON, more than store() passes", self.bounds.bytes),
+            });
         }
         let wanted = extra.max(SLACK);
         if self.out.capacity() - self.out.len() < wanted {
@@ -98,9 +132,20 @@ impl<'js> Walker<'_, 'js> {
         Ok(())
     }
 
+    /// What is being encoded, as a message's rule names it.
+    fn what(&self) -> &'static str {
+        match self.root {
+            Root::Arguments => "tool arguments",
+            Root::Value => "kept values",
+        }
+    }
+
     /// The path of the value being walked, as a script would write it: `args.a[1]`.
     fn path(&self) -> String {
-        let mut path = String::from("args");
+        let mut path = String::from(match self.root {
+            Root::Arguments => "args",
+            Root::Value => "value",
+        });
         for step in &self.path {
             match step {
                 Step::Key(atom) => push_member(&mut path, &atom_text(self.ctx, *atom).unwrap_or_default()),
@@ -141,15 +186,16 @@ impl<'js> Walker<'_, 'js> {
             Type::BigInt => return Err(format!("{} is a BigInt; pass it as a number or a string", self.path())),
             Type::Symbol => return Err(format!("{} is a symbol, which JSON cannot carry", self.path())),
             Type::Function | Type::Constructor => {
-                return Err(format!("{} is a function; tool arguments must be plain data", self.path()));
+                return Err(format!("{} is a function; {} must be plain data", self.path(), self.what()));
             }
             // Proxies are walked through their traps: what comes out is still plain data.
             Type::Array | Type::Object | Type::Proxy | Type::Promise | Type::Exception => self.object(value)?,
             _ => {
                 return Err(format!(
-                    "{} is {}; tool arguments must be plain objects, arrays and primitives",
+                    "{} is {}; {} must be plain objects, arrays and primitives",
                     self.path(),
-                    describe(value)
+                    describe(value),
+                    self.what()
                 ));
             }
         }
@@ -176,9 +222,10 @@ impl<'js> Walker<'_, 'js> {
         };
         if !plain {
             return Err(format!(
-                "{} is {}; tool arguments must be plain objects, arrays and primitives",
+                "{} is {}; {} must be plain objects, arrays and primitives",
                 self.path(),
-                describe(value)
+                describe(value),
+                self.what()
             ));
         }
         self.stack.push(raw);
@@ -298,7 +345,7 @@ impl<'js> Walker<'_, 'js> {
             qjs::JS_FreeValue(ctx, descriptor.setter);
         }
         if accessor || descriptor.flags & qjs::JS_PROP_GETSET as i32 != 0 {
-            return Err(format!("{} is an accessor (a getter or setter); tool arguments must be plain data", self.path()));
+            return Err(format!("{} is an accessor (a getter or setter); {} must be plain data", self.path(), self.what()));
         }
         Ok(Some((value, descriptor.flags & qjs::JS_PROP_ENUMERABLE as i32 != 0)))
     }
@@ -486,6 +533,14 @@ mod tests {
 
     /// Encodes the value of the JavaScript expression `source` as one call's arguments.
     fn encode_with(source: &str, bounds: Bounds) -> Result<String, String> {
+        with_value(source, |ctx, plain, value| arguments(ctx, plain, bounds, || "tools.t()".into(), value))
+    }
+
+    /// Runs `encode` on the value of the JavaScript expression `source`.
+    fn with_value<T>(
+        source: &str,
+        encode: impl for<'js> FnOnce(&Ctx<'js>, PlainPrototypes, Value<'js>) -> Result<T, String>,
+    ) -> Result<T, String> {
         let runtime = Runtime::new().expect("a runtime");
         let context = Context::full(&runtime).expect("a context");
         context.with(|ctx| {
@@ -495,8 +550,26 @@ mod tests {
             };
             let plain = PlainPrototypes::of(&prototype("Object"), &prototype("Array"));
             let value: Value = ctx.eval(format!("({source})")).map_err(|e| format!("the test's source does not run: {e}"))?;
-            arguments(&ctx, plain, bounds, || "tools.t()".into(), value)
+            encode(&ctx, plain, value)
         })
+    }
+
+    fn kept(source: &str) -> Result<Option<String>, String> {
+        with_value(source, |ctx, plain, value| kept_value(ctx, plain, BOUNDS, value))
+    }
+
+    #[test]
+    fn a_kept_value_is_any_plain_value_and_undefined_removes() {
+        assert_eq!(kept("undefined").unwrap(), None);
+        assert_eq!(kept("null").unwrap().as_deref(), Some("null"));
+        assert_eq!(kept("'text'").unwrap().as_deref(), Some("\"text\""));
+        assert_eq!(kept("[1, { a: 2 }]").unwrap().as_deref(), Some("[1,{\"a\":2}]"));
+        assert_eq!(kept("{ f() {} }").unwrap_err(), "value.f is a function; kept values must be plain data");
+        assert!(kept("new Map()").unwrap_err().starts_with("value is an instance of Map; kept values must be plain"));
+        let tight =
+            |source: &str| with_value(source, |ctx, plain, value| kept_value(ctx, plain, Bounds { bytes: 8, depth: 2 }, value));
+        assert_eq!(tight("'123456789'").unwrap_err(), "the value takes more than 8 bytes as JSON, more than store() passes");
+        assert!(tight("[[[1]]]").unwrap_err().contains("value[0][0] is nested more than 2 levels deep"));
     }
 
     fn encode(source: &str) -> Result<String, String> {

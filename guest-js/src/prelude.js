@@ -106,6 +106,15 @@
   }
   globalThis.console = console;
 
+  // ------------------------------------------------------------------ values kept between Execs --
+  // `store(key, value)` keeps a copy of plain data for this conversation's later Execs
+  // (`undefined` removes the key); `load(key)` gives back a fresh copy, or undefined. The
+  // host answers both at once, so neither returns a promise.
+  const hostStore = host.store;
+  const hostLoad = host.load;
+  globalThis.store = function store(key, value) { hostStore(key, value); };
+  globalThis.load = function load(key) { return hostLoad(key); };
+
   // ----------------------------------------------------------------------------- results --
   // An error's `Name: message` and the engine's stack text (empty for a value that is not
   // an Error), as the host reads an uncaught error.

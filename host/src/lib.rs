@@ -140,6 +140,7 @@ pub use sources::tools::{
     CallContext, DefinitionError, Effect, Image, Origin, ParkRequest, RegistryError, Stage, Tool, ToolDefinition, ToolError,
     ToolOutput, ToolSource, WorkspaceError,
 };
+pub use state::ValueBounds;
 pub use support::report::error_sentence;
 
 pub use calls::settings;
@@ -191,6 +192,11 @@ pub mod state_store {
         DEFAULT_ENTRY_TTL, DirectoryStore, MAX_ENTRY_BYTES, MAX_KEY_BYTES, MAX_STORE_BYTES, MAX_STORE_ENTRIES, REDIS_TIMEOUT,
         RedisStore, STATE_KEY_BYTES, SealedStore, StateKey, StateStore, StoreError, default_locations, open_store,
     };
+    /// The bounds of the values scripts keep with `store()` (see [`crate::ValueBounds`]).
+    pub use crate::state::{
+        DEFAULT_MAX_CONVERSATION_VALUE_BYTES, DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_KEYS, MAX_CONVERSATION_VALUE_BYTES,
+        MAX_VALUE_KEY_BYTES,
+    };
 }
 
 /// What an embedding needs to name, so it depends on `exec-host` alone: the abort signal,
@@ -211,7 +217,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 35] = [
+    const ORDER: [&str; 36] = [
         "session",
         "conversation::announce",
         "conversation::render",
@@ -236,6 +242,7 @@ mod layering {
         "sources::mcp",
         "sources::tools",
         "sources::children",
+        "state::values",
         "state::sealed",
         "state::directory",
         "state::redis_store",

@@ -14,3 +14,4 @@ mod running;
 mod runtime;
 mod session;
 mod state;
+mod values;

@@ -123,3 +123,28 @@ fn a_run_parked_on_one_redis_host_is_resumed_by_another_process() {
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert_eq!(json_of(&resumed)["value"]["note"], "approved");
 }
+
+#[test]
+fn runs_of_one_conversation_keep_values_for_each_other_and_others_see_none() {
+    let setup = Setup::new();
+    let state = tempfile::tempdir().unwrap();
+    let flags = store_flags(state.path());
+    let first =
+        setup.run(&args(&["run", "--conversation", "triage", "--json", "-e", "store('seen', ['a.md']); return 1"], &flags));
+    assert_eq!(json_of(&first)["ok"], true, "{}", stderr(&first));
+    let second = setup.run(&args(&["run", "--conversation", "triage", "--json", "-e", "return load('seen')"], &flags));
+    assert_eq!(json_of(&second)["value"], serde_json::json!(["a.md"]), "{}", stderr(&second));
+    let other = setup.run(&args(&["run", "--conversation", "other", "--json", "-e", "return typeof load('seen')"], &flags));
+    assert_eq!(json_of(&other)["value"], "undefined");
+    let bounded = setup.run(&args(
+        &["run", "--conversation", "triage", "--max-stored-value-bytes", "4", "--json", "-e", "store('x', 'long')"],
+        &flags,
+    ));
+    assert!(
+        json_of(&bounded)["error"].as_str().unwrap().contains("more than the 4 a kept value may take"),
+        "{}",
+        stdout(&bounded)
+    );
+    let refused = setup.run(&args(&["run", "--max-stored-bytes", "9000000000", "-e", "1"], &flags));
+    super::assert_usage_error(&refused, "--max-stored-bytes 9000000000 is more than");
+}

@@ -5,7 +5,7 @@ use rquickjs::function::{Func, Opt};
 use rquickjs::{Ctx, Function, Object, Persistent, Promise, Value};
 
 use crate::encode::{self};
-use crate::exec_host::sandbox::{console, tool_search, tools};
+use crate::exec_host::sandbox::{console, state, tool_search, tools};
 
 use super::errors::{error, plain, range_error, type_error};
 use super::failure::{frame_text, frames_of};
@@ -82,10 +82,51 @@ pub(super) fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> 
             });
         }),
     )?;
+    // `store(key, value)` and `load(key)`: synchronous, so a script keeps and reads its
+    // conversation's values without awaiting; the host answers each at once.
+    host.set(
+        "store",
+        Func::from(|ctx: Ctx<'js>, key: Value<'js>, value: Opt<Value<'js>>| -> rquickjs::Result<()> {
+            let key = key_of(&ctx, "store", &key)?;
+            let value = value.0.unwrap_or_else(|| Value::new_undefined(ctx.clone()));
+            let json = encode::kept_value(&ctx, plain(), BOUNDS.get(), value)
+                .map_err(|message| ctx.throw(type_error(&ctx, &format!("store({}): {message}", quoted(&key)))))?;
+            state::store(&key, json.as_deref()).map_err(|message| ctx.throw(error(&ctx, &message)))
+        }),
+    )?;
+    host.set(
+        "load",
+        Func::from(|ctx: Ctx<'js>, key: Value<'js>| -> rquickjs::Result<Value<'js>> {
+            let key = key_of(&ctx, "load", &key)?;
+            match state::load(&key).map_err(|message| ctx.throw(error(&ctx, &message)))? {
+                Some(json) => ctx.json_parse(json),
+                None => Ok(Value::new_undefined(ctx.clone())),
+            }
+        }),
+    )?;
     host.set("logLineChars", Func::from(|| LOG_LINE_CHARS.get()))?;
     host.set(
         "scriptFrames",
         Func::from(|stack: String| frames_of(&stack).iter().map(frame_text).collect::<Vec<_>>().join("\n")),
     )?;
     Ok(host)
+}
+
+/// The key `store()` or `load()` was given: a string, or a `TypeError` thrown.
+fn key_of<'js>(ctx: &Ctx<'js>, function: &str, key: &Value<'js>) -> rquickjs::Result<String> {
+    match key.as_string() {
+        Some(key) => key.to_string(),
+        None => Err(ctx.throw(type_error(ctx, &format!("{function}() takes a string key first, got {}", encode::describe(key))))),
+    }
+}
+
+/// `key` as a script would write it, cut to a readable length.
+fn quoted(key: &str) -> String {
+    const SHOWN: usize = 40;
+    let mut out = String::new();
+    match key.char_indices().nth(SHOWN) {
+        Some((cut, _)) => encode::quote(&format!("{}…", &key[..cut]), &mut out),
+        None => encode::quote(key, &mut out),
+    }
+    out
 }

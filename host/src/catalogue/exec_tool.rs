@@ -73,6 +73,8 @@ started together (`Promise.all`) run concurrently.
 - A failed call rejects; catch it to go on. An uncaught error ends the script and reports what \
 it printed so far.
 - `console.log` (and `info`, `warn`, `error`, `debug`) prints.
+- `store(key, value)` keeps plain data for this conversation's later scripts; `load(key)` \
+reads it back.
 - No filesystem, network, imports or `eval`: tools are the only way out. Timers, `URL`, \
 `structuredClone`, `TextEncoder` and `atob` work; TypeScript syntax is accepted.";
 

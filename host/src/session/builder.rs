@@ -17,7 +17,7 @@ use crate::sources::mcp::servers::McpServers;
 use crate::sources::mcp::{McpConfig, ServerLimits};
 use crate::sources::tools::builtin::{self, Workspace};
 use crate::sources::tools::{Registry, Tool};
-use crate::state::SealedStore;
+use crate::state::{ConversationValues, SealedStore, ValueBounds, Values};
 
 use super::parking::{DEFAULT_PARKED_TTL, Parking};
 use super::{Inner, Session, SessionError};
@@ -43,6 +43,7 @@ pub struct SessionBuilder {
     state_store: Option<SealedStore>,
     conversation: Option<String>,
     parked_ttl: Duration,
+    value_bounds: ValueBounds,
 }
 
 impl Default for SessionBuilder {
@@ -67,6 +68,7 @@ impl Default for SessionBuilder {
             state_store: None,
             conversation: None,
             parked_ttl: DEFAULT_PARKED_TTL,
+            value_bounds: ValueBounds::default(),
         }
     }
 }
@@ -228,9 +230,10 @@ impl SessionBuilder {
         self
     }
 
-    /// The conversation this session's parked Execs belong to: a handle is good only in the
-    /// conversation it was given in. 1 to 128 letters, digits, `.`, `_`, `:` and `-`.
-    /// Default: a new random one.
+    /// The conversation this session's parked Execs and kept values belong to: a handle is
+    /// good only in the conversation it was given in, and a script's `load` reads only its
+    /// conversation's values. 1 to 128 letters, digits, `.`, `_`, `:` and `-`. Default: a
+    /// new random one.
     pub fn conversation(mut self, id: impl Into<String>) -> Self {
         self.conversation = Some(id.into());
         self
@@ -239,6 +242,14 @@ impl SessionBuilder {
     /// How long a parked Exec is kept ([`DEFAULT_PARKED_TTL`] by default).
     pub fn parked_ttl(mut self, ttl: Duration) -> Self {
         self.parked_ttl = ttl;
+        self
+    }
+
+    /// What the values a conversation's scripts keep with `store()` may take
+    /// ([`ValueBounds::default`] unless set). With a state store they are kept there, for
+    /// as long as an entry lasts after its last change; without one, in the session.
+    pub fn value_bounds(mut self, bounds: ValueBounds) -> Self {
+        self.value_bounds = bounds;
         self
     }
 
@@ -287,14 +298,15 @@ impl SessionBuilder {
         }
         let (sandbox, start_failures) = tokio::join!(sandbox, servers.start_all(&wanted));
         let funnel = Arc::new(Funnel::new(registry.clone(), settings.clone(), policy));
-        let parking = match self.state_store {
-            None => None,
+        let conversation = match self.conversation {
+            Some(id) => valid_conversation(id)?,
+            None => random_id(),
+        };
+        let (parking, values) = match self.state_store {
+            None => (None, ConversationValues::in_memory(Values::default(), self.value_bounds)),
             Some(store) => {
-                let conversation = match self.conversation {
-                    Some(id) => valid_conversation(id)?,
-                    None => random_id(),
-                };
-                Some(Parking { store, conversation, ttl: self.parked_ttl })
+                let values = ConversationValues::in_store(store.clone(), &conversation, self.value_bounds);
+                (Some(Parking { store, conversation, ttl: self.parked_ttl }), values)
             }
         };
         let inner = Inner {
@@ -311,6 +323,7 @@ impl SessionBuilder {
             view: Mutex::new(None),
             parking,
             running: Default::default(),
+            values: Arc::new(values),
         };
         Ok(Session { inner: Arc::new(inner), funnel })
     }

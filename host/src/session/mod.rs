@@ -46,6 +46,7 @@ use crate::sources::mcp::{Connected, ServerConfig, ServerState, StartError};
 use crate::sources::tools::builtin::WorkspaceError;
 use crate::sources::tools::names::EXEC;
 use crate::sources::tools::{CallContext, Effect, Origin, Registry, RegistryError, ToolError, ToolSet};
+use crate::state::ConversationValues;
 use crate::support::lock::Unpoisoned;
 
 mod builder;
@@ -185,6 +186,8 @@ struct Inner {
     parking: Option<parking::Parking>,
     /// Execs that yielded and run on.
     running: running::Running,
+    /// What the conversation's scripts keep with `store()`.
+    values: Arc<ConversationValues>,
 }
 
 /// The pool of one moment and everything made from it.

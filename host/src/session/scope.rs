@@ -13,6 +13,7 @@ use crate::sandbox::runtime::{ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
 use crate::sources::tools::names::split_mcp_name;
 use crate::sources::tools::{Approval, CallContext, Origin, ToolError};
+use crate::state::ConversationValues;
 
 use super::hints::did_you_mean;
 use super::{Inner, View};
@@ -53,6 +54,10 @@ impl ScriptTools for ExecScope {
         let result = self.reachable.search(&params);
         serde_json::to_string(&result)
             .map_err(|e| ToolError::projection(format!("ToolSearch: the result could not be encoded: {e}")))
+    }
+
+    fn values(&self) -> Arc<ConversationValues> {
+        self.session.values.clone()
     }
 }
 

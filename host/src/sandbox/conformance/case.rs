@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::sandbox::guest::RunOptions;
 use crate::sandbox::runtime::Limits;
+use crate::state::Values;
 use crate::support::text_file::{MAX_CONFIG_FILE_BYTES, MAX_SCRIPT_FILE_BYTES, ReadError, read_text};
 
 /// Why a case cannot be read, or its file not rewritten.
@@ -62,6 +63,8 @@ pub(crate) struct Spec {
     pub searches: Vec<Answer>,
     /// The host-side limits, when the case needs them.
     pub host: Option<Limits>,
+    /// The values the conversation keeps when the script starts (`store`/`load`).
+    pub stored: Values,
     pub expect: Option<Value>,
 }
 
@@ -146,7 +149,7 @@ impl Spec {
     fn parse(data: &str) -> Result<Spec, String> {
         let document: Map<String, Value> =
             serde_json::from_str(data).map_err(|e| format!("its data is not a JSON object: {e}"))?;
-        const KNOWN: &[&str] = &["about", "tools", "options", "answers", "searches", "host", "expect"];
+        const KNOWN: &[&str] = &["about", "tools", "options", "answers", "searches", "host", "stored", "expect"];
         if let Some(unknown) = document.keys().find(|key| !KNOWN.contains(&key.as_str())) {
             return Err(format!("unknown field `{unknown}` (known: {})", KNOWN.join(", ")));
         }
@@ -173,8 +176,13 @@ impl Spec {
                 }
             ));
         }
+        let stored = match document.get("stored") {
+            None => Values::default(),
+            Some(Value::Object(values)) => values.iter().map(|(key, value)| (key.clone(), value.to_string())).collect(),
+            Some(_) => return Err("`stored` is an object of the values kept when the script starts".into()),
+        };
         let expect = document.get("expect").cloned();
-        Ok(Spec { document, tools, options, answers: calls, searches, host, expect })
+        Ok(Spec { document, tools, options, answers: calls, searches, host, stored, expect })
     }
 }
 

@@ -132,6 +132,9 @@ fn event(event: &BoundaryEvent) -> Value {
             }
             Value::Object(line)
         }
+        BoundaryEvent::Load { key } => json!({ "load": key }),
+        BoundaryEvent::Store { key, value_json: None } => json!({ "store": key }),
+        BoundaryEvent::Store { key, value_json: Some(value) } => json!({ "store": key, "value": arguments(value) }),
     }
 }
 

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::case::{Answer, Reply, Spec};
 use crate::sandbox::runtime::{ScriptTools, ToolFuture};
 use crate::sources::tools::{Approval, ToolError, ToolOutput};
+use crate::state::{ConversationValues, ValueBounds};
 
 /// Answers a case's calls and searches.
 pub(crate) struct ScriptedTools {
@@ -18,6 +19,8 @@ pub(crate) struct ScriptedTools {
     searches: Vec<Answer>,
     /// Which `once` answers have been used, per list.
     used: Mutex<(Vec<bool>, Vec<bool>)>,
+    /// The case's kept values, in memory, with the default bounds.
+    values: Arc<ConversationValues>,
 }
 
 impl ScriptedTools {
@@ -27,6 +30,7 @@ impl ScriptedTools {
             answers: spec.answers.clone(),
             searches: spec.searches.clone(),
             used: Mutex::new((vec![false; spec.answers.len()], vec![false; spec.searches.len()])),
+            values: Arc::new(ConversationValues::in_memory(spec.stored.clone(), ValueBounds::default())),
         })
     }
 
@@ -89,5 +93,9 @@ impl ScriptTools for ScriptedTools {
             Some(Reply::Error(message)) => Err(ToolError::execution(message)),
             _ => Err(ToolError::execution("no answer is scripted for the search")),
         }
+    }
+
+    fn values(&self) -> Arc<ConversationValues> {
+        self.values.clone()
     }
 }

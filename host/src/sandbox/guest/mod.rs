@@ -19,6 +19,9 @@ mod generated {
         imports: {
             // The one import that waits: everything else answers at once.
             "exec-host:sandbox/tools.wait-next": async | trappable,
+            // A conversation's values may live in a store across the network.
+            "exec-host:sandbox/state.load": async,
+            "exec-host:sandbox/state.store": async,
         },
         exports: { default: async },
     });
@@ -28,7 +31,7 @@ pub(crate) use generated::exec_host::sandbox::console::Level;
 pub(crate) use generated::exec_host::sandbox::tools::{Completion, Event, Started, ToolValue};
 pub(crate) use generated::{Position, RunOptions, SandboxPre, ScriptError, Uncaught};
 
-use generated::exec_host::sandbox::{console, tool_search, tools};
+use generated::exec_host::sandbox::{console, state, tool_search, tools};
 
 /// The WASI interfaces the guest is linked with. The guest's Rust standard library
 /// imports these; none of them reaches a file, a socket or the host's environment (the
@@ -57,7 +60,7 @@ pub const WASI_INTERFACES: &[&str] = &[
 
 /// The interfaces of our own contract.
 pub const SANDBOX_INTERFACES: &[&str] =
-    &["exec-host:sandbox/tools", "exec-host:sandbox/tool-search", "exec-host:sandbox/console"];
+    &["exec-host:sandbox/tools", "exec-host:sandbox/tool-search", "exec-host:sandbox/console", "exec-host:sandbox/state"];
 
 /// Whether `bytes` can be a guest at all, judged from the binary's preamble before anything
 /// compiles it: a component, not a core module or something else. `Err` says what it is.
@@ -96,7 +99,7 @@ pub(crate) fn check_imports<'a>(imports: impl IntoIterator<Item = &'a str>) -> R
     match refused.as_slice() {
         [] => Ok(()),
         _ => Err(format!(
-            "it imports {}, which the sandbox does not provide: a guest may import only exec-host:sandbox's tools, tool-search and console and the WASI interfaces listed in the WIT's README ({})",
+            "it imports {}, which the sandbox does not provide: a guest may import only exec-host:sandbox's tools, tool-search, console and state and the WASI interfaces listed in the WIT's README ({})",
             refused.iter().take(5).map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
             WASI_INTERFACES.join(", ")
         )),
@@ -127,6 +130,14 @@ pub(crate) trait GuestHost: WasiView + Send + 'static {
     /// `console.write`: one line of the script's console output, and how many units of
     /// it the guest already cut.
     fn console_write(&mut self, level: Level, message: String, cut_units: u64);
+
+    /// `state.load`: the JSON text of the value the conversation keeps under `key`;
+    /// `Err` is the message `load` throws.
+    fn load(&mut self, key: String) -> impl Future<Output = Result<Option<String>, String>> + Send;
+
+    /// `state.store`: keeps `value_json` under `key` (removes `key` for `None`); `Err` is
+    /// the message `store` throws.
+    fn store(&mut self, key: String, value_json: Option<String>) -> impl Future<Output = Result<(), String>> + Send;
 }
 
 /// Links exactly the interfaces above: no filesystem, no sockets.
@@ -200,5 +211,15 @@ impl<T: GuestHost> tool_search::Host for Imports<'_, T> {
 impl<T: GuestHost> console::Host for Imports<'_, T> {
     fn write(&mut self, level: Level, message: String, cut_units: u64) {
         self.0.console_write(level, message, cut_units)
+    }
+}
+
+impl<T: GuestHost> state::Host for Imports<'_, T> {
+    async fn load(&mut self, key: String) -> Result<Option<String>, String> {
+        self.0.load(key).await
+    }
+
+    async fn store(&mut self, key: String, value_json: Option<String>) -> Result<(), String> {
+        self.0.store(key, value_json).await
     }
 }

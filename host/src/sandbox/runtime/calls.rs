@@ -26,6 +26,7 @@ use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
 use super::timers::Timers;
 use crate::sources::tools::names::TOOL_SEARCH;
 use crate::sources::tools::{Approval, Image, MAX_TOOL_NAME_LEN, ParkRequest, Stage, ToolError, ToolOutput};
+use crate::state::ConversationValues;
 
 /// What a script's `tools` object reaches, as the layer above the runtime decides it.
 pub(crate) trait ScriptTools: Send + Sync + 'static {
@@ -39,6 +40,9 @@ pub(crate) trait ScriptTools: Send + Sync + 'static {
 
     /// Answers `tools.ToolSearch(args)` with the JSON text of its result.
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError>;
+
+    /// The values the script's `store` and `load` reach: its conversation's.
+    fn values(&self) -> Arc<ConversationValues>;
 }
 
 /// A call on its way.

@@ -7,7 +7,8 @@
 //! Exec goes on live from where the journal ends.
 //!
 //! Replay checks itself: each import the guest makes must be the one the journal has next,
-//! asking the same thing (a call's name and arguments, a search's arguments, by digest).
+//! asking the same thing (a call's name and arguments, a search's arguments, a kept value's
+//! key and value, by digest).
 //! Anything else is a divergence: from then on nothing reaches a tool, and the Exec fails
 //! saying so. It never continues wrong.
 
@@ -44,6 +45,11 @@ pub(crate) enum Entry {
     Search { asked: Asked, answer: Result<String, String> },
     /// `console.write`: only its place; the line itself is in the console log.
     Console,
+    /// `state.load`: the key asked (by digest) and the value given.
+    Load { asked: Asked, answer: Result<Option<String>, String> },
+    /// `state.store`: the key and value asked (by digest) and the answer. A replayed store
+    /// changes nothing: what the Exec stored before it parked was kept when it parked.
+    Store { asked: Asked, answer: Result<(), String> },
 }
 
 /// A digest of what an import was asked, to find a replay that asks something else.
@@ -147,6 +153,8 @@ impl Entry {
                 .sum(),
             Entry::Search { answer, .. } => answer.as_ref().map_or_else(String::len, String::len),
             Entry::StartTimer { answer: Err(message), .. } => message.len(),
+            Entry::Load { answer, .. } => answer.as_ref().map_or_else(String::len, |value| value.as_ref().map_or(0, String::len)),
+            Entry::Store { answer: Err(message), .. } => message.len(),
             _ => 0,
         }
     }
@@ -160,6 +168,8 @@ impl Entry {
             Entry::WaitNext { .. } => "tools.wait-next",
             Entry::Search { .. } => "tool-search.search",
             Entry::Console => "console.write",
+            Entry::Load { .. } => "state.load",
+            Entry::Store { .. } => "state.store",
         }
     }
 }

@@ -320,7 +320,8 @@ impl Sandbox {
                 finished = run => Some(finished),
             }
         };
-        let state = store.into_data();
+        let mut state = store.into_data();
+        state.keep_values().await;
         let parked = matches!(&finished, Some(Err(trap)) if trap.downcast_ref::<ParkNow>().is_some()) && !abort.is_cancelled();
         let mut result = match finished {
             None => Err(Failure::Aborted),
@@ -479,6 +480,10 @@ impl ScriptTools for NoTools {
 
     fn search(&self, _: serde_json::Map<String, serde_json::Value>) -> Result<String, crate::sources::tools::ToolError> {
         Ok(r#"{"matches":[],"total":0}"#.to_string())
+    }
+
+    fn values(&self) -> Arc<crate::state::ConversationValues> {
+        Arc::new(crate::state::ConversationValues::in_memory(Default::default(), Default::default()))
     }
 }
 

@@ -21,6 +21,8 @@ use super::timers::Timers;
 use super::trace::{BoundaryEvent, Trace};
 use crate::sandbox::guest::{Completion, Event, GuestHost, Level, Started, ToolValue};
 use crate::sources::tools::{Approval, ScriptValue, ToolError, ToolOutput};
+use crate::state::{ExecValues, ValueError};
+use crate::support::report::error_sentence;
 
 /// Bytes of the guest's own stderr kept (it carries an engine panic's message).
 pub const GUEST_STDERR_BYTES: usize = 16 * 1024;
@@ -74,6 +76,8 @@ pub(crate) struct ExecState {
     /// What a resumed Exec takes up once its journal is replayed: the parked Exec and the
     /// answers to its approvals.
     pub(crate) resume: Option<(Box<Suspended>, HashMap<u32, Approval>)>,
+    /// What the script's `store` and `load` see, and what it changed.
+    pub(crate) values: ExecValues,
 }
 
 /// The message a replaying guest gets for a request its journal does not have: nothing
@@ -118,6 +122,7 @@ impl ExecState {
             journal: Journal::default(),
             clocks: Clocks::new(false),
             resume: None,
+            values: ExecValues::default(),
         }
     }
 
@@ -343,6 +348,73 @@ impl GuestHost for ExecState {
         self.journal.record(Entry::Console);
         self.trace(|| BoundaryEvent::Console { level: level.into(), message, cut_units });
     }
+
+    async fn load(&mut self, key: String) -> Result<Option<String>, String> {
+        self.trace(|| BoundaryEvent::Load { key: key.clone() });
+        let asked = self.journal.is_on().then(|| Asked::of(&["load", &key]));
+        let replayed = self.replay(|entry| match entry {
+            Entry::Load { asked: then, answer } if Some(*then) == asked => Ok(answer.clone()),
+            _ => Err(format!("load() of a {}-byte key", key.len())),
+        });
+        match replayed {
+            Replayed::Answer(answer) => return answer,
+            Replayed::Diverged => return Err(DIVERGED.into()),
+            Replayed::Live => {}
+        }
+        // Reading the conversation's values is the store's time, not the script's.
+        let clock = self.clock.clone();
+        let paused = clock.pause();
+        let from = self.calls.tools().values();
+        let answer = self.values.load(&from, &key).await.map_err(|error| value_message("load", &error));
+        drop(paused);
+        if let Some(asked) = asked {
+            self.journal.record(Entry::Load { asked, answer: answer.clone() });
+        }
+        answer
+    }
+
+    async fn store(&mut self, key: String, value_json: Option<String>) -> Result<(), String> {
+        self.trace(|| BoundaryEvent::Store { key: key.clone(), value_json: value_json.clone() });
+        let asked = self.journal.is_on().then(|| Asked::of(&["store", &key, value_json.as_deref().unwrap_or("")]));
+        let replayed = self.replay(|entry| match entry {
+            Entry::Store { asked: then, answer } if Some(*then) == asked => Ok(answer.clone()),
+            _ => Err(format!("store() of a {}-byte key", key.len())),
+        });
+        match replayed {
+            Replayed::Answer(answer) => return answer,
+            Replayed::Diverged => return Err(DIVERGED.into()),
+            Replayed::Live => {}
+        }
+        let clock = self.clock.clone();
+        let paused = clock.pause();
+        let from = self.calls.tools().values();
+        let answer = self.values.store(&from, &key, value_json).await.map_err(|error| value_message("store", &error));
+        drop(paused);
+        if let Some(asked) = asked {
+            self.journal.record(Entry::Store { asked, answer: answer.clone() });
+        }
+        answer
+    }
+}
+
+impl ExecState {
+    /// Keeps what the script changed with `store`, once it has returned (or parked). What
+    /// cannot be kept is said in its console output, so the model reads it.
+    pub(crate) async fn keep_values(&mut self) {
+        let changes = self.values.take_changes();
+        if changes.is_empty() {
+            return;
+        }
+        if let Err(error) = self.calls.tools().values().commit(&changes).await {
+            let line = format!("exec-host: what this script stored was not kept: {}", error_sentence(&error));
+            self.console.write(Level::Warn, &line, 0);
+        }
+    }
+}
+
+/// The message `store()` or `load()` throws.
+fn value_message(function: &str, error: &ValueError) -> String {
+    format!("{function}(): {}", error_sentence(error))
 }
 
 /// The level of a console line: the `console` method the script called.

@@ -21,6 +21,10 @@ pub enum BoundaryEvent {
     Search { args_json: String },
     /// `console.write(level, message, cut-units)`.
     Console { level: ConsoleLevel, message: String, cut_units: u64 },
+    /// `state.load(key)`.
+    Load { key: String },
+    /// `state.store(key, value-json)`; `None` removes the key.
+    Store { key: String, value_json: Option<String> },
 }
 
 impl BoundaryEvent {
@@ -29,6 +33,8 @@ impl BoundaryEvent {
             BoundaryEvent::Call { name, args_json } => name.len() + args_json.len(),
             BoundaryEvent::Search { args_json } => args_json.len(),
             BoundaryEvent::Console { message, .. } => message.len(),
+            BoundaryEvent::Load { key } => key.len(),
+            BoundaryEvent::Store { key, value_json } => key.len() + value_json.as_ref().map_or(0, String::len),
         }
     }
 }
