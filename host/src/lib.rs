@@ -133,8 +133,8 @@ pub use sandbox::runtime::{
     SandboxOptions, SetupError, SyntaxError, Uncaught,
 };
 pub use session::{
-    CallOptions, DEFAULT_PARKED_TTL, FINISHED_KEPT, MAX_PARKED_LISTED, MAX_RUNNING_EXECS, Prepared, ResumeError, Session,
-    SessionBuilder, SessionError, ToolCall,
+    CallOptions, DEFAULT_PARKED_TTL, DEFAULT_RUNNING_LEASE, FINISHED_KEPT, MAX_PARKED_LISTED, MAX_RUNNING_EXECS, Prepared,
+    ResumeError, Session, SessionBuilder, SessionError, ToolCall,
 };
 pub use sources::tools::{
     CallContext, DefinitionError, Effect, Image, Origin, ParkRequest, RegistryError, Stage, Tool, ToolDefinition, ToolError,

@@ -1,8 +1,11 @@
 //! Long scripts: an `Exec` that yields after a wall-clock time returns its output so far and
-//! a handle, runs on, and is waited for or cancelled through the session that ran it.
+//! a handle, runs on, and is waited for or cancelled through the session that ran it; with a
+//! state store it is checkpointed, and another host takes it up once the first has stopped.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use exec_host::state_store::{DirectoryStore, SealedStore, StateKey, StateStore};
 use exec_host::{CallOptions, CancellationToken, ResumeError};
 use exec_host_tests::{Harness, exec_call};
 use serde_json::json;
@@ -46,4 +49,100 @@ async fn a_quick_exec_does_not_yield_and_a_cancelled_one_is_aborted() {
     let cancelled = harness.session.cancel(&handle).await.unwrap();
     assert!(!cancelled.client.ok);
     assert!(cancelled.model.text.contains("aborted"), "{}", cancelled.model.text);
+}
+
+/// A session of conversation `crash` whose Execs are checkpointed to `store` under a lease
+/// of one second.
+async fn checkpointed(dir: &std::path::Path, counter: &exec_host_tests::Counter, store: &SealedStore) -> exec_host::Session {
+    exec_host_tests::Harness::builder(dir, counter)
+        .await
+        .state_store(store.clone())
+        .conversation("crash")
+        .running_lease(Duration::from_secs(1))
+        .build()
+        .await
+        .expect("the session starts")
+}
+
+#[test]
+fn a_running_exec_whose_host_stopped_is_taken_up_from_its_last_wait_and_no_call_runs_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = exec_host_tests::Counter::default();
+    let raw: Arc<dyn StateStore> = Arc::new(DirectoryStore::open(&dir.path().join("state")).unwrap());
+    let store = SealedStore::new(raw, StateKey::generate().unwrap());
+    let code = "console.log('before'); const n = await tools.count({});\n\
+                let slept; try { slept = await tools.sleep({ ms: 60000 }); } catch (e) { slept = e.message; }\n\
+                const m = await tools.count({}); return { n, m, slept };";
+
+    // The first host runs on a runtime of its own, dropped at once with everything on it (no
+    // cleanup runs), as a killed process would be, while the Exec waits for its 60 s call.
+    let first_host = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let handle = first_host.block_on(async {
+        let session = checkpointed(dir.path(), &counter, &store).await;
+        let options = CallOptions::new(CancellationToken::new()).yield_after(Duration::from_millis(300));
+        let first = session.call_with(exec_call(code), options).await;
+        first.running.expect("it runs on after 300 ms").handle
+    });
+    first_host.shutdown_background();
+    assert_eq!(counter.get(), 1);
+
+    let second_host = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    second_host.block_on(async {
+        let session = checkpointed(dir.path(), &counter, &store).await;
+        // Until the first host's lease lapses, nobody else runs its Exec.
+        let early = session.wait(&handle, Duration::ZERO).await.unwrap_err();
+        assert!(matches!(early, ResumeError::RunningElsewhere { .. }), "{early}");
+        tokio::time::sleep(Duration::from_millis(1_300)).await;
+        let done = session.wait(&handle, Duration::from_secs(30)).await.unwrap();
+        let value = done.client.value.clone().expect("it finished");
+        assert_eq!(value["n"], json!(1), "the call before the checkpoint answered from the journal: {value}");
+        assert_eq!(value["m"], json!(2));
+        let slept = value["slept"].as_str().unwrap();
+        assert!(slept.contains("`sleep` was running when the host that ran this script stopped"), "{slept}");
+        assert!(slept.contains("may have taken effect"), "{slept}");
+        assert_eq!(done.client.logs, ["before"], "its console output before the stop is kept");
+        assert_eq!(counter.get(), 2, "no call ran twice");
+        // Taken up once: its entries are gone, and the handle is done.
+        let gone = session.wait(&handle, Duration::ZERO).await.unwrap_err();
+        assert!(matches!(gone, ResumeError::Unknown { .. }), "{gone}");
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_exec_that_finishes_leaves_no_checkpoint_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = exec_host_tests::Counter::default();
+    let raw: Arc<dyn StateStore> = Arc::new(DirectoryStore::open(&dir.path().join("state")).unwrap());
+    let store = SealedStore::new(raw.clone(), StateKey::generate().unwrap());
+    let session = checkpointed(dir.path(), &counter, &store).await;
+    let options = CallOptions::new(CancellationToken::new()).yield_after(Duration::from_millis(50));
+    let code = "await tools.sleep({ ms: 200 }); await tools.sleep({ ms: 200 }); return 'done'";
+    let handle = session.call_with(exec_call(code), options).await.running.expect("it yields").handle;
+    assert!(!raw.keys("running/crash/", 10).await.unwrap().is_empty(), "checkpointed while it runs");
+    assert!(!raw.keys("lease/crash/", 10).await.unwrap().is_empty(), "and leased");
+    let done = session.wait(&handle, Duration::from_secs(20)).await.unwrap();
+    assert_eq!(done.client.value, Some(json!("done")));
+    assert!(raw.keys("running/crash/", 10).await.unwrap().is_empty());
+    assert!(raw.keys("lease/crash/", 10).await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_cannot_keep_its_lease_stops_the_exec_rather_than_run_it_beside_another() {
+    let mut server = exec_host_tests::redis::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let counter = exec_host_tests::Counter::default();
+    let raw = exec_host::state_store::open_store(&server.url(5)).await.unwrap();
+    let store = SealedStore::new(raw, StateKey::generate().unwrap());
+    let session = checkpointed(dir.path(), &counter, &store).await;
+    let options = CallOptions::new(CancellationToken::new()).yield_after(Duration::from_millis(100));
+    let handle = session.call_with(exec_call("await tools.never({})"), options).await.running.expect("it yields").handle;
+    server.stop();
+    let done = exec_host_tests::within(30, session.wait(&handle, Duration::from_secs(60))).await.unwrap();
+    assert!(!done.client.ok);
+    assert!(
+        done.model.text.contains("The Exec was stopped because its lease in the state store could not be renewed"),
+        "{}",
+        done.model.text
+    );
+    assert!(done.model.text.contains(&format!("127.0.0.1:{}", server.port)), "{}", done.model.text);
 }

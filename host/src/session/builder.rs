@@ -43,6 +43,7 @@ pub struct SessionBuilder {
     state_store: Option<SealedStore>,
     conversation: Option<String>,
     parked_ttl: Duration,
+    running_lease: Duration,
     value_bounds: ValueBounds,
 }
 
@@ -68,6 +69,7 @@ impl Default for SessionBuilder {
             state_store: None,
             conversation: None,
             parked_ttl: DEFAULT_PARKED_TTL,
+            running_lease: super::checkpoint::DEFAULT_RUNNING_LEASE,
             value_bounds: ValueBounds::default(),
         }
     }
@@ -245,6 +247,14 @@ impl SessionBuilder {
         self
     }
 
+    /// How long this host's claim on an Exec it runs after it yielded lasts unless renewed
+    /// ([`DEFAULT_RUNNING_LEASE`](super::DEFAULT_RUNNING_LEASE) by default): another host
+    /// takes the Exec up from its last checkpoint this long after this one stopped.
+    pub fn running_lease(mut self, lease: Duration) -> Self {
+        self.running_lease = lease.max(Duration::from_millis(300));
+        self
+    }
+
     /// What the values a conversation's scripts keep with `store()` may take
     /// ([`ValueBounds::default`] unless set). With a state store they are kept there, for
     /// as long as an entry lasts after its last change; without one, in the session.
@@ -306,7 +316,7 @@ impl SessionBuilder {
             None => (None, ConversationValues::in_memory(Values::default(), self.value_bounds)),
             Some(store) => {
                 let values = ConversationValues::in_store(store.clone(), &conversation, self.value_bounds);
-                (Some(Parking { store, conversation, ttl: self.parked_ttl }), values)
+                (Some(Parking { store, conversation, ttl: self.parked_ttl, lease: self.running_lease }), values)
             }
         };
         let inner = Inner {

@@ -50,12 +50,14 @@ use crate::state::ConversationValues;
 use crate::support::lock::Unpoisoned;
 
 mod builder;
+mod checkpoint;
 mod hints;
 mod parking;
 mod running;
 mod scope;
 
 pub use builder::SessionBuilder;
+pub use checkpoint::DEFAULT_RUNNING_LEASE;
 use hints::{explain_not_a_function, unknown_tool};
 pub use parking::{DEFAULT_PARKED_TTL, MAX_PARKED_LISTED, ResumeError};
 pub use running::{FINISHED_KEPT, MAX_RUNNING_EXECS};
@@ -115,11 +117,13 @@ pub struct CallOptions {
     /// An `Exec` still running this long after it started returns a handle and keeps
     /// running (see [`CallOptions::yield_after`]).
     pub yield_after: Option<std::time::Duration>,
+    /// Where a running `Exec`'s checkpoints go (set by the session for an Exec that yields).
+    pub(crate) checkpoints: Option<Arc<dyn crate::sandbox::runtime::Checkpoints>>,
 }
 
 impl CallOptions {
     pub fn new(abort: CancellationToken) -> Self {
-        CallOptions { abort, on_nested_call: None, on_console: None, yield_after: None }
+        CallOptions { abort, on_nested_call: None, on_console: None, yield_after: None, checkpoints: None }
     }
 
     /// Calls `watcher` with the whole record of an `Exec`'s nested calls each time one
@@ -425,6 +429,7 @@ impl Session {
             trace: false,
             run_options: None,
             parking,
+            checkpoints: options.checkpoints,
         }
     }
 

@@ -27,22 +27,35 @@ pub const DEFAULT_PARKED_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Parked Execs one conversation may list at most.
 pub const MAX_PARKED_LISTED: usize = 1_000;
 
-/// Where a session parks its Execs.
+/// Where a session parks its Execs (and checkpoints those that run on).
 #[derive(Clone, Debug)]
 pub(super) struct Parking {
     pub store: SealedStore,
     /// The conversation the session's Execs belong to: a handle is good only in it.
     pub conversation: String,
     pub ttl: Duration,
+    /// How long a host's claim on a running Exec lasts unless renewed.
+    pub lease: Duration,
 }
 
-/// What a store keeps for one parked Exec.
+/// What a store keeps for a handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kept {
+    /// A parked Exec.
+    Parked,
+    /// A running Exec's last checkpoint.
+    Running,
+    /// The claim of the host running it.
+    Lease,
+}
+
+/// What a store keeps for one parked (or checkpointed) Exec.
 #[derive(Serialize, Deserialize)]
-struct Stored {
+pub(super) struct Stored {
     conversation: String,
     /// The model's call id of the `Exec` that parked.
-    exec_call_id: String,
-    suspended: Suspended,
+    pub exec_call_id: String,
+    pub suspended: Suspended,
 }
 
 /// Why a parked Exec could not be resumed (or listed, or discarded).
@@ -63,6 +76,8 @@ pub enum ResumeError {
     },
     #[error("the parked Exec `{handle}` cannot be resumed by this host: {why}; it is left as it was")]
     NotHere { handle: String, why: String },
+    #[error("the Exec `{handle}` is running on another host, which holds it; wait there, or again once that host has stopped for {} s", .lease.as_secs())]
+    RunningElsewhere { handle: String, lease: Duration },
     #[error("an answer names call {id}, which the parked Exec `{handle}` does not wait for")]
     NoSuchApproval { handle: String, id: u32 },
     #[error(transparent)]
@@ -74,33 +89,42 @@ fn new_handle() -> Result<String, StoreError> {
     crate::support::hex::random_hex(16).map_err(StoreError::Random)
 }
 
-fn is_handle(text: &str) -> bool {
+pub(super) fn is_handle(text: &str) -> bool {
     text.len() == 32 && text.bytes().all(|byte| byte.is_ascii_hexdigit() && !byte.is_ascii_uppercase())
 }
 
 impl Parking {
-    fn key(&self, handle: &str) -> String {
-        format!("exec/{}/{handle}", self.conversation)
+    pub(super) fn key(&self, kept: Kept, handle: &str) -> String {
+        let kind = match kept {
+            Kept::Parked => "exec",
+            Kept::Running => "running",
+            Kept::Lease => "lease",
+        };
+        format!("{kind}/{}/{handle}", self.conversation)
+    }
+
+    /// What the store keeps of `suspended`.
+    pub(super) fn encode(&self, exec_call_id: &str, suspended: Suspended) -> Result<Vec<u8>, StoreError> {
+        let stored = Stored { conversation: self.conversation.clone(), exec_call_id: exec_call_id.into(), suspended };
+        serde_json::to_vec(&stored)
+            .map_err(|e| StoreError::Io { what: "an Exec could not be written".into(), source: std::io::Error::other(e) })
     }
 
     /// Stores `suspended` under a new handle; what the caller shows of it.
     pub(super) async fn park(&self, exec_call_id: &str, suspended: Suspended) -> Result<ParkedExec, StoreError> {
         let handle = new_handle()?;
         let approvals = approvals_of(&suspended);
-        let stored = Stored { conversation: self.conversation.clone(), exec_call_id: exec_call_id.into(), suspended };
-        let payload = serde_json::to_vec(&stored).map_err(|e| StoreError::Io {
-            what: "a parked Exec could not be written".into(),
-            source: std::io::Error::other(e),
-        })?;
-        self.store.put(&self.key(&handle), &payload, self.ttl).await?;
+        let payload = self.encode(exec_call_id, suspended)?;
+        self.store.put(&self.key(Kept::Parked, &handle), &payload, self.ttl).await?;
         Ok(ParkedExec { handle, approvals })
     }
 
-    async fn read(&self, handle: &str, take_it: bool) -> Result<Stored, ResumeError> {
+    /// The parked (or checkpointed) Exec `handle`, taken out of the store when `take_it`.
+    pub(super) async fn read(&self, kept: Kept, handle: &str, take_it: bool) -> Result<Stored, ResumeError> {
         if !is_handle(handle) {
             return Err(ResumeError::Malformed { handle: handle.chars().take(64).collect() });
         }
-        let key = self.key(handle);
+        let key = self.key(kept, handle);
         let read = if take_it { self.store.take(&key).await } else { self.store.get(&key).await };
         let unreadable = |source| ResumeError::Unreadable { handle: handle.into(), source };
         let payload = read.map_err(unreadable)?.ok_or_else(|| ResumeError::Unknown { handle: handle.into() })?;
@@ -130,7 +154,7 @@ fn approvals_of(suspended: &Suspended) -> Vec<PendingApproval> {
 
 impl Session {
     /// The session's parking, or the error that says it has none.
-    fn parking(&self) -> Result<&Parking, ResumeError> {
+    pub(super) fn parking(&self) -> Result<&Parking, ResumeError> {
         self.inner.parking.as_ref().ok_or(ResumeError::NoStore)
     }
 
@@ -174,7 +198,7 @@ impl Session {
         let parking = self.parking()?;
         let view = self.view()?;
         // Looked at first: a host that cannot take it up exactly leaves it for one that can.
-        let peek = parking.read(handle, false).await?;
+        let peek = parking.read(Kept::Parked, handle, false).await?;
         if let Some(id) = answers.keys().find(|id| !peek.suspended.parked.iter().any(|call| call.id == **id)) {
             return Err(ResumeError::NoSuchApproval { handle: handle.into(), id: *id });
         }
@@ -183,28 +207,41 @@ impl Session {
         }
         drop(peek);
         // Taken: of two resumes of one handle, one gets it.
-        let Stored { exec_call_id, suspended, .. } = parking.read(handle, true).await?;
+        let Stored { exec_call_id, suspended, .. } = parking.read(Kept::Parked, handle, true).await?;
+        Ok(self.run_resumed(&view, exec_call_id, suspended, answers, options, started).await)
+    }
+
+    /// Runs `suspended` on from where it stopped, its parked calls answered by `answers`.
+    pub(super) async fn run_resumed(
+        &self,
+        view: &std::sync::Arc<super::View>,
+        exec_call_id: String,
+        suspended: Suspended,
+        answers: HashMap<u32, Approval>,
+        options: super::CallOptions,
+        started: std::time::Instant,
+    ) -> ToolResult {
         let notes = Notes::default();
-        let scope = self.exec_scope(&view, &exec_call_id, &notes);
+        let scope = self.exec_scope(view, &exec_call_id, &notes);
         let request = self.exec_request(String::new(), options, ExecParking::Resume(Box::new(suspended), answers));
         let mut outcome = self.inner.sandbox.exec(request, scope).await;
         let suspended = outcome.suspended.take();
         let mut result = render::exec_result(exec_call_id, outcome, &self.inner.limits, started.elapsed());
         self.keep_parked(&mut result, suspended).await;
         result.messages = take(&notes);
-        Ok(self.compact(result))
+        self.compact(result)
     }
 
     /// The parked Exec `handle` of this conversation, with what it waits for.
     pub async fn parked_exec(&self, handle: &str) -> Result<ParkedExec, ResumeError> {
-        let stored = self.parking()?.read(handle, false).await?;
+        let stored = self.parking()?.read(Kept::Parked, handle, false).await?;
         Ok(ParkedExec { handle: handle.into(), approvals: approvals_of(&stored.suspended) })
     }
 
     /// The Execs of this conversation that are parked now, with what each waits for.
     pub async fn parked_execs(&self) -> Result<Vec<ParkedExec>, ResumeError> {
         let parking = self.parking()?;
-        let prefix = parking.key("");
+        let prefix = parking.key(Kept::Parked, "");
         let keys = parking
             .store
             .keys(&prefix, MAX_PARKED_LISTED)
@@ -214,7 +251,7 @@ impl Session {
         for key in keys {
             let Some(handle) = key.strip_prefix(&prefix) else { continue };
             // One gone since it was listed (resumed, expired) is simply not listed.
-            if let Ok(stored) = parking.read(handle, false).await {
+            if let Ok(stored) = parking.read(Kept::Parked, handle, false).await {
                 parked.push(ParkedExec { handle: handle.into(), approvals: approvals_of(&stored.suspended) });
             }
         }
@@ -225,6 +262,6 @@ impl Session {
     /// Ends a parked Exec without resuming it: none of the calls it waited for runs.
     pub async fn discard_parked(&self, handle: &str) -> Result<(), ResumeError> {
         let parking = self.parking()?;
-        parking.read(handle, true).await.map(drop)
+        parking.read(Kept::Parked, handle, true).await.map(drop)
     }
 }

@@ -2,9 +2,12 @@
 //! returns to its caller with what it has printed so far and a handle, and keeps running;
 //! [`Session::wait`] gives its progress or its outcome, [`Session::cancel`] ends it (the
 //! pattern of a code-mode `exec` + `wait`). A handle is good only in the session (the
-//! client) that started the Exec.
+//! client) that started the Exec, and, once its host has stopped, in its conversation: with a
+//! state store, a running Exec is checkpointed (see `checkpoint`) and taken up by another
+//! host's `wait` or `cancel`.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,8 @@ use crate::conversation::render::{self, RunningExec, ToolResult};
 use crate::sandbox::runtime::{ConsoleLevel, NestedCall};
 use crate::support::lock::Unpoisoned;
 
+use super::checkpoint::{Checkpointer, stopped_text};
+use super::parking::{Kept, Stored, is_handle};
 use super::{CallOptions, ResumeError, Session, ToolCall};
 
 /// Execs that one process keeps running (or finished and not yet waited for) after they
@@ -74,44 +79,33 @@ impl Session {
         if !self.inner.running.room() {
             return self.call_now(call, options).await;
         }
-        let progress = Arc::new(Mutex::new(Progress::default()));
-        let watched = progress.clone();
-        let console = options.on_console.take();
-        options.on_console = Some(Arc::new(move |level: ConsoleLevel, line: &str| {
-            {
-                let mut progress = watched.locked();
-                if progress.logs.len() < PROGRESS_LINES {
-                    progress.logs.push(line.to_string());
-                }
-            }
-            if let Some(console) = &console {
-                console(level, line);
-            }
-        }));
-        let counted = progress.clone();
-        let calls = options.on_nested_call.take();
-        options.on_nested_call = Some(Arc::new(move |record: &[NestedCall]| {
-            counted.locked().calls = record.len();
-            if let Some(calls) = &calls {
-                calls(record);
-            }
-        }));
+        let handle = super::builder::random_id();
+        // With a store, the Exec is checkpointed at its waits once it has yielded, so that
+        // another host takes it up if this one stops.
+        let checkpointer = self
+            .inner
+            .parking
+            .clone()
+            .map(|parking| Arc::new(Checkpointer::new(parking, &handle, &call.id, options.abort.clone())));
+        if let Some(checkpointer) = &checkpointer {
+            options.checkpoints = Some(checkpointer.clone());
+        }
+        let progress = watch_progress(&mut options, Vec::new());
         let abort = options.abort.clone();
         let call_id = call.id.clone();
-        let (finished, done) = tokio::sync::watch::channel(None);
         let session = self.clone();
-        let mut task = tokio::spawn(async move {
-            let result = session.call_now(call, options).await;
-            let _ = finished.send(Some((result, Instant::now())));
+        let (entry, mut task) = self.spawn_running(call_id.clone(), abort, progress, checkpointer.clone(), async move {
+            session.call_now(call, options).await
         });
         tokio::select! {
             _ = &mut task => {
-                let finished = done.borrow().as_ref().map(|(result, _)| result.clone());
+                let finished = entry.done.borrow().as_ref().map(|(result, _)| result.clone());
                 finished.unwrap_or_else(|| lost(&call_id))
             }
             () = tokio::time::sleep(after) => {
-                let handle = super::builder::random_id();
-                let entry = Arc::new(Entry { owner: self.id().to_string(), call_id, abort, progress, done });
+                if let Some(checkpointer) = &checkpointer {
+                    checkpointer.start_writing().await;
+                }
                 let result = still_running(&entry, &handle);
                 self.inner.running.0.locked().insert(handle, entry);
                 result
@@ -119,11 +113,80 @@ impl Session {
         }
     }
 
+    /// Runs `run` as a running Exec of this session: its result, once it has one, goes to
+    /// whoever waits for it.
+    fn spawn_running(
+        &self,
+        call_id: String,
+        abort: CancellationToken,
+        progress: Arc<Mutex<Progress>>,
+        checkpointer: Option<Arc<Checkpointer>>,
+        run: impl Future<Output = ToolResult> + Send + 'static,
+    ) -> (Arc<Entry>, tokio::task::JoinHandle<()>) {
+        let (finished, done) = tokio::sync::watch::channel(None);
+        let task = tokio::spawn(async move {
+            let mut result = run.await;
+            if let Some(checkpointer) = checkpointer
+                && let Some(why) = checkpointer.finish().await
+            {
+                result.model.text = format!("{}\n\n{}", result.model.text, stopped_text(&why));
+                result.client.text = result.model.text.clone();
+            }
+            let _ = finished.send(Some((result, Instant::now())));
+        });
+        let entry = Arc::new(Entry { owner: self.id().to_string(), call_id, abort, progress, done });
+        (entry, task)
+    }
+
+    /// The running Exec `handle`: this session's own, or one of its conversation whose host
+    /// stopped, taken up here from its last checkpoint.
+    async fn running_exec(&self, handle: &str) -> Result<Arc<Entry>, ResumeError> {
+        match self.inner.running.get(handle, self.id()) {
+            Ok(entry) => Ok(entry),
+            Err(unknown) if self.inner.parking.is_none() || !is_handle(handle) => Err(unknown),
+            Err(_) => self.take_over(handle).await,
+        }
+    }
+
+    /// Takes up the checkpointed Exec `handle` of this conversation, once the host that ran
+    /// it has let its lease lapse: replayed to its last wait, it runs on here, and the
+    /// calls it had running reject, saying they may have taken effect.
+    async fn take_over(&self, handle: &str) -> Result<Arc<Entry>, ResumeError> {
+        let started = Instant::now();
+        let parking = self.parking()?;
+        let unreadable = |source| ResumeError::Unreadable { handle: handle.to_string(), source };
+        if parking.store.get(&parking.key(Kept::Lease, handle)).await.map_err(unreadable)?.is_some() {
+            return Err(ResumeError::RunningElsewhere { handle: handle.to_string(), lease: parking.lease });
+        }
+        let view = self.view()?;
+        // Looked at first: a host that cannot take it up exactly leaves it for one that can.
+        let peek = parking.read(Kept::Running, handle, false).await?;
+        if let Err(why) = self.inner.sandbox.resumable(&peek.suspended, view.reachable.names()) {
+            return Err(ResumeError::NotHere { handle: handle.into(), why });
+        }
+        drop(peek);
+        // Taken: of two hosts taking it up, one gets it.
+        let Stored { exec_call_id, suspended, .. } = parking.read(Kept::Running, handle, true).await?;
+        let abort = CancellationToken::new();
+        let checkpointer = Arc::new(Checkpointer::new(parking.clone(), handle, &exec_call_id, abort.clone()));
+        let mut options = CallOptions::new(abort.clone());
+        options.checkpoints = Some(checkpointer.clone());
+        let progress = watch_progress(&mut options, suspended.console.clone());
+        checkpointer.start_writing().await;
+        let session = self.clone();
+        let call_id = exec_call_id.clone();
+        let run = async move { session.run_resumed(&view, call_id, suspended, HashMap::new(), options, started).await };
+        let (entry, _task) = self.spawn_running(exec_call_id, abort, progress, Some(checkpointer), run);
+        self.inner.running.0.locked().insert(handle.to_string(), entry.clone());
+        Ok(entry)
+    }
+
     /// The outcome of the running Exec `handle` once it finishes, or, when `timeout` passes
     /// first, its progress so far (a result with `running` set). A finished Exec's result is
-    /// given once.
+    /// given once. With a state store, an Exec of this conversation whose host stopped is
+    /// taken up here (see [`SessionBuilder::running_lease`](super::SessionBuilder::running_lease)).
     pub async fn wait(&self, handle: &str, timeout: Duration) -> Result<ToolResult, ResumeError> {
-        let entry = self.inner.running.get(handle, self.id())?;
+        let entry = self.running_exec(handle).await?;
         let mut done = entry.done.clone();
         let finished = tokio::time::timeout(timeout, done.wait_for(Option::is_some)).await;
         match finished {
@@ -143,10 +206,39 @@ impl Session {
 
     /// Ends the running Exec `handle` and gives its result (aborted, unless it had finished).
     pub async fn cancel(&self, handle: &str) -> Result<ToolResult, ResumeError> {
-        let entry = self.inner.running.get(handle, self.id())?;
+        let entry = self.running_exec(handle).await?;
         entry.abort.cancel();
         self.wait(handle, Duration::MAX).await
     }
+}
+
+/// Watches `options`' console lines and calls into a running Exec's progress (which starts
+/// with `logs`, what it printed before), passing them on to the watchers already set.
+fn watch_progress(options: &mut CallOptions, mut logs: Vec<String>) -> Arc<Mutex<Progress>> {
+    logs.truncate(PROGRESS_LINES);
+    let progress = Arc::new(Mutex::new(Progress { logs, calls: 0 }));
+    let watched = progress.clone();
+    let console = options.on_console.take();
+    options.on_console = Some(Arc::new(move |level: ConsoleLevel, line: &str| {
+        {
+            let mut progress = watched.locked();
+            if progress.logs.len() < PROGRESS_LINES {
+                progress.logs.push(line.to_string());
+            }
+        }
+        if let Some(console) = &console {
+            console(level, line);
+        }
+    }));
+    let counted = progress.clone();
+    let calls = options.on_nested_call.take();
+    options.on_nested_call = Some(Arc::new(move |record: &[NestedCall]| {
+        counted.locked().calls = record.len();
+        if let Some(calls) = &calls {
+            calls(record);
+        }
+    }));
+    progress
 }
 
 /// A running Exec's result for now: what it printed and how many calls it made so far.

@@ -41,17 +41,26 @@ impl SealedStore {
         self.store.put(key, &self.key.seal(key, payload, ttl), ttl).await
     }
 
-    /// The payload under `key`, its seal checked.
+    /// The payload under `key`, its seal checked; `None` when there is none or it expired
+    /// (whether the store or its seal says so).
     pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         check_key(key)?;
-        self.store.get(key).await?.map(|sealed| self.key.open(key, &sealed)).transpose()
+        self.opened(key, self.store.get(key).await)
     }
 
     /// The payload under `key`, removed in the same step, its seal checked: of two callers,
     /// exactly one gets it.
     pub async fn take(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         check_key(key)?;
-        self.store.take(key).await?.map(|sealed| self.key.open(key, &sealed)).transpose()
+        self.opened(key, self.store.take(key).await)
+    }
+
+    /// What a store gave for `key`, its seal checked; an expired entry is no entry.
+    fn opened(&self, key: &str, read: Result<Option<Vec<u8>>, StoreError>) -> Result<Option<Vec<u8>>, StoreError> {
+        match read.and_then(|sealed| sealed.map(|sealed| self.key.open(key, &sealed)).transpose()) {
+            Err(StoreError::Expired) => Ok(None),
+            opened => opened,
+        }
     }
 
     pub async fn remove(&self, key: &str) -> Result<(), StoreError> {

@@ -93,10 +93,12 @@ const BENCHES: &[Bench] = &[
     Bench { name: "resume_redis", samples: 20, quick_samples: 3, warmup: 2 },
     Bench { name: "resume_process", samples: 10, quick_samples: 2, warmup: 1 },
     Bench { name: "replay_baseline", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "values_store_load", samples: 20, quick_samples: 3, warmup: 2 },
+    Bench { name: "checkpoint_calls_100", samples: 10, quick_samples: 2, warmup: 1 },
 ];
 
 /// The parking benchmarks (see `parking.rs`), measured by exec-host alone.
-const PARKING: [&str; 8] = [
+const PARKING: [&str; 10] = [
     "park_trivial",
     "park_after_10_calls",
     "park_after_100_calls",
@@ -105,6 +107,8 @@ const PARKING: [&str; 8] = [
     "resume_redis",
     "resume_process",
     "replay_baseline",
+    "values_store_load",
+    "checkpoint_calls_100",
 ];
 
 /// Whether the peers' suites know a benchmark (the others measure exec-host alone).

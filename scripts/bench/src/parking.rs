@@ -52,6 +52,7 @@ async fn session(dir: &Path, counter: &Counter, store: Option<&SealedStore>) -> 
         .await
         .managed_settings(Layer::from_value(rules)?)
         .approver(approver)
+        .tool(exec_host_tests::hop_tool())
         .limits(exec_host::Limits::default().with_max_calls(1_000));
     if let Some(store) = store {
         builder = builder.state_store(store.clone()).conversation("bench");
@@ -157,6 +158,42 @@ pub async fn sample(name: &str, binary: &Path, workdir: &Path) -> Result<(f64, B
             started.elapsed().as_secs_f64() * 1e6
         }
         "resume_process" => resume_process(binary, workdir)?,
+        // A script that reads its conversation's values and keeps ten of 1 KB, on the
+        // folder store: one read and one write, whatever the number of calls.
+        "values_store_load" => {
+            let code = "const seen = load('seen') ?? 0;\n\
+                        for (let i = 0; i < 10; i++) store(`k${i}`, 'x'.repeat(1000));\n\
+                        store('seen', seen + 1); return load('k9').length;";
+            let started = Instant::now();
+            let result = parking.first.call(exec_call(code), CancellationToken::new()).await;
+            if !result.ok() {
+                bail!("the values script failed: {}", result.text());
+            }
+            started.elapsed().as_secs_f64() * 1e6
+        }
+        // A running Exec of 100 sequential calls that each wait (one trip through the
+        // executor), checkpointed to the folder store at each of its waits (it yields at
+        // once), beside the same script run without yielding.
+        "checkpoint_calls_100" => {
+            let code = "let t = 0;\nfor (let i = 0; i < 100; i++) t += (await tools.hop({})).length;\nreturn t;";
+            let plain = Instant::now();
+            let result = parking.first.call(exec_call(code), CancellationToken::new()).await;
+            if !result.ok() {
+                bail!("the plain run failed: {}", result.text());
+            }
+            extra.insert("plain_us", plain.elapsed().as_secs_f64() * 1e6);
+            let started = Instant::now();
+            let options = CallOptions::new(CancellationToken::new()).yield_after(std::time::Duration::ZERO);
+            let first = parking.first.call_with(exec_call(code), options).await;
+            let result = match first.running {
+                Some(running) => parking.first.wait(&running.handle, std::time::Duration::from_secs(60)).await?,
+                None => first,
+            };
+            if !result.ok() {
+                bail!("the checkpointed run failed: {}", result.text());
+            }
+            started.elapsed().as_secs_f64() * 1e6
+        }
         other => bail!("no parking benchmark {other}"),
     };
     Ok((us, extra))

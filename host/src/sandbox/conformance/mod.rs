@@ -68,6 +68,7 @@ pub async fn run_case(sandbox: &Sandbox, case: &Case) -> CaseRun {
         trace: true,
         run_options: Some(spec.options),
         parking: Parking::Never,
+        checkpoints: None,
     };
     let abort = request.abort.clone();
     let exec = sandbox.exec(request, ScriptedTools::new(spec));

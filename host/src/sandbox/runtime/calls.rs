@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
+use super::suspended::UnfinishedCall;
 use super::timers::Timers;
 use crate::sources::tools::names::TOOL_SEARCH;
 use crate::sources::tools::{Approval, Image, MAX_TOOL_NAME_LEN, ParkRequest, Stage, ToolError, ToolOutput};
@@ -195,6 +196,7 @@ impl NestedCalls {
         omitted: usize,
         waited: Duration,
         parked: Vec<ParkedCall>,
+        unfinished: Vec<UnfinishedCall>,
         answers: &std::collections::HashMap<u32, Approval>,
     ) {
         let now = Instant::now();
@@ -220,6 +222,29 @@ impl NestedCalls {
             self.argument_bytes_in_flight += argument_bytes;
             self.in_flight.push(InFlight { id: call.id, argument_bytes, future, asked });
         }
+        // The calls that were running when the Exec was checkpointed: how they ended died
+        // with the host that ran them.
+        for call in unfinished {
+            let error = ToolError::execution(format!(
+                "`{}` was running when the host that ran this script stopped, and its answer was lost: \
+                 it may have taken effect, as may anything this script did after it answered. \
+                 Check before calling it again",
+                cut(&call.name, MAX_TOOL_NAME_LEN)
+            ));
+            let future = Box::pin(std::future::ready(Err(error)));
+            self.in_flight.push(InFlight { id: call.id, argument_bytes: 0, future, asked: None });
+        }
+    }
+
+    /// The calls running now (not those waiting for an approval), for a checkpoint.
+    pub fn running(&self) -> Vec<UnfinishedCall> {
+        self.in_flight
+            .iter()
+            .map(|call| UnfinishedCall {
+                id: call.id,
+                name: call.asked.as_ref().map(|asked| asked.0.clone()).unwrap_or_default(),
+            })
+            .collect()
     }
 
     /// Refuses arguments past the limit of one call, or past what the calls in flight may

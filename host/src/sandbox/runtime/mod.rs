@@ -47,7 +47,8 @@ pub use limits::{
 pub(crate) use outcome::{ExecOutcome, ExecRequest, Parking};
 pub(crate) use state::ExecState;
 pub use state::{ConsoleLevel, ConsoleWatcher};
-pub(crate) use suspended::Suspended;
+use suspended::Checkpointing;
+pub(crate) use suspended::{Checkpoints, Suspended};
 pub use trace::{BoundaryEvent, MAX_TRACE_BYTES, MAX_TRACE_EVENTS, Trace};
 
 use self::calls::{CallRecord, Images, NestedCalls, NestedWaitExceeded};
@@ -228,7 +229,7 @@ impl Sandbox {
     /// Runs one script whose `tools` reach `tools`. Never panics and never fails as a call:
     /// every way a script can go wrong is a failure in the outcome.
     pub(crate) async fn exec(&self, request: ExecRequest, tools: Arc<dyn ScriptTools>) -> ExecOutcome {
-        let ExecRequest { code, limits, abort, watcher, console, trace, run_options, parking } = request;
+        let ExecRequest { code, limits, abort, watcher, console, trace, run_options, parking, checkpoints } = request;
         if code.trim().is_empty() && !matches!(parking, Parking::Resume(..)) {
             return ExecOutcome::refused("the code is empty");
         }
@@ -275,6 +276,11 @@ impl Sandbox {
             }
         };
 
+        if let (Some(sink), Some(seed)) = (checkpoints, wasi_seed) {
+            let guest = self.inner.guest_digest.clone();
+            let options = (&options).into();
+            state.checkpointing = Some(Checkpointing { sink, guest, code: code.clone(), options, seed, written: 0 });
+        }
         let mut store = Store::new(&self.inner.engine, state);
         store.limiter(|state| &mut state.limiter);
         let budget = limits.budget;
@@ -338,7 +344,9 @@ impl Sandbox {
             result = Err(Failure::NotResumed(why.to_string()));
         }
         let suspended = match (parked, wasi_seed) {
-            (true, Some(seed)) => Some(Box::new(self.suspend(&state, code, options, seed, clock.spent()))),
+            (true, Some(seed)) => {
+                Some(Box::new(Suspended::of(&state, &self.inner.guest_digest, code, (&options).into(), seed, Vec::new())))
+            }
             _ => None,
         };
         let (calls, calls_omitted) = state.calls.into_record();
@@ -383,32 +391,6 @@ impl Sandbox {
             ));
         }
         Ok(())
-    }
-
-    /// What a store keeps of an Exec that parked.
-    fn suspend(&self, state: &ExecState, code: String, options: RunOptions, seed: [u8; 32], spent: Duration) -> Suspended {
-        let (last_id, pending) = state.timers.left(std::time::Instant::now());
-        let (calls, calls_omitted) = state.calls.record_so_far();
-        Suspended {
-            format: suspended::SUSPENDED_FORMAT,
-            guest: self.inner.guest_digest.clone(),
-            code,
-            tool_names: state.calls.tools().names().to_vec(),
-            options: (&options).into(),
-            wasi_seed: seed,
-            journal: state.journal.entries().to_vec(),
-            clocks: state.clocks.readings().unwrap_or_default(),
-            parked: state.calls.parked().to_vec(),
-            timers: suspended::TimersLeft { last_id, pending },
-            console: state.console.lines.clone(),
-            console_cut_chars: state.console.cut_chars,
-            images: state.images.kept.clone(),
-            images_dropped: state.images.dropped,
-            calls,
-            calls_omitted,
-            guest_time: spent,
-            waited: state.calls.waited(),
-        }
     }
 }
 

@@ -36,6 +36,9 @@ pub(crate) struct ExecRequest {
     pub run_options: Option<RunOptions>,
     /// Whether the Exec may park, or takes up one that parked.
     pub parking: Parking,
+    /// Where its checkpoints go, when it keeps them (only an Exec that may park can: a
+    /// checkpoint is its journal).
+    pub checkpoints: Option<std::sync::Arc<dyn super::suspended::Checkpoints>>,
 }
 
 /// Whether an Exec may park when it waits only on approvals, or resumes one that did.

@@ -16,7 +16,7 @@ use super::calls::{self, Images, NestedCalls, WaitEnd, Woken};
 use super::clock::GuestClock;
 use super::hot_wait::HotWait;
 use super::journal::{Asked, CallAnswer, Clocks, Delivered, Entry, Journal, MonotonicClock, Replayed, WaitEvent, WallClock};
-use super::suspended::Suspended;
+use super::suspended::{Checkpointing, Checkpoints, Suspended};
 use super::timers::Timers;
 use super::trace::{BoundaryEvent, Trace};
 use crate::sandbox::guest::{Completion, Event, GuestHost, Level, Started, ToolValue};
@@ -78,6 +78,8 @@ pub(crate) struct ExecState {
     pub(crate) resume: Option<(Box<Suspended>, HashMap<u32, Approval>)>,
     /// What the script's `store` and `load` see, and what it changed.
     pub(crate) values: ExecValues,
+    /// Where the Exec's checkpoints go, when it keeps them.
+    pub(crate) checkpointing: Option<Checkpointing>,
 }
 
 /// The message a replaying guest gets for a request its journal does not have: nothing
@@ -123,6 +125,7 @@ impl ExecState {
             clocks: Clocks::new(false),
             resume: None,
             values: ExecValues::default(),
+            checkpointing: None,
         }
     }
 
@@ -169,8 +172,30 @@ impl ExecState {
         self.images.kept = parked.images;
         self.images.dropped = parked.images_dropped;
         self.clock.resumed(parked.guest_time);
-        self.calls.resume(parked.calls, parked.calls_omitted, parked.waited, parked.parked, &answers);
+        self.calls.resume(parked.calls, parked.calls_omitted, parked.waited, parked.parked, parked.unfinished, &answers);
         Ok(())
+    }
+
+    /// The Exec as it is now, at a wait, when it keeps checkpoints and has done something
+    /// since the last one (and can be taken up: its journal is whole).
+    fn checkpoint(&mut self) -> Option<(Arc<dyn Checkpoints>, Suspended)> {
+        let checkpointing = self.checkpointing.as_ref()?;
+        let entries = self.journal.entries().len();
+        if entries == checkpointing.written || !self.journal.can_park() || self.clocks.readings().is_none() {
+            return None;
+        }
+        let unfinished = self.calls.running();
+        let checkpoint = Suspended::of(
+            self,
+            &checkpointing.guest,
+            checkpointing.code.clone(),
+            checkpointing.options,
+            checkpointing.seed,
+            unfinished,
+        );
+        let checkpointing = self.checkpointing.as_mut()?;
+        checkpointing.written = entries;
+        Some((checkpointing.sink.clone(), checkpoint))
     }
 
     /// The same state with WASI whose randomness and clocks are fixed: what the guest reads
@@ -291,9 +316,13 @@ impl GuestHost for ExecState {
             Replayed::Diverged => return Err(Diverged.into()),
             Replayed::Live => {}
         }
-        // Polling the calls in flight, the last poll of each included, and waiting for a
-        // timer are not the script's time.
-        let paused = self.clock.pause();
+        // Polling the calls in flight, the last poll of each included, waiting for a timer
+        // and writing a checkpoint are not the script's time.
+        let clock = self.clock.clone();
+        let paused = clock.pause();
+        if let Some((sink, checkpoint)) = self.checkpoint() {
+            sink.keep(checkpoint).await;
+        }
         let woken = HotWait::new(self.calls.finished(&mut self.timers), self.wait_spin, &self.stop).await;
         drop(paused);
         let woken = match woken {
