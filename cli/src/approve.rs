@@ -97,7 +97,12 @@ impl Approver for NoOneToAsk {
 
 /// A call's input as an approval shows it: its JSON, cut at [`SHOWN_INPUT_CHARS`].
 pub fn shown_input(request: &ApprovalRequest) -> String {
-    let mut input = request.input.to_string();
+    shown_value(&request.input)
+}
+
+/// A call's input as JSON, cut to what a person reads in a prompt.
+pub fn shown_value(input: &serde_json::Value) -> String {
+    let mut input = input.to_string();
     if let Some((at, _)) = input.char_indices().nth(SHOWN_INPUT_CHARS) {
         input.truncate(at);
         input.push('…');

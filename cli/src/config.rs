@@ -64,6 +64,11 @@ pub(crate) struct ServeConfig {
     pub(crate) max_message_bytes: usize,
     /// `None`: stdio.
     pub(crate) http: Option<serve::http::HttpOptions>,
+    /// Where Execs park (approvals of 2026-07-28 clients) and kept values live; `explicit`
+    /// when the flags named it.
+    pub(crate) store: StoreConfig,
+    pub(crate) store_explicit: bool,
+    pub(crate) values: ValueBounds,
 }
 
 pub(crate) fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
@@ -135,6 +140,10 @@ fn resolve_value_bounds(state: &StateFlags) -> Result<ValueBounds, UsageError> {
         .with_bytes(state.max_stored_bytes))
 }
 
+/// The conversation of `serve`'s Execs: its clients are one principal (they hold its token),
+/// and a parked Exec's handle travels sealed to the client that made it.
+const SERVE_CONVERSATION: &str = "serve";
+
 pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError> {
     let http = match &flags.http {
         None => None,
@@ -145,6 +154,13 @@ pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError
     }
     let session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
+    let values = resolve_value_bounds(&flags.state)?;
+    let store_explicit = flags.state.state_store.is_some() || flags.state.state_key_file.is_some();
+    if flags.stateless && !flags.state.state_store.as_deref().is_some_and(|store| store.starts_with("redis")) {
+        tracing::warn!(
+            "--stateless without --state-store redis://...: replicas keep parked Execs apart, so an approval's retry must reach the replica that asked"
+        );
+    }
     Ok(ServeConfig {
         session,
         limits,
@@ -153,6 +169,13 @@ pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError
         client_concurrency: flags.client_concurrency.min(flags.concurrency),
         max_message_bytes: flags.max_body_bytes,
         http,
+        store: StoreConfig {
+            location: flags.state.state_store,
+            key_file: flags.state.state_key_file,
+            conversation: Some(SERVE_CONVERSATION.to_string()),
+        },
+        store_explicit,
+        values,
     })
 }
 

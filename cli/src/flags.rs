@@ -123,8 +123,8 @@ pub(crate) struct ExecFlags {
 /// Where parked Execs and kept values are kept, and what kept values may take.
 #[derive(Args, Debug)]
 pub(crate) struct StateFlags {
-    /// Where parked Execs are kept: a folder (default: $XDG_STATE_HOME/exec-host/store), or
-    /// redis://HOST:PORT[/DB] to share them between hosts.
+    /// Where parked Execs and kept values are kept: a folder (default:
+    /// $XDG_STATE_HOME/exec-host/store), or redis://HOST:PORT[/DB] to share them between hosts.
     #[arg(long, value_name = "DIR|redis://HOST:PORT[/DB]")]
     pub(crate) state_store: Option<String>,
     /// The key that seals what is stored: 64 hex digits in a file only you can read (default:
@@ -228,9 +228,11 @@ pub(crate) struct ServeFlags {
     /// guards it).
     #[arg(long, value_name = "HOST", requires = "http")]
     pub(crate) allow_host: Vec<String>,
-    /// Keep no state between HTTP requests, so any number of replicas can serve behind a load
-    /// balancer: the announcement travels only in `instructions`, and calls that must ask
-    /// are refused (there is no channel to ask the client on).
+    /// Keep no state between HTTP requests in the process, so any number of replicas can serve
+    /// behind a load balancer: the announcement travels only in `instructions`. Calls that must
+    /// ask reach clients of MCP 2026-07-28 as forms in the call's answer, and any replica
+    /// sharing the --state-store (Redis) and its key resumes them; clients of 2025-11-25
+    /// cannot be asked, and such calls are refused.
     #[arg(long, requires = "http")]
     pub(crate) stateless: bool,
     /// Tool calls run at once, over all clients; a call past it gets a "busy" failure.
@@ -255,6 +257,8 @@ pub(crate) struct ServeFlags {
     pub(crate) limits: LimitFlags,
     #[command(flatten)]
     pub(crate) sandbox: SandboxFlags,
+    #[command(flatten)]
+    pub(crate) state: StateFlags,
 }
 
 /// What one script may use.

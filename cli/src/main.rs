@@ -111,7 +111,25 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
         let sandbox = config.sandbox.with_max_concurrent_execs(config.concurrency);
         // Each client's gateway makes a session of its own whose calls ask that client.
         let nobody = serve::ClientApprover::never("no MCP client is connected");
-        let start = Start::for_a_model(Arc::new(nobody));
+        // Execs park in the store for clients of 2026-07-28; a default folder that cannot be
+        // used only turns that off, a store the flags name must open.
+        let store = match config.store.open(&config.session.workspace).await {
+            Ok(store) => Some(store),
+            Err(error) if config.store_explicit => return Err(error),
+            Err(error) => {
+                eprintln!(
+                    "exec-host: warning: no state store, so calls that must ask are refused for clients of MCP 2026-07-28: {}",
+                    error.0
+                );
+                None
+            }
+        };
+        let rounds = store.clone().map(|store| Arc::new(serve::Rounds::new(store)));
+        let start = Start {
+            store: store.map(|store| (store, config.store.conversation.clone())),
+            values: config.values,
+            ..Start::for_a_model(Arc::new(nobody))
+        };
         let (mcp_files, mcp) = (config.session.mcp_files.clone(), config.session.mcp.clone());
         let Some(session) = start_session(config.session, sandbox, config.limits, start, &signal).await? else {
             return Ok(ExitCode::from(1));
@@ -119,10 +137,12 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
         let following = tokio::spawn(serve::reload::follow(session.clone(), mcp_files, mcp, signal.clone()));
         let capacity = serve::Capacity::new(config.concurrency, config.client_concurrency);
         let served = match config.http {
-            Some(options) => serve::http::serve(session.clone(), options, capacity, signal.clone())
+            Some(options) => serve::http::serve(session.clone(), options, capacity, rounds, signal.clone())
                 .await
                 .map_err(|e| UsageError(format!("the HTTP server failed: {e}"))),
-            None => serve::stdio::serve(&session, capacity, config.max_message_bytes, signal.clone()).await.map_err(UsageError),
+            None => serve::stdio::serve(&session, capacity, config.max_message_bytes, rounds, signal.clone())
+                .await
+                .map_err(UsageError),
         };
         signal.cancel();
         // A server it is starting now would only be closed again.

@@ -34,8 +34,11 @@ pub(crate) fn run_exec(
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
         let sandbox = config.sandbox.with_max_concurrent_execs(4);
-        let start =
-            Start { store: config.store, values: config.values, ..Start::for_the_author(crate::park::approver(config.on_ask)) };
+        let store = match &config.store {
+            Some(store) => Some((store.open(&config.session.workspace).await?, store.conversation.clone())),
+            None => None,
+        };
+        let start = Start { store, values: config.values, ..Start::for_the_author(crate::park::approver(config.on_ask)) };
         let Some(session) = start_session(config.session, sandbox, config.limits, start, &abort).await? else {
             return Ok::<_, UsageError>(None);
         };

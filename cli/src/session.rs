@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
 use exec_host::settings::PermissionMode;
+use exec_host::state_store::SealedStore;
 use exec_host::{CancellationToken, Limits, SandboxOptions, Session, ValueBounds};
 
 use crate::config::SessionConfig;
-use crate::park::StoreConfig;
 use crate::{UsageError, approve, terminal};
 
 /// How a session starts: its permission mode unless one is given, and who answers the calls
@@ -16,8 +16,8 @@ use crate::{UsageError, approve, terminal};
 pub(crate) struct Start {
     pub(crate) mode: PermissionMode,
     pub(crate) approver: Arc<dyn exec_host::Approver>,
-    /// Where Execs park, when they may.
-    pub(crate) store: Option<StoreConfig>,
+    /// Where Execs park (opened), and the conversation they belong to, when they may.
+    pub(crate) store: Option<(SealedStore, Option<String>)>,
     /// What the values scripts keep with `store()` may take.
     pub(crate) values: ValueBounds,
 }
@@ -59,9 +59,9 @@ pub(crate) async fn start_session(
     if let Some(mode) = explicit_mode {
         builder = builder.permission_mode(mode);
     }
-    if let Some(store) = &start.store {
-        builder = builder.state_store(store.open(&config.workspace).await?);
-        if let Some(conversation) = &store.conversation {
+    if let Some((store, conversation)) = start.store {
+        builder = builder.state_store(store);
+        if let Some(conversation) = conversation {
             builder = builder.conversation(conversation);
         }
     }

@@ -86,6 +86,13 @@ fn the_kubernetes_container_arguments_start_a_gateway_that_answers_probes_and_ca
         std::fs::write(config.join(file), text).unwrap();
     }
     std::fs::write(token_dir.join("token"), "k8s-test-token\n").unwrap();
+    // The shared Redis is a real one here, and the key the init container copies a file.
+    let redis = exec_host_tests::redis::RedisServer::start();
+    let state = tempfile::tempdir().unwrap();
+    let key = state.path().join("state.key");
+    std::fs::write(&key, "0a".repeat(32)).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     // The manifest's arguments, with its mount points in the test's folders and a free port.
     let args: Vec<String> = json_array_after(&manifest, "args:")
         .into_iter()
@@ -94,6 +101,8 @@ fn the_kubernetes_container_arguments_start_a_gateway_that_answers_probes_and_ca
             _ => arg
                 .replace("/etc/exec-host/config", &config.display().to_string())
                 .replace("/etc/exec-host/token", &token_dir.display().to_string())
+                .replace("redis://exec-host-redis:6379/0", &redis.url(0))
+                .replace("/var/lib/exec-host/state.key", &key.display().to_string())
                 .replace("/workspace", &workspace.display().to_string()),
         })
         .collect();

@@ -500,7 +500,7 @@ fn stateless_replicas_answer_any_request_and_refuse_what_would_need_a_session() 
     assert!(seen[1]["instructions"].as_str().unwrap().contains("\nmcp__fx__add\n"), "{seen:?}");
     assert_eq!(seen[2]["text"], "3", "{seen:?}");
     // No session to ask the client on: refused with the rule that would let it run.
-    assert!(seen[3]["text"].as_str().unwrap().contains("a stateless server cannot ask its client"), "{seen:?}");
+    assert!(seen[3]["text"].as_str().unwrap().contains("a stateless server cannot send a request to its client"), "{seen:?}");
     assert!(!setup.path().join("w.txt").exists());
     // The other replica answers a call it never saw an initialize for.
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",

@@ -1,10 +1,14 @@
-//! Approvals through the MCP client: a call that must ask becomes an elicitation form.
+//! Approvals through the MCP client: a call that must ask becomes an elicitation form. A
+//! client of 2025-11-25 is sent the form as a request while the call waits; for a client of
+//! 2026-07-28, to which a server sends no requests, the call parks its Exec instead and the
+//! form travels in the call's answer (see `mrtr`).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture};
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema, EnumSchema};
 use rmcp::service::{Peer, RoleServer};
+use serde_json::Value;
 
 /// Answers calls that must ask by asking the MCP client (elicitation): allow once, allow
 /// always, or deny. A client that did not declare elicitation cannot be asked, and the call
@@ -15,6 +19,19 @@ pub struct ClientApprover {
     client: Arc<OnceLock<Peer<RoleServer>>>,
     /// Why no client can ever be asked on this transport, when that is so.
     unreachable: Option<&'static str>,
+    /// How the client of the call being made now is asked.
+    asking: Arc<Mutex<Asking>>,
+}
+
+/// How a call that must ask reaches the client making it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asking {
+    /// A request to the client (2025-11-25), when it declared elicitation.
+    Request,
+    /// The Exec parks, and the call's answer carries the form (2026-07-28).
+    Park,
+    /// Nobody can be asked; the reason.
+    Refuse(&'static str),
 }
 
 /// The choices offered, as the elicitation's `decision` enum, with their titles.
@@ -23,17 +40,42 @@ const CHOICES: [(&str, &str); 3] = [("once", "Allow once"), ("always", "Allow al
 impl ClientApprover {
     /// Asks the client once it is connected and when it declared elicitation.
     pub fn new() -> Self {
-        ClientApprover { client: Arc::default(), unreachable: None }
+        ClientApprover { client: Arc::default(), unreachable: None, asking: Arc::new(Mutex::new(Asking::Request)) }
     }
 
     /// Never asks: on this transport the client cannot answer (`why` says so in refusals).
     pub fn never(why: &'static str) -> Self {
-        ClientApprover { client: Arc::default(), unreachable: Some(why) }
+        ClientApprover { unreachable: Some(why), ..ClientApprover::new() }
     }
 
     /// Records the connection to the client (the first time only).
     pub fn connected(&self, client: Peer<RoleServer>) {
         let _ = self.client.set(client);
+    }
+
+    /// How the client's calls from now on are asked.
+    pub fn ask_by(&self, asking: Asking) {
+        *self.asking.lock().unwrap_or_else(|e| e.into_inner()) = asking;
+    }
+}
+
+/// The approval form: one required choice, `decision`.
+pub(super) fn decision_form() -> Option<ElicitationSchema> {
+    let values = CHOICES.iter().map(|(value, _)| value.to_string()).collect();
+    let titles = CHOICES.iter().map(|(_, title)| title.to_string()).collect();
+    let choice = EnumSchema::builder(values).enum_titles(titles).ok()?;
+    ElicitationSchema::builder().required_enum_schema("decision", choice.build()).build().ok()
+}
+
+/// A person's answer to the form: what was accepted (`content`), or declined.
+pub(super) fn decision(accepted: bool, content: Option<&Value>) -> Approval {
+    if !accepted {
+        return Approval::Deny { reason: "the user declined in the MCP client".into() };
+    }
+    match content.and_then(|c| c.get("decision")).and_then(Value::as_str) {
+        Some("once") => Approval::AllowOnce,
+        Some("always") => Approval::AllowAlways,
+        _ => Approval::Deny { reason: "the user denied it in the MCP client".into() },
     }
 }
 
@@ -41,20 +83,19 @@ impl Approver for ClientApprover {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         let client = self.client.get().cloned();
         let unreachable = self.unreachable;
+        let asking = *self.asking.lock().unwrap_or_else(|e| e.into_inner());
         Box::pin(async move {
-            if let Some(why) = unreachable {
-                return crate::approve::refusal(&request, why);
+            match (asking, unreachable) {
+                // A parked Exec needs no channel to the client: its answer carries the form.
+                (Asking::Park, _) => return Approval::Park,
+                (Asking::Refuse(why), _) | (Asking::Request, Some(why)) => return crate::approve::refusal(&request, why),
+                (Asking::Request, None) => {}
             }
             let Some(client) = client.filter(|c| c.peer_info().is_some_and(|info| info.capabilities.elicitation.is_some()))
             else {
                 return crate::approve::refusal(&request, "the MCP client cannot be asked (it did not declare elicitation)");
             };
-            let values = CHOICES.iter().map(|(value, _)| value.to_string()).collect();
-            let titles = CHOICES.iter().map(|(_, title)| title.to_string()).collect();
-            let Ok(choice) = EnumSchema::builder(values).enum_titles(titles) else {
-                return crate::approve::refusal(&request, "the approval form could not be built");
-            };
-            let Ok(schema) = ElicitationSchema::builder().required_enum_schema("decision", choice.build()).build() else {
+            let Some(schema) = decision_form() else {
                 return crate::approve::refusal(&request, "the approval form could not be built");
             };
             let message = format!(
@@ -68,14 +109,7 @@ impl Approver for ClientApprover {
                 .create_elicitation(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema })
                 .await;
             match asked {
-                Ok(answer) if answer.action == ElicitationAction::Accept => {
-                    match answer.content.as_ref().and_then(|c| c.get("decision")).and_then(|d| d.as_str()) {
-                        Some("once") => Approval::AllowOnce,
-                        Some("always") => Approval::AllowAlways,
-                        _ => Approval::Deny { reason: "the user denied it in the MCP client".into() },
-                    }
-                }
-                Ok(_) => Approval::Deny { reason: "the user declined in the MCP client".into() },
+                Ok(answer) => decision(answer.action == ElicitationAction::Accept, answer.content.as_ref()),
                 Err(e) => Approval::Deny { reason: format!("asking the MCP client failed: {e}") },
             }
         })

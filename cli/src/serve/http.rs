@@ -33,7 +33,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 
 use super::jsonrpc::{INVALID_PARAMS, Screened, error_response, screen};
-use super::{Capacity, ClientApprover, Gateway};
+use super::{Capacity, ClientApprover, Gateway, Rounds};
 
 /// How long a stopping server gives its running calls by default.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
@@ -70,6 +70,7 @@ pub async fn serve(
     session: Session,
     options: HttpOptions,
     capacity: Arc<Capacity>,
+    rounds: Option<Arc<Rounds>>,
     signal: CancellationToken,
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
@@ -86,10 +87,12 @@ pub async fn serve(
         let (session, capacity, abort_calls) = (session.clone(), capacity.clone(), abort_calls.clone());
         move || {
             let approver = match stateless {
-                true => ClientApprover::never("a stateless server cannot ask its client"),
+                true => ClientApprover::never(
+                    "a stateless server cannot send a request to its client (a client of MCP 2026-07-28 is asked in the call's answer instead)",
+                ),
                 false => ClientApprover::new(),
             };
-            Ok(Gateway::new(&session, approver, capacity.clone(), abort_calls.child_token()))
+            Ok(Gateway::new(&session, approver, capacity.clone(), abort_calls.child_token(), rounds.clone()))
         }
     };
     let mcp = StreamableHttpService::new(factory, manager.clone(), transport_config(&options, addr, transport_stop.clone()));

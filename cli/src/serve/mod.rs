@@ -19,6 +19,7 @@
 pub mod elicit;
 pub mod http;
 pub mod jsonrpc;
+pub mod mrtr;
 pub mod reload;
 pub mod stdio;
 
@@ -28,13 +29,14 @@ use std::sync::{Arc, Mutex};
 use exec_host::{CallOptions, CancellationToken, ContentBlock, Declaration, Message, Session, ToolCall, ToolResult};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-pub use elicit::ClientApprover;
+pub use elicit::{Asking, ClientApprover};
+pub use mrtr::Rounds;
 
 /// How many tool calls the server runs at once, in all and per client, and whether it is
 /// stopping. One owner for both bounds: every gateway asks it before a call runs.
@@ -110,12 +112,20 @@ pub struct Gateway {
     /// Names this client's calls: the ids key the results kept for `view_tool_call`, which
     /// every client shares, so they must neither collide with nor be guessed by another's.
     call_ids: CallIds,
+    /// The request states of approvals over MRTR (2026-07-28), when Execs can park.
+    rounds: Option<Arc<Rounds>>,
 }
 
 impl Gateway {
     /// A gateway for one client of `shared`, whose calls that must ask go to `approver`; the
     /// first announcement is made now, as `instructions`.
-    pub fn new(shared: &Session, approver: ClientApprover, capacity: Arc<Capacity>, stop: CancellationToken) -> Self {
+    pub fn new(
+        shared: &Session,
+        approver: ClientApprover,
+        capacity: Arc<Capacity>,
+        stop: CancellationToken,
+        rounds: Option<Arc<Rounds>>,
+    ) -> Self {
         let session = shared.for_client(Arc::new(approver.clone()));
         let mut gateway = Gateway {
             call_ids: CallIds::new(session.id()),
@@ -127,6 +137,7 @@ impl Gateway {
             approver,
             slots: capacity.client_slots(),
             capacity,
+            rounds,
         };
         gateway.instructions = gateway.announce().0.join("\n\n");
         gateway
@@ -224,13 +235,72 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.approver.connected(context.peer.clone());
+        let modern = context.protocol_version().is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        self.approver.ask_by(self.asking(modern, &context));
         let _slots = match self.capacity.take(&self.slots) {
             Ok(slots) => slots,
             Err(busy) => return Ok(CallToolResponse::from(CallToolResult::error(vec![McpContent::text(busy)]))),
         };
-        let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(self.call_ids.next(), request.name.to_string(), input);
+        let client = mrtr::client_identity(&context);
+        let tool = request.name.to_string();
         let abort = CancellationToken::new();
+        let options = self.call_options(&abort, &context);
+        // A retry of a call whose Exec parked: its answers resume it.
+        let (result, round) = match (&request.request_state, &self.rounds) {
+            (Some(state), Some(rounds)) if modern => {
+                let retry = rounds.open(&client, &tool, state)?;
+                let parked = self.session.parked_exec(&retry.handle).await.map_err(resume_refused)?;
+                let pending: Vec<u32> = parked.approvals.iter().map(|approval| approval.id).collect();
+                let answers = mrtr::answers(&pending, request.input_responses.as_ref())?;
+                let resumed = self.session.resume(&retry.handle, answers, options);
+                (self.until_done(resumed, &abort, &context).await.map_err(resume_refused)?, retry.round + 1)
+            }
+            (Some(_), _) => {
+                return Err(ErrorData::invalid_params("the retry was refused: this server made no requestState", None));
+            }
+            (None, _) => {
+                let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+                let call = ToolCall::new(self.call_ids.next(), tool.clone(), input);
+                (self.until_done(self.session.call_with(call, options), &abort, &context).await, 1)
+            }
+        };
+        if let (Some(parked), Some(rounds), true) = (&result.parked, &self.rounds, modern) {
+            if round <= mrtr::MAX_ROUNDS {
+                return Ok(CallToolResponse::from(rounds.input_required(&client, &tool, parked, round)));
+            }
+            let _ = self.session.discard_parked(&parked.handle).await;
+            let text = format!(
+                "The script asked for approvals in more than {} rounds, so it was ended; none of the calls it waited for ran.",
+                mrtr::MAX_ROUNDS
+            );
+            return Ok(CallToolResponse::from(CallToolResult::error(vec![McpContent::text(text)])));
+        }
+        let (announcements, list_changed) = self.announce();
+        if list_changed {
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        Ok(CallToolResponse::from(call_tool_result(&result, announcements)))
+    }
+}
+
+impl Gateway {
+    /// How a call of this request that must ask reaches its client: by a request (2025-11-25),
+    /// by parking its Exec (2026-07-28, with a state store), or not at all.
+    fn asking(&self, modern: bool, context: &RequestContext<RoleServer>) -> Asking {
+        if !modern {
+            return Asking::Request;
+        }
+        let elicits = context.client_capabilities().is_some_and(|capabilities| capabilities.elicitation.is_some());
+        match (elicits, &self.rounds) {
+            (false, _) => Asking::Refuse("the MCP client cannot be asked (it did not declare elicitation)"),
+            (true, None) => Asking::Refuse("this server keeps no parked Execs (it has no state store)"),
+            (true, Some(_)) => Asking::Park,
+        }
+    }
+
+    /// The options of one call: its abort, and progress notifications when the request
+    /// carries a progress token.
+    fn call_options(&self, abort: &CancellationToken, context: &RequestContext<RoleServer>) -> CallOptions {
         let mut options = CallOptions::new(abort.clone());
         if let Some(token) = context.meta.get_progress_token() {
             // Each nested call reaching the host is a step. One task sends the latest step
@@ -260,19 +330,27 @@ impl ServerHandler for Gateway {
                     .send_replace(Some(ProgressNotificationParam::new(token.clone(), calls.len() as f64).with_message(message)));
             });
         }
-        // The client's `notifications/cancelled`, the client leaving, or the server stopping
-        // aborts the call, which then ends promptly with its failure result.
-        let running = self.session.call_with(call, options);
+        options
+    }
+
+    /// `running` to its end. The client's `notifications/cancelled`, the client leaving, or
+    /// the server stopping aborts it, and it then ends promptly with its failure result.
+    async fn until_done<T>(
+        &self,
+        running: impl std::future::Future<Output = T>,
+        abort: &CancellationToken,
+        context: &RequestContext<RoleServer>,
+    ) -> T {
         tokio::pin!(running);
-        let result = tokio::select! {
+        tokio::select! {
             result = &mut running => result,
             _ = context.ct.cancelled() => { abort.cancel(); running.await }
             _ = self.stop.cancelled() => { abort.cancel(); running.await }
-        };
-        let (announcements, list_changed) = self.announce();
-        if list_changed {
-            let _ = context.peer.notify_tool_list_changed().await;
         }
-        Ok(CallToolResponse::from(call_tool_result(&result, announcements)))
     }
+}
+
+/// A retry whose parked Exec cannot be taken up, as the protocol's error.
+fn resume_refused(error: exec_host::ResumeError) -> ErrorData {
+    ErrorData::invalid_params(format!("the retry was refused: {}", exec_host::error_sentence(&error)), None)
 }

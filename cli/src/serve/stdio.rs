@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::{Decoder, FramedRead};
 
 use super::jsonrpc::{Screened, screen, unreadable};
-use super::{Capacity, ClientApprover, Gateway};
+use super::{Capacity, ClientApprover, Gateway, Rounds};
 
 /// Messages waiting in either direction; past it the sender waits.
 const WAITING: usize = 64;
@@ -28,6 +28,7 @@ pub async fn serve(
     session: &Session,
     capacity: Arc<Capacity>,
     max_line_bytes: usize,
+    rounds: Option<Arc<Rounds>>,
     stop: CancellationToken,
 ) -> Result<(), String> {
     let (input, output) = standard_streams();
@@ -41,7 +42,7 @@ pub async fn serve(
         Ok::<_, std::io::Error>(lines)
     });
     let transport = (Box::pin(sink), futures::stream::poll_fn(move |cx| incoming.poll_recv(cx)));
-    let gateway = Gateway::new(session, ClientApprover::new(), capacity, stop.clone());
+    let gateway = Gateway::new(session, ClientApprover::new(), capacity, stop.clone(), rounds);
     let served = match gateway.serve(transport).await {
         Ok(service) => tokio::select! {
             ended = service.waiting() => ended.map(|_| ()).map_err(|e| format!("the MCP connection failed: {e}")),

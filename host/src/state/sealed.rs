@@ -68,6 +68,19 @@ impl SealedStore {
         self.store.remove(key).await
     }
 
+    /// `payload` sealed for someone else to keep and give back (a client's opaque request
+    /// state), bound to `binding` and expiring `ttl` from now. Sealed apart from every entry
+    /// of the store: neither can be passed off as the other.
+    pub fn seal_token(&self, binding: &str, payload: &[u8], ttl: Duration) -> Vec<u8> {
+        self.key.seal(&format!("token:{binding}"), payload, ttl)
+    }
+
+    /// The payload of a token [`SealedStore::seal_token`] made with `binding`: refused when
+    /// it was changed, made for another binding or by a host with another key, or expired.
+    pub fn open_token(&self, binding: &str, token: &[u8]) -> Result<Vec<u8>, StoreError> {
+        self.key.open(&format!("token:{binding}"), token)
+    }
+
     /// The keys that start with `prefix`, at most `limit`.
     pub async fn keys(&self, prefix: &str, limit: usize) -> Result<Vec<String>, StoreError> {
         check_key(prefix)?;

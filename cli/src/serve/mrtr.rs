@@ -1,0 +1,204 @@
+//! Approvals for clients of MCP 2026-07-28, to which a server sends no requests
+//! (multi round-trip requests). A call that must ask parks its Exec in the session's state
+//! store, and `tools/call` answers `InputRequiredResult`: one elicitation form per pending
+//! approval, keyed `approval-ID`, and a `requestState` that names the parked Exec. The
+//! client retries the same call with the answers (`inputResponses`) and the state; the Exec
+//! resumes, in this process or any replica sharing the store and its key. A call that asks
+//! again is another round, up to [`MAX_ROUNDS`].
+//!
+//! The request state is sealed with the state key (HMAC-SHA256), bound to the client's
+//! identity (its bearer token, hashed) and to the tool called, expires with the parked Exec,
+//! and is at most [`MAX_REQUEST_STATE_BYTES`]. The Exec it names resumes once. A state that
+//! is stale, changed, another client's or another server's, or used already is refused with
+//! invalid params (-32602), and nothing runs twice.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use exec_host::state_store::SealedStore;
+use exec_host::{Approval, ParkedExec, PendingApproval};
+use rmcp::ErrorData;
+use rmcp::model::{ElicitRequest, ElicitRequestParams, InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::service::{RequestContext, RoleServer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::elicit::{decision, decision_form};
+
+/// Rounds of approvals one call may take; past them its Exec is discarded.
+pub const MAX_ROUNDS: u32 = 8;
+
+/// Bytes of a request state a client may send back.
+pub const MAX_REQUEST_STATE_BYTES: usize = 4096;
+
+/// How long a request state is good: as long as the Exec it names is kept.
+const REQUEST_STATE_TTL: Duration = exec_host::DEFAULT_PARKED_TTL;
+
+/// The prefix of an approval's key in `inputRequests` and `inputResponses`.
+const APPROVAL_KEY: &str = "approval-";
+
+/// What a request state says, sealed.
+#[derive(Serialize, Deserialize)]
+struct RequestState {
+    /// The parked Exec.
+    handle: String,
+    /// The rounds of approvals so far.
+    round: u32,
+    /// The tool called: a state is good only for a retry of the same call.
+    tool: String,
+}
+
+/// Where a retry continues: the parked Exec and its round.
+pub struct Retry {
+    pub handle: String,
+    pub round: u32,
+}
+
+/// Seals and opens the request states of one server.
+pub struct Rounds {
+    store: SealedStore,
+}
+
+impl Rounds {
+    pub fn new(store: SealedStore) -> Self {
+        Rounds { store }
+    }
+
+    /// The answer to a call whose Exec parked in round `round`: a form per approval and the
+    /// state that names the Exec.
+    pub fn input_required(&self, client: &str, tool: &str, parked: &ParkedExec, round: u32) -> InputRequiredResult {
+        let Some(schema) = decision_form() else {
+            return InputRequiredResult::new(None, None);
+        };
+        let requests: InputRequests = parked
+            .approvals
+            .iter()
+            .map(|approval| {
+                let params = ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: message(approval),
+                    requested_schema: schema.clone(),
+                };
+                (format!("{APPROVAL_KEY}{}", approval.id), InputRequest::Elicitation(ElicitRequest::new(params)))
+            })
+            .collect();
+        let state = RequestState { handle: parked.handle.clone(), round, tool: tool.to_string() };
+        let payload = serde_json::to_vec(&state).unwrap_or_default();
+        let sealed = self.store.seal_token(&binding(client), &payload, REQUEST_STATE_TTL);
+        InputRequiredResult::new(Some(requests), Some(URL_SAFE_NO_PAD.encode(sealed)))
+    }
+
+    /// The parked Exec a retry of `tool` by `client` names.
+    pub fn open(&self, client: &str, tool: &str, state: &str) -> Result<Retry, ErrorData> {
+        if state.len() > MAX_REQUEST_STATE_BYTES {
+            return Err(refused(format!("its requestState has {} bytes, more than a state this server makes", state.len())));
+        }
+        let sealed = URL_SAFE_NO_PAD.decode(state).map_err(|_| refused("its requestState is not one this server made".into()))?;
+        let payload = self.store.open_token(&binding(client), &sealed).map_err(|error| {
+            refused(match error {
+                exec_host::state_store::StoreError::Expired => "its requestState has expired; call the tool again".into(),
+                _ => "its requestState is not one this server made for this client (changed, another client's, or sealed with another key)".into(),
+            })
+        })?;
+        let state: RequestState =
+            serde_json::from_slice(&payload).map_err(|_| refused("its requestState is not one this server made".into()))?;
+        if state.tool != tool {
+            return Err(refused(format!("its requestState belongs to a call of `{}`, not of `{tool}`", state.tool)));
+        }
+        Ok(Retry { handle: state.handle, round: state.round })
+    }
+}
+
+/// The answers a retry gives, by approval id: every key must name a pending approval, and
+/// every answer must be an elicitation result. An approval without an answer asks again.
+pub fn answers(pending: &[u32], responses: Option<&InputResponses>) -> Result<HashMap<u32, Approval>, ErrorData> {
+    let mut answers = HashMap::new();
+    for (key, response) in responses.into_iter().flatten() {
+        let id = key.strip_prefix(APPROVAL_KEY).and_then(|id| id.parse::<u32>().ok());
+        let Some(id) = id.filter(|id| pending.contains(id)) else {
+            return Err(refused(format!("its inputResponses answer `{}`, which this call did not ask", cut(key))));
+        };
+        let action = response.get("action").and_then(Value::as_str);
+        let approval = match action {
+            Some("accept") => decision(true, response.get("content")),
+            Some("decline" | "cancel") => decision(false, None),
+            _ => {
+                return Err(refused(format!(
+                    "its answer to `{key}` is not an elicitation result (action accept, decline or cancel)"
+                )));
+            }
+        };
+        answers.insert(id, approval);
+    }
+    Ok(answers)
+}
+
+/// Who is calling: the hash of the bearer token it presented over HTTP, else the one client
+/// of a local transport.
+pub fn client_identity(context: &RequestContext<RoleServer>) -> String {
+    let token = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
+        .map(|value| value.as_bytes().to_vec());
+    match token {
+        Some(token) => URL_SAFE_NO_PAD.encode(&Sha256::digest(&token)[..16]),
+        None => "local".to_string(),
+    }
+}
+
+fn binding(client: &str) -> String {
+    format!("mcp-request-state:{client}")
+}
+
+/// What the form says of one approval.
+fn message(approval: &PendingApproval) -> String {
+    format!(
+        "`{}` wants to run ({}). It asks because of {}.",
+        approval.tool,
+        crate::approve::shown_value(&approval.input),
+        approval.why
+    )
+}
+
+fn refused(why: String) -> ErrorData {
+    ErrorData::invalid_params(format!("the retry was refused: {why}"), None)
+}
+
+fn cut(text: &str) -> String {
+    text.chars().take(64).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn responses(value: Value) -> InputResponses {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn answers_name_only_what_was_asked_and_are_elicitation_results() {
+        let asked = [0, 2];
+        let given = responses(serde_json::json!({
+            "approval-0": {"action": "accept", "content": {"decision": "always"}},
+            "approval-2": {"action": "decline"},
+        }));
+        let given = answers(&asked, Some(&given)).unwrap();
+        assert_eq!(given[&0], Approval::AllowAlways);
+        assert!(matches!(given[&2], Approval::Deny { .. }));
+        assert!(answers(&asked, None).unwrap().is_empty(), "no answers: each asks again");
+        for (bad, needle) in [
+            (serde_json::json!({"approval-1": {"action": "accept"}}), "did not ask"),
+            (serde_json::json!({"other": {"action": "accept"}}), "did not ask"),
+            (serde_json::json!({"approval-0": {"action": "maybe"}}), "not an elicitation result"),
+            (serde_json::json!({"approval-0": "yes"}), "not an elicitation result"),
+        ] {
+            let refused = answers(&asked, Some(&responses(bad))).unwrap_err();
+            assert!(refused.message.contains(needle), "{}", refused.message);
+        }
+    }
+}

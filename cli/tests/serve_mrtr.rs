@@ -1,0 +1,248 @@
+//! `exec-host serve --http` for clients of MCP 2026-07-28, driven by the official MCP Python
+//! SDK (tests/python/drive.py; the SDK pinned with hashes by tests/python/requirements.txt and
+//! installed by scripts/install-python-sdk when missing): approvals as multi-round-trip
+//! requests, retries that must be refused, and two stateless replicas sharing one real
+//! Redis, the retry answered by the other.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use exec_host_tests::redis::RedisServer;
+use serde_json::{Value, json};
+
+mod common;
+use common::{HttpServer, exec_host, shared_cache};
+
+/// The Python of the venv holding the pinned SDK, installed first when it is not.
+fn python() -> PathBuf {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    INSTALL.call_once(|| {
+        let status = Command::new("bash").arg(root.join("scripts/install-python-sdk")).status().expect("bash runs");
+        assert!(status.success(), "scripts/install-python-sdk failed: the MCP Python SDK is needed for these tests");
+    });
+    root.join("tests/python/.venv/bin/python")
+}
+
+/// Runs the driver with `spec` and gives its report.
+fn drive(spec: Value) -> Value {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/drive.py");
+    let output = Command::new(python()).arg(driver).arg(spec.to_string()).output().expect("the driver runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "the Python client failed:\n{}\n{stdout}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("the driver's report is not JSON ({e}): {stdout}"))
+}
+
+/// A workspace, and a state folder outside it with a key file.
+struct Setup {
+    workspace: tempfile::TempDir,
+    state: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let setup = Setup { workspace: tempfile::tempdir().unwrap(), state: tempfile::tempdir().unwrap() };
+        std::fs::write(setup.key(), "ef".repeat(32)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(setup.key(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        setup
+    }
+
+    fn key(&self) -> PathBuf {
+        self.state.path().join("state.key")
+    }
+
+    /// `serve --http` (whose permission mode asks before workspace edits), with Execs parked
+    /// in `store` (the state folder by default).
+    fn serve(&self, store: Option<&str>, extra: &[&str]) -> HttpServer {
+        let folder = self.state.path().join("store").display().to_string();
+        let mut command = exec_host(self.workspace.path(), &shared_cache());
+        command
+            .args(["serve", "--http", "0", "--state-store", store.unwrap_or(&folder)])
+            .arg("--state-key-file")
+            .arg(self.key())
+            .args(extra);
+        HttpServer::start(command)
+    }
+
+    fn file(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.workspace.path().join(name)).ok()
+    }
+}
+
+const WRITE_A: &str = "await tools.write_file({ path: 'a.txt', content: 'A' }); return 'wrote a'";
+
+#[test]
+fn an_approval_reaches_a_client_of_2026_07_28_as_a_form_in_the_answer_and_its_retry_resumes_the_script() {
+    let setup = Setup::new();
+    let server = setup.serve(None, &[]);
+    let report = drive(json!({
+        "url": server.url,
+        "decisions": ["once"],
+        "calls": [{"tool": "Exec", "args": {"code": format!("console.log('before'); {WRITE_A}")}}],
+    }));
+    assert_eq!(report["protocol"], "2026-07-28", "the SDK's auto mode negotiated the current revision: {report}");
+    assert_eq!(report["calls"][0]["is_error"], false, "{report}");
+    assert!(report["calls"][0]["text"].as_str().unwrap().contains("wrote a"), "{report}");
+    assert!(report["calls"][0]["text"].as_str().unwrap().contains("before"), "the output before the park is kept: {report}");
+    let asked = report["elicitations"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{report}");
+    assert!(asked[0].as_str().unwrap().contains("`write_file` wants to run"), "{report}");
+    assert!(asked[0].as_str().unwrap().contains("the permission mode default asks before workspace edits"), "{report}");
+    assert_eq!(setup.file("a.txt").as_deref(), Some("A"));
+}
+
+#[test]
+fn several_approvals_in_one_round_a_declined_one_and_allow_always() {
+    let setup = Setup::new();
+    let server = setup.serve(None, &[]);
+    let both = "const r = await Promise.allSettled([\n\
+                tools.write_file({ path: 'b.txt', content: 'B' }), tools.write_file({ path: 'c.txt', content: 'C' })]);\n\
+                return r.map(x => x.status)";
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "decisions": ["once", "once", "decline", "always"],
+        "calls": [
+            {"tool": "Exec", "args": {"code": both}},
+            {"tool": "Exec", "args": {"code": "try { await tools.write_file({ path: 'd.txt', content: 'D' }); return 'wrote' } catch (e) { return e.message }"}},
+            {"tool": "Exec", "args": {"code": "await tools.write_file({ path: 'e.txt', content: 'E' }); return 'e'"}},
+            {"tool": "Exec", "args": {"code": "await tools.write_file({ path: 'f.txt', content: 'F' }); return 'f, not asked'"}},
+        ],
+    }));
+    let calls = report["calls"].as_array().unwrap();
+    assert!(calls[0]["text"].as_str().unwrap().contains(r#"["fulfilled","fulfilled"]"#), "{report}");
+    assert!(calls[1]["text"].as_str().unwrap().contains("declined"), "a declined form denies the call: {report}");
+    assert!(calls[2]["text"].as_str().unwrap().contains('e'), "{report}");
+    assert!(calls[3]["text"].as_str().unwrap().contains("not asked"), "{report}");
+    assert_eq!(report["elicitations"].as_array().unwrap().len(), 4, "allowed always, the last write asked nothing: {report}");
+    assert_eq!(setup.file("b.txt").as_deref(), Some("B"));
+    assert_eq!(setup.file("c.txt").as_deref(), Some("C"));
+    assert_eq!(setup.file("d.txt"), None);
+    assert_eq!(setup.file("f.txt").as_deref(), Some("F"));
+}
+
+#[test]
+fn a_retry_that_is_tampered_replayed_answers_what_was_not_asked_or_names_another_tool_is_refused() {
+    let setup = Setup::new();
+    let server = setup.serve(None, &[]);
+    let exec = |manual: Value| json!({"tool": "Exec", "args": {"code": WRITE_A}, "manual": manual});
+    let mut renamed = exec(json!({}));
+    renamed["retry_tool"] = json!("view_tool_call");
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "calls": [
+            exec(json!({"state": "tampered"})),
+            exec(json!({"responses": {"approval-99": {"action": "accept", "content": {"decision": "once"}}}})),
+            renamed,
+            exec(json!({"again": true})),
+        ],
+    }));
+    let calls = report["calls"].as_array().unwrap();
+    for call in calls {
+        assert_eq!(call["input_required"], json!(["approval-0"]), "{report}");
+    }
+    let refusal = |call: &Value, retry: &str, needle: &str| {
+        assert_eq!(call[retry]["error"], -32602, "{report}");
+        assert!(call[retry]["message"].as_str().unwrap().contains(needle), "{needle}: {report}");
+    };
+    refusal(&calls[0], "retry_0", "not one this server made for this client");
+    refusal(&calls[1], "retry_0", "answer `approval-99`, which this call did not ask");
+    refusal(&calls[2], "retry_0", "belongs to a call of `Exec`, not of `view_tool_call`");
+    // The same state twice: the first retry resumes, the second finds nothing to resume.
+    assert_eq!(calls[3]["retry_0"]["is_error"], false, "{report}");
+    refusal(&calls[3], "retry_1", "no parked Exec");
+    assert_eq!(setup.file("a.txt").as_deref(), Some("A"), "written once");
+}
+
+#[test]
+fn a_client_that_declared_no_elicitation_is_refused_with_the_rule_that_would_let_the_call_run() {
+    let setup = Setup::new();
+    let server = setup.serve(None, &[]);
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "elicit": false,
+        "calls": [{"tool": "Exec", "args": {"code": WRITE_A}}],
+    }));
+    let text = report["calls"][0]["text"].as_str().unwrap();
+    assert!(text.contains("did not declare elicitation") && text.contains("--allow write_file"), "{report}");
+    assert_eq!(setup.file("a.txt"), None);
+}
+
+#[test]
+fn a_legacy_client_is_still_asked_by_a_request_while_the_call_waits() {
+    let setup = Setup::new();
+    let server = setup.serve(None, &[]);
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "legacy",
+        "decisions": ["once"],
+        "calls": [{"tool": "Exec", "args": {"code": WRITE_A}}],
+    }));
+    assert_eq!(report["protocol"], "2025-11-25", "{report}");
+    assert!(report["calls"][0]["text"].as_str().unwrap().contains("wrote a"), "{report}");
+    assert_eq!(setup.file("a.txt").as_deref(), Some("A"));
+}
+
+#[test]
+fn two_stateless_replicas_sharing_one_redis_the_retry_answered_by_the_other() {
+    let redis = RedisServer::start();
+    let setup = Setup::new();
+    let store = redis.url(0);
+    let first = setup.serve(Some(&store), &["--stateless"]);
+    let second = setup.serve(Some(&store), &["--stateless"]);
+    let report = drive(json!({
+        "url": first.url,
+        "calls": [{"tool": "Exec", "args": {"code": WRITE_A}, "manual": {"retry_url": second.url}}],
+    }));
+    let call = &report["calls"][0];
+    assert_eq!(call["input_required"], json!(["approval-0"]), "{report}");
+    assert_eq!(call["retry_0"]["is_error"], false, "{report}");
+    assert!(call["retry_0"]["text"].as_str().unwrap().contains("wrote a"), "{report}");
+    assert_eq!(setup.file("a.txt").as_deref(), Some("A"));
+}
+
+#[test]
+fn a_script_that_asks_in_more_rounds_than_the_bound_is_ended_and_what_it_waited_for_never_runs() {
+    let setup = Setup::new();
+    let server = setup.serve(None, &[]);
+    let rounds = MAX_ROUNDS;
+    let code = format!(
+        "for (let i = 0; i <= {rounds}; i++) await tools.write_file({{ path: `r${{i}}.txt`, content: 'x' }}); return 'all'"
+    );
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "decisions": vec!["once"; rounds as usize + 1],
+        "calls": [{"tool": "Exec", "args": {"code": code}}],
+    }));
+    let text = report["calls"][0]["text"].as_str().unwrap();
+    assert_eq!(report["calls"][0]["is_error"], true, "{report}");
+    assert!(text.contains(&format!("asked for approvals in more than {rounds} rounds")), "{report}");
+    assert_eq!(report["elicitations"].as_array().unwrap().len(), rounds as usize, "a form a round: {report}");
+    assert!(setup.file(&format!("r{}.txt", rounds - 1)).is_some(), "the calls approved in the rounds allowed ran");
+    assert_eq!(setup.file(&format!("r{rounds}.txt")), None, "the call of the round past the bound never ran");
+}
+
+/// The bound on rounds of approvals of one call, as docs/serve.md states it.
+const MAX_ROUNDS: u32 = 8;
+
+#[test]
+fn a_store_that_went_away_fails_the_call_saying_why_and_nothing_it_waited_for_runs() {
+    let mut redis = RedisServer::start();
+    let setup = Setup::new();
+    let server = setup.serve(Some(&redis.url(1)), &[]);
+    redis.stop();
+    let started = std::time::Instant::now();
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "calls": [{"tool": "Exec", "args": {"code": WRITE_A}}],
+    }));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "it answered in {:?}", started.elapsed());
+    let text = report["calls"][0]["text"].as_str().unwrap();
+    assert!(text.contains("could not be parked") && text.contains(&format!("127.0.0.1:{}", redis.port)), "{report}");
+    assert_eq!(setup.file("a.txt"), None);
+}
