@@ -82,6 +82,7 @@ fn an_approval_reaches_a_client_of_2026_07_28_as_a_form_in_the_answer_and_its_re
         "calls": [{"tool": "Exec", "args": {"code": format!("console.log('before'); {WRITE_A}")}}],
     }));
     assert_eq!(report["protocol"], "2026-07-28", "the SDK's auto mode negotiated the current revision: {report}");
+    assert_eq!(report["ttl_ms"], 60_000, "tools/list may be kept a minute: {report}");
     assert_eq!(report["calls"][0]["is_error"], false, "{report}");
     assert!(report["calls"][0]["text"].as_str().unwrap().contains("wrote a"), "{report}");
     assert!(report["calls"][0]["text"].as_str().unwrap().contains("before"), "the output before the park is kept: {report}");

@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex};
 
 use exec_host::{CallOptions, CancellationToken, ContentBlock, Declaration, Message, Session, ToolCall, ToolResult};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -90,6 +90,12 @@ impl Capacity {
         Arc::new(Semaphore::new(self.per_client as usize))
     }
 }
+
+/// How long a client of 2026-07-28 may keep `tools/list` (`ttlMs`). `Exec`'s declaration never
+/// changes; the list changes only when a server whose tools are always loaded comes or goes,
+/// or the settings deny a tool, and a client sees that within this time. Private: it is what
+/// this server's settings give its principal, not a public fact.
+pub const TOOLS_LIST_TTL_MS: u64 = 60_000;
 
 /// The MCP server in front of one client's session.
 pub struct Gateway {
@@ -226,7 +232,7 @@ impl ServerHandler for Gateway {
                 Tool::new(declaration.name.clone(), declaration.description.clone(), Arc::new(schema))
             })
             .collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(TOOLS_LIST_TTL_MS).with_cache_scope(CacheScope::Private))
     }
 
     async fn call_tool(

@@ -4,7 +4,10 @@
 //!   (rmcp clients, sequential calls) against the same Exec made in process;
 //! - the throughput of trivial Execs over HTTP with 32 concurrent clients (each its own MCP
 //!   session), with p50 and p99 latencies;
-//! - the server's resident memory with 1,000 open MCP sessions.
+//! - the server's resident memory with 1,000 open MCP sessions;
+//! - one approval as a client of MCP 2026-07-28 makes it (multi round-trip requests): the
+//!   call whose Exec parks, answered `InputRequiredResult`, and the retry that resumes it, on
+//!   one server (folder store) and across two stateless replicas sharing a Redis.
 //!
 //! ```text
 //! cargo build --release --workspace --bins
@@ -94,6 +97,9 @@ async fn main() -> Result<()> {
     let memory = sessions_rss(&server).await?;
     server.stop();
 
+    let rounds = if quick { 20 } else { 100 };
+    let approvals = approvals(&binary, &workdir, &cache, rounds).await?;
+
     let overhead = |through: &Figures| through.median_us - in_process.median_us;
     println!(
         "{}",
@@ -110,6 +116,9 @@ async fn main() -> Result<()> {
             "http_busy_answers": throughput.busy,
             "rss_base_mb": round1(memory.base_mb), "rss_sessions_mb": round1(memory.with_sessions_mb),
             "rss_per_session_kb": round1(memory.per_session_kb()),
+            "mrtr_rounds": rounds,
+            "mrtr_park_median_us": round1(approvals.one.0), "mrtr_resume_median_us": round1(approvals.one.1),
+            "mrtr_redis_park_median_us": round1(approvals.two.0), "mrtr_redis_resume_median_us": round1(approvals.two.1),
         })
     );
     println!();
@@ -141,7 +150,96 @@ async fn main() -> Result<()> {
         memory.with_sessions_mb,
         memory.per_session_kb()
     );
+    println!(
+        "an approval over MRTR (2026-07-28), {rounds} rounds, medians: the call that parks {:.2} ms, the retry that resumes {:.2} ms; \
+         across two stateless replicas through Redis: {:.2} ms and {:.2} ms",
+        approvals.one.0 / 1e3,
+        approvals.one.1 / 1e3,
+        approvals.two.0 / 1e3,
+        approvals.two.1 / 1e3
+    );
     Ok(())
+}
+
+/// Medians of the two requests of one approval (microseconds): on one server, and parked on
+/// one replica and resumed on another.
+struct Approvals {
+    one: (f64, f64),
+    two: (f64, f64),
+}
+
+async fn approvals(binary: &Path, workdir: &Path, cache: &Path, rounds: usize) -> Result<Approvals> {
+    // Beside the workspace, never in it (the host refuses a store scripts could read).
+    let state = workdir.with_file_name("serve-bench-state");
+    std::fs::create_dir_all(&state)?;
+    let key = state.join("state.key");
+    std::fs::write(&key, "5a".repeat(32))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;
+    let key = key.display().to_string();
+    let folder = state.join("store").display().to_string();
+    let http = reqwest::Client::new();
+    let single = HttpServer::start_with(binary, workdir, cache, &["--state-store", &folder, "--state-key-file", &key])?;
+    let one = approval_rounds(&http, &single.url, &single.url, rounds).await?;
+    drop(single);
+    let redis = exec_host_tests::redis::RedisServer::start();
+    let url = redis.url(0);
+    let flags = ["--stateless", "--state-store", &url, "--state-key-file", &key];
+    let first = HttpServer::start_with(binary, workdir, cache, &flags)?;
+    let second = HttpServer::start_with(binary, workdir, cache, &flags)?;
+    let two = approval_rounds(&http, &first.url, &second.url, rounds).await?;
+    Ok(Approvals { one, two })
+}
+
+/// `rounds` approvals: a write that asks is parked at `park`, and resumed at `resume`.
+async fn approval_rounds(http: &reqwest::Client, park: &str, resume: &str, rounds: usize) -> Result<(f64, f64)> {
+    let code = "await tools.write_file({ path: 'mrtr.txt', content: 'x' }); return 'written'";
+    let (mut parks, mut resumes) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let asked = modern_call(http, park, json!({"name": "Exec", "arguments": {"code": code}})).await?;
+        parks.push(started.elapsed().as_secs_f64() * 1e6);
+        let state = asked["requestState"].as_str().with_context(|| format!("the call did not park: {asked}"))?;
+        let retry = json!({"name": "Exec", "arguments": {"code": code}, "requestState": state,
+                           "inputResponses": {"approval-0": {"action": "accept", "content": {"decision": "once"}}}});
+        let started = Instant::now();
+        let done = modern_call(http, resume, retry).await?;
+        resumes.push(started.elapsed().as_secs_f64() * 1e6);
+        if !done.to_string().contains("written") {
+            bail!("the retry answered {done}");
+        }
+    }
+    Ok((median(&mut parks), median(&mut resumes)))
+}
+
+/// A `tools/call` as a client of 2026-07-28 sends it (no session; the protocol and the
+/// capabilities in `_meta`, the routing headers), and its result.
+async fn modern_call(http: &reqwest::Client, url: &str, mut params: serde_json::Value) -> Result<serde_json::Value> {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "serve-bench", "version": "1"},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let response = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "Exec")
+        .body(body.to_string())
+        .send()
+        .await?
+        .text()
+        .await?;
+    // A JSON body, or a stream of events whose data lines carry the answer.
+    let message = response
+        .lines()
+        .map(|line| line.strip_prefix("data:").map_or(line, str::trim))
+        .find_map(|line| serde_json::from_str::<serde_json::Value>(line).ok().filter(|value| value.get("jsonrpc").is_some()))
+        .with_context(|| format!("no JSON-RPC answer in {response:?}"))?;
+    message.get("result").cloned().with_context(|| format!("the call failed: {message}"))
 }
 
 struct Figures {
@@ -317,8 +415,13 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(binary: &Path, workdir: &PathBuf, cache: &Path) -> Result<Self> {
+        Self::start_with(binary, workdir, cache, &[])
+    }
+
+    fn start_with(binary: &Path, workdir: &Path, cache: &Path, flags: &[&str]) -> Result<Self> {
         let mut child = Command::new(binary)
             .args(["serve", "--http", "127.0.0.1:0", "--concurrency", "64", "--client-concurrency", "4"])
+            .args(flags)
             .current_dir(workdir)
             .env("EXEC_HOST_CACHE_DIR", cache)
             .stdin(Stdio::null())
@@ -339,5 +442,11 @@ impl HttpServer {
     fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
