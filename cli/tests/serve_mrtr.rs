@@ -247,3 +247,35 @@ fn a_store_that_went_away_fails_the_call_saying_why_and_nothing_it_waited_for_ru
     assert!(text.contains("could not be parked") && text.contains(&format!("127.0.0.1:{}", redis.port)), "{report}");
     assert_eq!(setup.file("a.txt"), None);
 }
+
+#[test]
+fn on_2026_07_28_initialize_is_an_unknown_method_and_discover_claims_no_list_changes() {
+    let setup = Setup::new();
+    let server = setup.serve(None, &[]);
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "initialize"),
+    ];
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let initialize = json!({"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {"_meta": meta}});
+    let (status, _, body) = common::request("POST", &server.url, &headers, initialize.to_string().into_bytes());
+    assert_eq!(status, 404, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["error"]["code"], -32601, "{body}");
+    assert_eq!(answer["id"], 5, "{body}");
+    let discover = json!({"jsonrpc": "2.0", "id": 6, "method": "server/discover", "params": {"_meta": meta}});
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "server/discover"),
+    ];
+    let (status, _, body) = common::request("POST", &server.url, &headers, discover.to_string().into_bytes());
+    assert_eq!(status, 200, "{body}");
+    let data = body.lines().find_map(|line| line.strip_prefix("data:")).map_or(body.as_str(), str::trim);
+    let answer: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert!(answer["result"]["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")), "{body}");
+    assert_eq!(answer["result"]["capabilities"]["tools"].get("listChanged"), None, "{body}");
+}

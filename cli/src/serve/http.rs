@@ -32,7 +32,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 
-use super::jsonrpc::{INVALID_PARAMS, Screened, error_response, screen};
+use super::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, Screened, error_response, screen};
 use super::{Capacity, ClientApprover, Gateway, Rounds};
 
 /// How long a stopping server gives its running calls by default.
@@ -205,6 +205,19 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, request: Request, next: Next
             format!("the request body is larger than {} bytes, this server's bound (--max-body-bytes)", guard.max_body_bytes);
         return refusal(StatusCode::PAYLOAD_TOO_LARGE, SERVER_ERROR, &message);
     };
+    // MCP 2026-07-28 has no `initialize`: a request that declares that revision and sends one
+    // is answered as any unknown method is on it (404, method not found), not as a
+    // handshake or bad params of the older revision.
+    if declares_2026(&parts.headers) && method_of(&bytes).as_deref() == Some("initialize") {
+        let id = serde_json::from_slice::<serde_json::Value>(&bytes).ok().and_then(|v| v.get("id").cloned());
+        let body = error_response(
+            id.unwrap_or(serde_json::Value::Null),
+            METHOD_NOT_FOUND,
+            "method not found: `initialize` is not a method of MCP 2026-07-28 (server/discover is)",
+        );
+        return (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "application/json")], Body::from(body.to_string()))
+            .into_response();
+    }
     let request_id = match screen(&bytes) {
         Screened::Pass(message) => match *message {
             ClientJsonRpcMessage::Request(request) => Some(request.id),
@@ -282,6 +295,20 @@ fn bearer_matches(header: Option<&HeaderValue>, token: &str) -> bool {
 fn refusal(status: StatusCode, code: i32, message: &str) -> Response {
     let body = error_response(serde_json::Value::Null, code, message);
     (status, [(header::CONTENT_TYPE, "application/json")], Body::from(body.to_string())).into_response()
+}
+
+/// Whether a request declares MCP 2026-07-28 or later in its `MCP-Protocol-Version` header.
+fn declares_2026(headers: &axum::http::HeaderMap) -> bool {
+    headers.get("mcp-protocol-version").and_then(|version| version.to_str().ok()).is_some_and(|version| version >= "2026-07-28")
+}
+
+/// The `method` of a JSON-RPC message's bytes, when it has one.
+fn method_of(bytes: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Method {
+        method: String,
+    }
+    serde_json::from_slice::<Method>(bytes).ok().map(|message| message.method)
 }
 
 fn busy(message: &str) -> Response {

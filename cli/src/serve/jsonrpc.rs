@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 pub const PARSE_ERROR: i32 = -32700;
 pub const INVALID_REQUEST: i32 = -32600;
 pub const INVALID_PARAMS: i32 = -32602;
+pub const METHOD_NOT_FOUND: i32 = -32601;
 
 /// What to do with one message.
 pub enum Screened {

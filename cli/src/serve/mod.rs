@@ -28,8 +28,9 @@ use std::sync::{Arc, Mutex};
 
 use exec_host::{CallOptions, CancellationToken, ContentBlock, Declaration, Message, Session, ToolCall, ToolResult};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, DiscoverResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -212,6 +213,17 @@ impl ServerHandler for Gateway {
         let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
             .with_server_info(Implementation::new("exec-host", env!("CARGO_PKG_VERSION")));
         if self.instructions.is_empty() { info } else { info.with_instructions(self.instructions.clone()) }
+    }
+
+    /// `server/discover` (2026-07-28). That revision tells clients of list changes only
+    /// through `subscriptions/listen`, which this server does not offer, so it does not
+    /// claim `listChanged` there: such a client keeps `tools/list` for its `ttlMs`.
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        if let Some(tools) = info.capabilities.tools.as_mut() {
+            tools.list_changed = None;
+        }
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info))
     }
 
     async fn list_tools(
