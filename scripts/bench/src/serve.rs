@@ -18,7 +18,7 @@
 //! figure, as it is for a client on the same machine.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -414,7 +414,7 @@ struct HttpServer {
 }
 
 impl HttpServer {
-    fn start(binary: &Path, workdir: &PathBuf, cache: &Path) -> Result<Self> {
+    fn start(binary: &Path, workdir: &Path, cache: &Path) -> Result<Self> {
         Self::start_with(binary, workdir, cache, &[])
     }
 
