@@ -279,3 +279,40 @@ fn on_2026_07_28_initialize_is_an_unknown_method_and_discover_claims_no_list_cha
     assert!(answer["result"]["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")), "{body}");
     assert_eq!(answer["result"]["capabilities"]["tools"].get("listChanged"), None, "{body}");
 }
+
+#[test]
+fn metrics_count_calls_nested_calls_and_approvals_and_need_the_token() {
+    let setup = Setup::new();
+    let token_file = setup.state.path().join("token");
+    std::fs::write(&token_file, "metrics-test-token").unwrap();
+    let server = setup.serve(None, &["--auth-token-file", token_file.to_str().unwrap()]);
+    let report = drive(json!({
+        "url": server.url,
+        "token": "metrics-test-token",
+        "mode": "2026-07-28",
+        "decisions": ["once"],
+        "calls": [
+            {"tool": "Exec", "args": {"code": WRITE_A}},
+            {"tool": "Exec", "args": {"code": "await tools.read_file({ path: 'missing.txt' })"}},
+        ],
+    }));
+    assert_eq!(report["calls"][0]["is_error"], false, "{report}");
+    let metrics = format!("{}/metrics", server.url.trim_end_matches("/mcp"));
+    let (status, _, _) = common::request("GET", &metrics, &[], Vec::new());
+    assert_eq!(status, 401, "the figures need the token");
+    let (status, headers, body) = common::request("GET", &metrics, &[("authorization", "Bearer metrics-test-token")], Vec::new());
+    assert_eq!(status, 200, "{body}");
+    assert!(headers["content-type"].to_str().unwrap().starts_with("application/openmetrics-text"), "{headers:?}");
+    for line in [
+        r#"exec_host_calls_total{tool="exec",outcome="parked"} 1"#,
+        r#"exec_host_calls_total{tool="exec",outcome="ok"} 1"#,
+        r#"exec_host_calls_total{tool="exec",outcome="error"} 1"#,
+        r#"exec_host_approvals_total{event="parked"} 1"#,
+        r#"exec_host_approvals_total{event="retried"} 1"#,
+        r#"exec_host_nested_calls_total{outcome="succeeded"} 1"#,
+        r#"exec_host_nested_calls_total{outcome="execution"} 1"#,
+        r#"exec_host_call_duration_seconds_count{tool="exec"} 3"#,
+    ] {
+        assert!(body.lines().any(|l| l == line), "missing `{line}` in:\n{body}");
+    }
+}

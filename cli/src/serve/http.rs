@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! request -> /healthz (no token: probes)            -> 200 "ok", 503 while stopping
+//!         -> /metrics (the token, when there is one) -> Prometheus figures (`metrics`)
 //!         -> /mcp -> bearer token -> session bound  -> rmcp: Host, Origin, body size,
 //!                                                      JSON-RPC, sessions -> Gateway
 //! SIGTERM -> no new sessions or calls ("busy", /healthz 503) -> running calls finish within
@@ -33,7 +34,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 
 use super::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, Screened, error_response, screen};
-use super::{Capacity, ClientApprover, Gateway, Rounds};
+use super::{Capacity, ClientApprover, Gateway, Metrics, Rounds};
 
 /// How long a stopping server gives its running calls by default.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
@@ -83,8 +84,9 @@ pub async fn serve(
     manager.session_config.keep_alive = Some(SESSION_IDLE);
     let manager = Arc::new(manager);
     let stateless = options.stateless;
+    let metrics = Arc::new(Metrics::new());
     let factory = {
-        let (session, capacity, abort_calls) = (session.clone(), capacity.clone(), abort_calls.clone());
+        let (session, capacity, abort_calls, metrics) = (session.clone(), capacity.clone(), abort_calls.clone(), metrics.clone());
         move || {
             let approver = match stateless {
                 true => ClientApprover::never(
@@ -92,14 +94,38 @@ pub async fn serve(
                 ),
                 false => ClientApprover::new(),
             };
-            Ok(Gateway::new(&session, approver, capacity.clone(), abort_calls.child_token(), rounds.clone()))
+            Ok(Gateway::new(
+                &session,
+                approver,
+                capacity.clone(),
+                abort_calls.child_token(),
+                rounds.clone(),
+                Some(metrics.clone()),
+            ))
         }
     };
     let mcp = StreamableHttpService::new(factory, manager.clone(), transport_config(&options, addr, transport_stop.clone()));
     let responses = TaskTracker::new();
+    let token: Option<Arc<str>> = options.token.map(Arc::from);
+    // The figures need the token too: they say what the server is doing.
+    let figures = {
+        let (token, metrics) = (token.clone(), metrics.clone());
+        move |headers: axum::http::HeaderMap| {
+            let (token, metrics) = (token.clone(), metrics.clone());
+            async move {
+                if let Some(token) = &token
+                    && !bearer_matches(headers.get(header::AUTHORIZATION), token)
+                {
+                    return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], String::new()).into_response();
+                }
+                let kind = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+                ([(header::CONTENT_TYPE, kind)], metrics.render()).into_response()
+            }
+        }
+    };
     let guard = Guard {
         responses: responses.clone(),
-        token: options.token.map(Arc::from),
+        token,
         manager,
         max_sessions: options.max_sessions,
         max_body_bytes: options.max_body_bytes,
@@ -110,6 +136,7 @@ pub async fn serve(
         .route_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(Arc::new(guard), guard_mcp))
         .route("/healthz", get(healthz))
+        .route("/metrics", get(figures))
         .with_state(capacity.clone());
     eprintln!("exec-host: serving MCP at http://{addr}/mcp");
     // The listener stays open while calls drain: a client whose call waits on an approval

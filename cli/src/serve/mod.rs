@@ -19,6 +19,7 @@
 pub mod elicit;
 pub mod http;
 pub mod jsonrpc;
+pub mod metrics;
 pub mod mrtr;
 pub mod reload;
 pub mod stdio;
@@ -37,6 +38,8 @@ use rmcp::{ErrorData, ServerHandler};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub use elicit::{Asking, ClientApprover};
+use metrics::ApprovalEvent;
+pub use metrics::Metrics;
 pub use mrtr::Rounds;
 
 /// How many tool calls the server runs at once, in all and per client, and whether it is
@@ -121,6 +124,8 @@ pub struct Gateway {
     call_ids: CallIds,
     /// The request states of approvals over MRTR (2026-07-28), when Execs can park.
     rounds: Option<Arc<Rounds>>,
+    /// The server's figures (`/metrics`), over HTTP.
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Gateway {
@@ -132,6 +137,7 @@ impl Gateway {
         capacity: Arc<Capacity>,
         stop: CancellationToken,
         rounds: Option<Arc<Rounds>>,
+        metrics: Option<Arc<Metrics>>,
     ) -> Self {
         let session = shared.for_client(Arc::new(approver.clone()));
         let mut gateway = Gateway {
@@ -145,6 +151,7 @@ impl Gateway {
             slots: capacity.client_slots(),
             capacity,
             rounds,
+            metrics,
         };
         gateway.instructions = gateway.announce().0.join("\n\n");
         gateway
@@ -252,12 +259,16 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let arrived = std::time::Instant::now();
         self.approver.connected(context.peer.clone());
         let modern = context.protocol_version().is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
         self.approver.ask_by(self.asking(modern, &context));
         let _slots = match self.capacity.take(&self.slots) {
             Ok(slots) => slots,
-            Err(busy) => return Ok(CallToolResponse::from(CallToolResult::error(vec![McpContent::text(busy)]))),
+            Err(busy) => {
+                self.count(|metrics| metrics.busy(&request.name, arrived.elapsed()));
+                return Ok(CallToolResponse::from(CallToolResult::error(vec![McpContent::text(busy)])));
+            }
         };
         let client = mrtr::client_identity(&context);
         let tool = request.name.to_string();
@@ -266,12 +277,11 @@ impl ServerHandler for Gateway {
         // A retry of a call whose Exec parked: its answers resume it.
         let (result, round) = match (&request.request_state, &self.rounds) {
             (Some(state), Some(rounds)) if modern => {
-                let retry = rounds.open(&client, &tool, state)?;
-                let parked = self.session.parked_exec(&retry.handle).await.map_err(resume_refused)?;
-                let pending: Vec<u32> = parked.approvals.iter().map(|approval| approval.id).collect();
-                let answers = mrtr::answers(&pending, request.input_responses.as_ref())?;
-                let resumed = self.session.resume(&retry.handle, answers, options);
-                (self.until_done(resumed, &abort, &context).await.map_err(resume_refused)?, retry.round + 1)
+                let retry = self.retry_of(rounds, &client, &tool, state, request.input_responses.as_ref()).await?;
+                let resumed = self.session.resume(&retry.0.handle, retry.1, options);
+                let result = self.until_done(resumed, &abort, &context).await.map_err(|error| self.refused(error))?;
+                self.count(|metrics| metrics.approval(ApprovalEvent::retried));
+                (result, retry.0.round + 1)
             }
             (Some(_), _) => {
                 return Err(ErrorData::invalid_params("the retry was refused: this server made no requestState", None));
@@ -282,8 +292,11 @@ impl ServerHandler for Gateway {
                 (self.until_done(self.session.call_with(call, options), &abort, &context).await, 1)
             }
         };
+        let parked_here = result.parked.is_some() && modern && self.rounds.is_some() && round <= mrtr::MAX_ROUNDS;
+        self.count(|metrics| metrics.call_ended(&tool, &result, parked_here));
         if let (Some(parked), Some(rounds), true) = (&result.parked, &self.rounds, modern) {
             if round <= mrtr::MAX_ROUNDS {
+                self.count(|metrics| metrics.approval(ApprovalEvent::parked));
                 return Ok(CallToolResponse::from(rounds.input_required(&client, &tool, parked, round)));
             }
             let _ = self.session.discard_parked(&parked.handle).await;
@@ -302,6 +315,44 @@ impl ServerHandler for Gateway {
 }
 
 impl Gateway {
+    /// Counts on the server's figures, when it keeps them.
+    fn count(&self, what: impl FnOnce(&Metrics)) {
+        if let Some(metrics) = &self.metrics {
+            what(metrics);
+        }
+    }
+
+    /// The parked Exec a retry names and the answers it gives, or why it is refused.
+    async fn retry_of(
+        &self,
+        rounds: &Rounds,
+        client: &str,
+        tool: &str,
+        state: &str,
+        responses: Option<&rmcp::model::InputResponses>,
+    ) -> Result<(mrtr::Retry, std::collections::HashMap<u32, exec_host::Approval>), ErrorData> {
+        let refused = |error: ErrorData| {
+            self.count(|metrics| metrics.approval(ApprovalEvent::refused));
+            error
+        };
+        let retry = rounds.open(client, tool, state).map_err(refused)?;
+        let parked = self.session.parked_exec(&retry.handle).await.map_err(|error| self.refused(error))?;
+        let pending: Vec<u32> = parked.approvals.iter().map(|approval| approval.id).collect();
+        let answers = mrtr::answers(&pending, responses).map_err(refused)?;
+        Ok((retry, answers))
+    }
+
+    /// A retry whose parked Exec cannot be taken up, counted, as the protocol's error.
+    fn refused(&self, error: exec_host::ResumeError) -> ErrorData {
+        self.count(|metrics| {
+            metrics.approval(ApprovalEvent::refused);
+            if matches!(error, exec_host::ResumeError::Unreadable { .. }) {
+                metrics.store_error();
+            }
+        });
+        ErrorData::invalid_params(format!("the retry was refused: {}", exec_host::error_sentence(&error)), None)
+    }
+
     /// How a call of this request that must ask reaches its client: by a request (2025-11-25),
     /// by parking its Exec (2026-07-28, with a state store), or not at all.
     fn asking(&self, modern: bool, context: &RequestContext<RoleServer>) -> Asking {
@@ -366,9 +417,4 @@ impl Gateway {
             _ = self.stop.cancelled() => { abort.cancel(); running.await }
         }
     }
-}
-
-/// A retry whose parked Exec cannot be taken up, as the protocol's error.
-fn resume_refused(error: exec_host::ResumeError) -> ErrorData {
-    ErrorData::invalid_params(format!("the retry was refused: {}", exec_host::error_sentence(&error)), None)
 }

@@ -42,7 +42,7 @@ pub async fn serve(
         Ok::<_, std::io::Error>(lines)
     });
     let transport = (Box::pin(sink), futures::stream::poll_fn(move |cx| incoming.poll_recv(cx)));
-    let gateway = Gateway::new(session, ClientApprover::new(), capacity, stop.clone(), rounds);
+    let gateway = Gateway::new(session, ClientApprover::new(), capacity, stop.clone(), rounds, None);
     let served = match gateway.serve(transport).await {
         Ok(service) => tokio::select! {
             ended = service.waiting() => ended.map(|_| ()).map_err(|e| format!("the MCP connection failed: {e}")),
