@@ -277,11 +277,11 @@ impl ServerHandler for Gateway {
         // A retry of a call whose Exec parked: its answers resume it.
         let (result, round) = match (&request.request_state, &self.rounds) {
             (Some(state), Some(rounds)) if modern => {
-                let retry = self.retry_of(rounds, &client, &tool, state, request.input_responses.as_ref()).await?;
-                let resumed = self.session.resume(&retry.0.handle, retry.1, options);
+                let (retry, answers) = self.retry_of(rounds, &client, &tool, state, request.input_responses.as_ref()).await?;
+                let resumed = self.session.resume(&retry.handle, answers, options);
                 let result = self.until_done(resumed, &abort, &context).await.map_err(|error| self.refused(error))?;
                 self.count(|metrics| metrics.approval(ApprovalEvent::retried));
-                (result, retry.0.round + 1)
+                (result, retry.round + 1)
             }
             (Some(_), _) => {
                 return Err(ErrorData::invalid_params("the retry was refused: this server made no requestState", None));
@@ -292,13 +292,19 @@ impl ServerHandler for Gateway {
                 (self.until_done(self.session.call_with(call, options), &abort, &context).await, 1)
             }
         };
-        let parked_here = result.parked.is_some() && modern && self.rounds.is_some() && round <= mrtr::MAX_ROUNDS;
-        self.count(|metrics| metrics.call_ended(&tool, &result, parked_here));
-        if let (Some(parked), Some(rounds), true) = (&result.parked, &self.rounds, modern) {
-            if round <= mrtr::MAX_ROUNDS {
-                self.count(|metrics| metrics.approval(ApprovalEvent::parked));
-                return Ok(CallToolResponse::from(rounds.input_required(&client, &tool, parked, round)));
+        // A parked Exec's forms go back in the answer, within the bound on rounds.
+        let forms = match (&result.parked, &self.rounds, modern) {
+            (Some(parked), Some(rounds), true) if round <= mrtr::MAX_ROUNDS => {
+                Some(rounds.input_required(&client, &tool, parked, round))
             }
+            _ => None,
+        };
+        self.count(|metrics| metrics.call_ended(&tool, &result, forms.is_some()));
+        if let Some(forms) = forms {
+            self.count(|metrics| metrics.approval(ApprovalEvent::parked));
+            return Ok(CallToolResponse::from(forms));
+        }
+        if let (Some(parked), Some(_), true) = (&result.parked, &self.rounds, modern) {
             let _ = self.session.discard_parked(&parked.handle).await;
             let text = format!(
                 "The script asked for approvals in more than {} rounds, so it was ended; none of the calls it waited for ran.",

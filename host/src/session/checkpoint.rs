@@ -49,8 +49,8 @@ struct State {
     /// Whether checkpoints are written: from the moment the Exec yields (before, its caller
     /// waits for it, and a crash loses the call as any call is lost).
     writing: bool,
-    /// The last checkpoint, kept until the Exec yields.
-    latest: Option<Vec<u8>>,
+    /// The last checkpoint, kept (not encoded) until the Exec yields.
+    latest: Option<Suspended>,
     /// Why the Exec was stopped, when it was.
     stopped: Option<String>,
 }
@@ -84,8 +84,8 @@ impl Checkpointer {
         if let Err(why) = self.renew_lease().await {
             return self.stop_because(format!("its lease could not be written to the state store: {why}"));
         }
-        if let Some(payload) = latest {
-            self.write(payload).await;
+        if let Some(checkpoint) = latest {
+            self.write(checkpoint).await;
         }
         let this = self.clone();
         tokio::spawn(async move { this.keep_lease().await });
@@ -135,7 +135,14 @@ impl Checkpointer {
         matches!(self.parking.store.get(&key).await, Ok(Some(owner)) if owner == self.owner.as_bytes())
     }
 
-    async fn write(&self, payload: Vec<u8>) {
+    async fn write(&self, checkpoint: Suspended) {
+        let payload = match self.parking.encode(&self.exec_call_id, checkpoint) {
+            Ok(payload) => payload,
+            Err(error) => {
+                let why = crate::support::report::error_sentence(&error);
+                return self.stop_because(format!("its checkpoint could not be encoded: {why}"));
+            }
+        };
         let key = self.parking.key(Kept::Running, &self.handle);
         if let Err(error) = self.parking.store.put(&key, &payload, self.parking.ttl).await {
             let why = crate::support::report::error_sentence(&error);
@@ -152,21 +159,14 @@ impl Checkpointer {
 impl Checkpoints for Checkpointer {
     fn keep<'a>(&'a self, checkpoint: Suspended) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let payload = match self.parking.encode(&self.exec_call_id, checkpoint) {
-                Ok(payload) => payload,
-                Err(error) => {
-                    let why = crate::support::report::error_sentence(&error);
-                    return self.stop_because(format!("its checkpoint could not be encoded: {why}"));
-                }
-            };
             {
                 let mut state = self.state.locked();
                 if !state.writing {
-                    state.latest = Some(payload);
+                    state.latest = Some(checkpoint);
                     return;
                 }
             }
-            self.write(payload).await;
+            self.write(checkpoint).await;
         })
     }
 }

@@ -247,8 +247,8 @@ impl ExecValues {
         }
         self.read(from).await?;
         let size = |value: Option<&String>| value.map_or(0, |value| key.len() + value.len());
-        let old = size(self.current(key));
-        let had = self.current(key).is_some();
+        let current = self.current(key);
+        let (had, old) = (current.is_some(), size(current));
         let keys = self.keys - usize::from(had) + usize::from(value.is_some());
         if keys > bounds.keys && keys > self.keys {
             return Err(ValueError::TooManyKeys { key: key.to_string(), limit: bounds.keys });
