@@ -120,6 +120,7 @@ fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecC
             location: state.state_store,
             key_file: state.state_key_file,
             conversation,
+            running_lease: std::time::Duration::from_secs(state.running_lease),
         }),
         values,
     })
@@ -173,6 +174,7 @@ pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError
             location: flags.state.state_store,
             key_file: flags.state.state_key_file,
             conversation: Some(SERVE_CONVERSATION.to_string()),
+            running_lease: std::time::Duration::from_secs(flags.state.running_lease),
         },
         store_explicit,
         values,

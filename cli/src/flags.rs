@@ -141,6 +141,12 @@ pub(crate) struct StateFlags {
     /// Bytes one conversation's kept values take, keys and values together (at most 8 MiB).
     #[arg(long, value_name = "BYTES", default_value_t = exec_host::state_store::DEFAULT_MAX_CONVERSATION_VALUE_BYTES)]
     pub(crate) max_stored_bytes: usize,
+    /// Seconds this host's claim on an Exec it runs after it yielded (a task of `serve`)
+    /// lasts unless renewed: another host sharing the store takes the Exec up from its last
+    /// checkpoint this long after this one stopped.
+    #[arg(long, value_name = "SECONDS", default_value_t = exec_host::DEFAULT_RUNNING_LEASE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(crate) running_lease: u64,
 }
 
 #[derive(Args, Debug)]

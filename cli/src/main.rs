@@ -124,10 +124,12 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
                 None
             }
         };
-        let rounds = store.clone().map(|store| Arc::new(serve::Rounds::new(store)));
+        let metrics = Arc::new(serve::Metrics::new());
+        let parking = store.clone().map(|store| serve::Parking::new(store, Some(metrics.clone())));
         let start = Start {
             store: store.map(|store| (store, config.store.conversation.clone())),
             values: config.values,
+            running_lease: config.store.running_lease,
             ..Start::for_a_model(Arc::new(nobody))
         };
         let (mcp_files, mcp) = (config.session.mcp_files.clone(), config.session.mcp.clone());
@@ -137,10 +139,10 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
         let following = tokio::spawn(serve::reload::follow(session.clone(), mcp_files, mcp, signal.clone()));
         let capacity = serve::Capacity::new(config.concurrency, config.client_concurrency);
         let served = match config.http {
-            Some(options) => serve::http::serve(session.clone(), options, capacity, rounds, signal.clone())
+            Some(options) => serve::http::serve(session.clone(), options, capacity, parking, metrics, signal.clone())
                 .await
                 .map_err(|e| UsageError(format!("the HTTP server failed: {e}"))),
-            None => serve::stdio::serve(&session, capacity, config.max_message_bytes, rounds, signal.clone())
+            None => serve::stdio::serve(&session, capacity, config.max_message_bytes, parking, signal.clone())
                 .await
                 .map_err(UsageError),
         };

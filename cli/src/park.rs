@@ -21,12 +21,14 @@ use crate::{UsageError, run};
 pub(crate) const PARKED: u8 = 3;
 
 /// Where parked Execs are kept, as the flags say (the defaults otherwise).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct StoreConfig {
     /// `DIR` or `redis://HOST:PORT[/DB]`; `None`: the default folder.
     pub(crate) location: Option<String>,
     pub(crate) key_file: Option<PathBuf>,
     pub(crate) conversation: Option<String>,
+    /// How long a claim on a running Exec lasts unless renewed.
+    pub(crate) running_lease: std::time::Duration,
 }
 
 impl StoreConfig {

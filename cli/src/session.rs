@@ -18,6 +18,8 @@ pub(crate) struct Start {
     pub(crate) approver: Arc<dyn exec_host::Approver>,
     /// Where Execs park (opened), and the conversation they belong to, when they may.
     pub(crate) store: Option<(SealedStore, Option<String>)>,
+    /// How long this host's claim on an Exec it runs after it yielded lasts.
+    pub(crate) running_lease: std::time::Duration,
     /// What the values scripts keep with `store()` may take.
     pub(crate) values: ValueBounds,
 }
@@ -26,12 +28,24 @@ impl Start {
     /// `run`, `tools`, `search`: the script's author is the one running it, at a terminal
     /// when there is one.
     pub(crate) fn for_the_author(approver: Arc<dyn exec_host::Approver>) -> Self {
-        Start { mode: PermissionMode::BypassPermissions, approver, store: None, values: ValueBounds::default() }
+        Start {
+            mode: PermissionMode::BypassPermissions,
+            approver,
+            store: None,
+            values: ValueBounds::default(),
+            running_lease: exec_host::DEFAULT_RUNNING_LEASE,
+        }
     }
 
     /// `serve`: scripts come from a model, and the MCP client is asked.
     pub(crate) fn for_a_model(approver: Arc<dyn exec_host::Approver>) -> Self {
-        Start { mode: PermissionMode::Default, approver, store: None, values: ValueBounds::default() }
+        Start {
+            mode: PermissionMode::Default,
+            approver,
+            store: None,
+            values: ValueBounds::default(),
+            running_lease: exec_host::DEFAULT_RUNNING_LEASE,
+        }
     }
 }
 
@@ -60,7 +74,7 @@ pub(crate) async fn start_session(
         builder = builder.permission_mode(mode);
     }
     if let Some((store, conversation)) = start.store {
-        builder = builder.state_store(store);
+        builder = builder.state_store(store).running_lease(start.running_lease);
         if let Some(conversation) = conversation {
             builder = builder.conversation(conversation);
         }

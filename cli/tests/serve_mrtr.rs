@@ -1,8 +1,9 @@
 //! `exec-host serve --http` for clients of MCP 2026-07-28, driven by the official MCP Python
 //! SDK (tests/python/drive.py; the SDK pinned with hashes by tests/python/requirements.txt and
 //! installed by scripts/install-python-sdk when missing): approvals as multi-round-trip
-//! requests, retries that must be refused, and two stateless replicas sharing one real
-//! Redis, the retry answered by the other.
+//! requests, retries that must be refused, Execs as tasks (the Tasks extension, which the
+//! SDK leaves to an extension the driver declares), and two stateless replicas sharing one
+//! real Redis, the retry, the task's polls and its answers sent to the other.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,7 +12,7 @@ use exec_host_tests::redis::RedisServer;
 use serde_json::{Value, json};
 
 mod common;
-use common::{HttpServer, exec_host, shared_cache};
+use common::{HttpServer, exec_host, fixture_mcp_server, shared_cache};
 
 /// The Python of the venv holding the pinned SDK, installed first when it is not.
 fn python() -> PathBuf {
@@ -63,6 +64,15 @@ impl Setup {
             .arg(self.key())
             .args(extra);
         HttpServer::start(command)
+    }
+
+    /// `serve` as [`serve`](Self::serve) does, with the fixture MCP server's tools allowed.
+    fn serve_with_fixture(&self, store: Option<&str>, extra: &[&str]) -> HttpServer {
+        let config = json!({"mcpServers": {"fx": {"command": fixture_mcp_server()}}});
+        std::fs::write(self.workspace.path().join("servers.json"), config.to_string()).unwrap();
+        let mut args = vec!["--mcp-config", "servers.json", "--allow", "mcp__fx"];
+        args.extend_from_slice(extra);
+        self.serve(store, &args)
     }
 
     fn file(&self, name: &str) -> Option<String> {
@@ -138,6 +148,7 @@ fn a_retry_that_is_tampered_replayed_answers_what_was_not_asked_or_names_another
             exec(json!({"responses": {"approval-99": {"action": "accept", "content": {"decision": "once"}}}})),
             renamed,
             exec(json!({"again": true})),
+            exec(json!({"concurrent": true})),
         ],
     }));
     let calls = report["calls"].as_array().unwrap();
@@ -154,6 +165,10 @@ fn a_retry_that_is_tampered_replayed_answers_what_was_not_asked_or_names_another
     // The same state twice: the first retry resumes, the second finds nothing to resume.
     assert_eq!(calls[3]["retry_0"]["is_error"], false, "{report}");
     refusal(&calls[3], "retry_1", "no parked Exec");
+    // The same state twice at once: one resumes, the other is told it was resumed.
+    let concurrent = [&calls[4]["retry_0"], &calls[4]["retry_1"]];
+    assert_eq!(concurrent.iter().filter(|retry| retry["is_error"] == false).count(), 1, "{report}");
+    assert_eq!(concurrent.iter().filter(|retry| retry["error"] == -32602).count(), 1, "{report}");
     assert_eq!(setup.file("a.txt").as_deref(), Some("A"), "written once");
 }
 
@@ -315,4 +330,141 @@ fn metrics_count_calls_nested_calls_and_approvals_and_need_the_token() {
     ] {
         assert!(body.lines().any(|l| l == line), "missing `{line}` in:\n{body}");
     }
+}
+
+/// A script that becomes a task: it waits on a slow call past the moment an Exec answers in.
+const SLOW_THEN: &str = "await tools.mcp__fx__slow({ ms: 1500 });";
+
+fn task_call(code: &str, task: Value) -> Value {
+    json!({"tool": "Exec", "args": {"code": code}, "task": task})
+}
+
+#[test]
+fn an_exec_past_a_moment_becomes_a_task_that_tasks_get_follows_to_its_result() {
+    let setup = Setup::new();
+    let server = setup.serve_with_fixture(None, &[]);
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "tasks": true,
+        "calls": [
+            task_call(&format!("console.log('started'); {SLOW_THEN} return {{ done: true }}"), json!({})),
+            {"tool": "Exec", "args": {"code": "return 6 * 7"}},
+        ],
+    }));
+    let slow = &report["calls"][0];
+    let task = &slow["task"];
+    assert_eq!(task["created"], "working", "{report}");
+    assert_eq!(task["statuses"][0], "working", "{report}");
+    assert_eq!(task["final"]["status"], "completed", "{report}");
+    assert_eq!(task["final"]["ttlMs"], 86_400_000, "{report}");
+    assert!(task["final"].get("requestState").is_none(), "{report}");
+    assert_eq!(slow["structured"], json!({"done": true}), "{report}");
+    assert!(slow["text"].as_str().unwrap().contains("started"), "{report}");
+    assert_eq!(task["cancel_after_end"]["resultType"], "complete", "cancelling an ended task is acknowledged: {report}");
+    assert_eq!(task["unknown"]["error"], -32602, "{report}");
+    // A quick Exec answers its call as any call does.
+    assert!(report["calls"][1].get("task").is_none(), "{report}");
+    assert!(report["calls"][1]["text"].as_str().unwrap().contains("42"), "{report}");
+    let (_, _, figures) = common::request("GET", &format!("{}/metrics", server.base()), &[], Vec::new());
+    for line in [
+        r#"exec_host_calls_total{tool="exec",outcome="task"} 1"#,
+        r#"exec_host_tasks_total{event="created"} 1"#,
+        r#"exec_host_tasks_total{event="completed"} 1"#,
+    ] {
+        assert!(figures.lines().any(|l| l == line), "missing `{line}` in:\n{figures}");
+    }
+}
+
+#[test]
+fn a_task_whose_exec_parks_is_input_required_and_tasks_update_answers_its_forms_one_by_one() {
+    let setup = Setup::new();
+    let server = setup.serve_with_fixture(None, &[]);
+    let code = format!(
+        "{SLOW_THEN} await tools.write_file({{ path: 'a.txt', content: 'A' }});
+         const both = await Promise.allSettled([
+           tools.write_file({{ path: 'b.txt', content: 'B' }}),
+           tools.write_file({{ path: 'c.txt', content: 'C' }}),
+         ]);
+         return both.map(r => r.status).join(',')"
+    );
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "tasks": true,
+        "decisions": ["once", "once", "decline"],
+        "calls": [task_call(&code, json!({"one_by_one": true, "bad_update": true}))],
+    }));
+    let call = &report["calls"][0];
+    let task = &call["task"];
+    assert_eq!(task["final"]["status"], "completed", "{report}");
+    let forms: Vec<usize> = task["forms"].as_array().unwrap().iter().map(|f| f.as_array().unwrap().len()).collect();
+    assert_eq!(forms, [1, 2], "a form for a.txt, then one each for b.txt and c.txt: {report}");
+    assert_eq!(task["between"][0].as_array().unwrap().len(), 1, "after one answer, one form is left: {report}");
+    assert_eq!(task["bad_update"]["error"], -32602, "{report}");
+    assert!(task["bad_update"]["message"].as_str().unwrap().contains("not an elicitation result"), "{report}");
+    assert!(call["text"].as_str().unwrap().contains("fulfilled,rejected"), "{report}");
+    assert_eq!(setup.file("a.txt").as_deref(), Some("A"));
+    assert_eq!(setup.file("b.txt").as_deref(), Some("B"));
+    assert_eq!(setup.file("c.txt"), None, "declined");
+}
+
+#[test]
+fn tasks_cancel_ends_a_running_task_as_cancelled() {
+    let setup = Setup::new();
+    let server = setup.serve_with_fixture(None, &[]);
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "tasks": true,
+        "calls": [task_call("await tools.mcp__fx__never({}); return 'never'", json!({"cancel": true}))],
+    }));
+    let task = &report["calls"][0]["task"];
+    assert_eq!(task["cancel_ack"]["resultType"], "complete", "{report}");
+    assert_eq!(task["final"]["status"], "cancelled", "{report}");
+    assert_eq!(report["calls"][0]["is_error"], true, "{report}");
+}
+
+#[test]
+fn two_stateless_replicas_sharing_one_redis_one_makes_the_task_the_other_answers_for_it() {
+    let redis = RedisServer::start();
+    let setup = Setup::new();
+    let store = redis.url(0);
+    let first = setup.serve_with_fixture(Some(&store), &["--stateless"]);
+    let second = setup.serve_with_fixture(Some(&store), &["--stateless"]);
+    let code = format!("{SLOW_THEN} await tools.write_file({{ path: 'a.txt', content: 'A' }}); return 'wrote a'");
+    let report = drive(json!({
+        "url": first.url,
+        "tasks": true,
+        "decisions": ["once"],
+        "calls": [task_call(&code, json!({"get_url": second.url}))],
+    }));
+    let call = &report["calls"][0];
+    assert_eq!(call["task"]["final"]["status"], "completed", "{report}");
+    assert_eq!(call["task"]["forms"].as_array().unwrap().len(), 1, "{report}");
+    assert!(call["text"].as_str().unwrap().contains("wrote a"), "{report}");
+    assert_eq!(setup.file("a.txt").as_deref(), Some("A"));
+}
+
+#[test]
+fn a_replica_that_dies_mid_task_leaves_it_to_another_which_takes_it_up_from_its_checkpoint() {
+    let redis = RedisServer::start();
+    let setup = Setup::new();
+    let store = redis.url(0);
+    let lease = ["--stateless", "--running-lease", "1"];
+    let first = setup.serve_with_fixture(Some(&store), &lease);
+    let second = setup.serve_with_fixture(Some(&store), &lease);
+    let code = "console.log('before');
+        try { await tools.mcp__fx__slow({ ms: 8000 }); return 'the call ended'; }
+        catch (e) { return 'taken up: ' + e.message; }";
+    let report = drive(json!({
+        "url": first.url,
+        "tasks": true,
+        "calls": [task_call(code, json!({"get_url": second.url, "kill_pid": first.child.id()}))],
+    }));
+    let call = &report["calls"][0];
+    assert_eq!(call["task"]["killed"], true, "{report}");
+    assert_eq!(call["task"]["final"]["status"], "completed", "{report}");
+    let text = call["text"].as_str().unwrap();
+    assert!(text.contains("before") && text.contains("taken up") && text.contains("may have taken effect"), "{report}");
 }

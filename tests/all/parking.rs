@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use exec_host::settings::Layer;
 use exec_host::state_store::{DirectoryStore, SealedStore, StateKey, StateStore, open_store};
@@ -251,4 +252,27 @@ async fn an_exec_whose_journal_outgrew_its_bound_refuses_the_call_instead_of_par
     assert!(message.contains("cannot wait for one: what it has done so far is more than a parked Exec keeps"), "{message}");
     assert_eq!(counter.get(), 0);
     assert!(session.parked_execs().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_that_may_yield_runs_on_as_a_running_exec_which_wait_gives_and_which_parks_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let session = session(dir.path(), &counter, &store, "conv-yield").await;
+    let code = "console.log('before'); const n = await tools.count({}); await tools.sleep({ ms: 300 });\n\
+                const m = await tools.count({}); return { n, m };";
+    let parked = run(&session, code).await;
+    let waiting = parked.parked.expect("the Exec parked");
+    let answers = HashMap::from([(waiting.approvals[0].id, Approval::AllowOnce)]);
+    let options = CallOptions::new(CancellationToken::new()).yield_after(Duration::ZERO);
+    let resumed = session.resume(&waiting.handle, answers, options).await.unwrap();
+    let running = resumed.running.expect("it yielded at once");
+    assert_eq!(running.logs, ["before"], "what it printed before it parked is its progress");
+    // It sleeps, then asks for the second count: it parks again, and waiting gives that.
+    let again = session.wait(&running.handle, Duration::from_secs(30)).await.unwrap();
+    let second = again.parked.expect("it parked again");
+    assert_eq!(counter.get(), 1);
+    let done = resume(&session, &second.handle, &[(second.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
+    assert_eq!(value(&done), json!({"n": 1, "m": 2}));
+    assert_eq!(counter.get(), 2, "no call ran twice");
 }

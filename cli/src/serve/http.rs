@@ -8,9 +8,10 @@
 //!         -> /metrics (the token, when there is one) -> Prometheus figures (`metrics`)
 //!         -> /mcp -> bearer token -> session bound  -> rmcp: Host, Origin, body size,
 //!                                                      JSON-RPC, sessions -> Gateway
-//! SIGTERM -> no new sessions or calls ("busy", /healthz 503) -> running calls finish within
-//!            the grace period (their clients can still answer approvals) -> the rest are
-//!            aborted -> sessions closed, listener closed -> downstream servers closed
+//! SIGTERM -> no new sessions or calls ("busy", /healthz 503) -> running calls and tasks
+//!            finish within the grace period (their clients can still answer approvals) ->
+//!            the rest are aborted (tasks fail, saying so) -> sessions closed, listener
+//!            closed -> downstream servers closed
 //! ```
 
 use std::net::SocketAddr;
@@ -34,7 +35,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 
 use super::jsonrpc::{INVALID_PARAMS, METHOD_NOT_FOUND, Screened, error_response, screen};
-use super::{Capacity, ClientApprover, Gateway, Metrics, Rounds};
+use super::{Capacity, ClientApprover, Gateway, Metrics, Parking};
 
 /// How long a stopping server gives its running calls by default.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
@@ -71,7 +72,8 @@ pub async fn serve(
     session: Session,
     options: HttpOptions,
     capacity: Arc<Capacity>,
-    rounds: Option<Arc<Rounds>>,
+    parking: Option<Arc<Parking>>,
+    metrics: Arc<Metrics>,
     signal: CancellationToken,
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
@@ -84,9 +86,9 @@ pub async fn serve(
     manager.session_config.keep_alive = Some(SESSION_IDLE);
     let manager = Arc::new(manager);
     let stateless = options.stateless;
-    let metrics = Arc::new(Metrics::new());
     let factory = {
-        let (session, capacity, abort_calls, metrics) = (session.clone(), capacity.clone(), abort_calls.clone(), metrics.clone());
+        let (session, capacity, abort_calls, metrics, parking) =
+            (session.clone(), capacity.clone(), abort_calls.clone(), metrics.clone(), parking.clone());
         move || {
             let approver = match stateless {
                 true => ClientApprover::never(
@@ -99,7 +101,7 @@ pub async fn serve(
                 approver,
                 capacity.clone(),
                 abort_calls.child_token(),
-                rounds.clone(),
+                parking.clone(),
                 Some(metrics.clone()),
             ))
         }
@@ -144,7 +146,14 @@ pub async fn serve(
     let closed = transport_stop.clone();
     let server = tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(closed.cancelled_owned()).await });
     signal.cancelled().await;
-    if !capacity.drain(options.grace).await {
+    // Tasks running here get the same grace as calls; those still running then fail.
+    let tasks = async {
+        if let Some(parking) = &parking {
+            parking.tasks.drain(options.grace).await;
+        }
+    };
+    let (drained, ()) = tokio::join!(capacity.drain(options.grace), tasks);
+    if !drained {
         tracing::warn!("calls still running after the grace period of {:?} are aborted", options.grace);
         abort_calls.cancel();
         capacity.drain(ABORTED_CALLS_END).await;

@@ -4,10 +4,11 @@
 //!
 //! | metric | labels |
 //! | --- | --- |
-//! | `exec_host_calls_total` | `tool` (`exec`, `flat`), `outcome` (`ok`, `error`, `parked`, `busy`) |
+//! | `exec_host_calls_total` | `tool` (`exec`, `flat`), `outcome` (`ok`, `error`, `parked`, `busy`, `task`) |
 //! | `exec_host_call_duration_seconds` (histogram) | `tool` |
 //! | `exec_host_nested_calls_total` | `outcome` (`succeeded`, a failure's stage, `unfinished`) |
 //! | `exec_host_approvals_total` | `event` (`parked`, `retried`, `refused`) |
+//! | `exec_host_tasks_total` | `event` (`created`, `input_required`, `completed`, `failed`, `cancelled`, `taken_up`) |
 //! | `exec_host_store_errors_total` | |
 
 use std::time::Duration;
@@ -34,6 +35,8 @@ enum CallEnd {
     error,
     parked,
     busy,
+    /// The Exec ran on as a task.
+    task,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -81,6 +84,28 @@ struct ApprovalLabels {
     event: ApprovalEvent,
 }
 
+/// What happened to a task (an Exec of a client of 2026-07-28 that runs on after its call).
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[allow(non_camel_case_types)]
+pub enum TaskEvent {
+    /// A call's Exec became a task.
+    created,
+    /// A task's Exec parked: the client is to answer its forms.
+    input_required,
+    /// A task's Exec ended with a result.
+    completed,
+    /// A task ended without a result (the server stopped, the Exec was lost).
+    failed,
+    cancelled,
+    /// A task whose host stopped was taken up by this one.
+    taken_up,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TaskLabels {
+    event: TaskEvent,
+}
+
 /// The server's figures.
 pub struct Metrics {
     registry: Registry,
@@ -88,6 +113,7 @@ pub struct Metrics {
     durations: Family<ToolLabels, Histogram, fn() -> Histogram>,
     nested: Family<NestedLabels, Counter>,
     approvals: Family<ApprovalLabels, Counter>,
+    tasks: Family<TaskLabels, Counter>,
     store_errors: Counter,
 }
 
@@ -107,9 +133,15 @@ impl Metrics {
         registry.register("nested_calls", "Tool calls made by Exec scripts, by how they ended", nested.clone());
         let approvals = Family::<ApprovalLabels, Counter>::default();
         registry.register("approvals", "Approvals of clients of MCP 2026-07-28: parked, retried, refused", approvals.clone());
+        let tasks = Family::<TaskLabels, Counter>::default();
+        registry.register("tasks", "Tasks of clients of MCP 2026-07-28, by what happened to them", tasks.clone());
         let store_errors = Counter::default();
-        registry.register("store_errors", "Parked Execs the state store could not keep or give back", store_errors.clone());
-        Metrics { registry, calls, durations, nested, approvals, store_errors }
+        registry.register(
+            "store_errors",
+            "Parked Execs and tasks the state store could not keep or give back",
+            store_errors.clone(),
+        );
+        Metrics { registry, calls, durations, nested, approvals, tasks, store_errors }
     }
 
     /// A call of `tool` ended with `result` (`parked`: its client was sent forms).
@@ -136,6 +168,12 @@ impl Metrics {
         }
     }
 
+    /// An Exec that answered its call as a task after `waited`.
+    pub fn became_task(&self, waited: Duration) {
+        self.calls.get_or_create(&CallLabels { tool: ToolKind::exec, outcome: CallEnd::task }).inc();
+        self.durations.get_or_create(&ToolLabels { tool: ToolKind::exec }).observe(waited.as_secs_f64());
+    }
+
     /// A call refused as `busy:` before it ran.
     pub fn busy(&self, tool: &str, waited: Duration) {
         let kind = if tool == "Exec" { ToolKind::exec } else { ToolKind::flat };
@@ -145,6 +183,10 @@ impl Metrics {
 
     pub fn approval(&self, event: ApprovalEvent) {
         self.approvals.get_or_create(&ApprovalLabels { event }).inc();
+    }
+
+    pub fn task(&self, event: TaskEvent) {
+        self.tasks.get_or_create(&TaskLabels { event }).inc();
     }
 
     pub fn store_error(&self) {

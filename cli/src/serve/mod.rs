@@ -23,15 +23,16 @@ pub mod metrics;
 pub mod mrtr;
 pub mod reload;
 pub mod stdio;
+pub mod tasks;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use exec_host::{CallOptions, CancellationToken, ContentBlock, Declaration, Message, Session, ToolCall, ToolResult};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpContent, DiscoverResult,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock as McpContent,
+    DiscoverResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -41,6 +42,21 @@ pub use elicit::{Asking, ClientApprover};
 use metrics::ApprovalEvent;
 pub use metrics::Metrics;
 pub use mrtr::Rounds;
+pub use tasks::Tasks;
+
+/// What a server with a state store keeps for its clients of 2026-07-28 between their
+/// requests, so that any replica sharing the store answers: the request states of approval
+/// rounds (`mrtr`) and the tasks (`tasks`).
+pub struct Parking {
+    pub rounds: Rounds,
+    pub tasks: Arc<Tasks>,
+}
+
+impl Parking {
+    pub fn new(store: exec_host::state_store::SealedStore, metrics: Option<Arc<Metrics>>) -> Arc<Self> {
+        Arc::new(Parking { rounds: Rounds::new(store.clone()), tasks: Tasks::new(store, metrics) })
+    }
+}
 
 /// How many tool calls the server runs at once, in all and per client, and whether it is
 /// stopping. One owner for both bounds: every gateway asks it before a call runs.
@@ -122,8 +138,8 @@ pub struct Gateway {
     /// Names this client's calls: the ids key the results kept for `view_tool_call`, which
     /// every client shares, so they must neither collide with nor be guessed by another's.
     call_ids: CallIds,
-    /// The request states of approvals over MRTR (2026-07-28), when Execs can park.
-    rounds: Option<Arc<Rounds>>,
+    /// Approvals over MRTR and tasks (2026-07-28), when Execs can park.
+    parking: Option<Arc<Parking>>,
     /// The server's figures (`/metrics`), over HTTP.
     metrics: Option<Arc<Metrics>>,
 }
@@ -136,7 +152,7 @@ impl Gateway {
         approver: ClientApprover,
         capacity: Arc<Capacity>,
         stop: CancellationToken,
-        rounds: Option<Arc<Rounds>>,
+        parking: Option<Arc<Parking>>,
         metrics: Option<Arc<Metrics>>,
     ) -> Self {
         let session = shared.for_client(Arc::new(approver.clone()));
@@ -150,7 +166,7 @@ impl Gateway {
             approver,
             slots: capacity.client_slots(),
             capacity,
-            rounds,
+            parking,
             metrics,
         };
         gateway.instructions = gateway.announce().0.join("\n\n");
@@ -217,8 +233,13 @@ pub fn call_tool_result(result: &ToolResult, announcements: Vec<String>) -> Call
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
-            .with_server_info(Implementation::new("exec-host", env!("CARGO_PKG_VERSION")));
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed();
+        // Tasks live in the store: without one there are none.
+        let capabilities = match self.parking {
+            Some(_) => capabilities.enable_tasks().build(),
+            None => capabilities.build(),
+        };
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new("exec-host", env!("CARGO_PKG_VERSION")));
         if self.instructions.is_empty() { info } else { info.with_instructions(self.instructions.clone()) }
     }
 
@@ -274,8 +295,9 @@ impl ServerHandler for Gateway {
         let tool = request.name.to_string();
         let abort = CancellationToken::new();
         let options = self.call_options(&abort, &context);
+        let rounds = self.parking.as_ref().map(|parking| &parking.rounds);
         // A retry of a call whose Exec parked: its answers resume it.
-        let (result, round) = match (&request.request_state, &self.rounds) {
+        let (mut result, round) = match (&request.request_state, rounds) {
             (Some(state), Some(rounds)) if modern => {
                 let (retry, answers) = self.retry_of(rounds, &client, &tool, state, request.input_responses.as_ref()).await?;
                 let resumed = self.session.resume(&retry.handle, answers, options);
@@ -289,12 +311,26 @@ impl ServerHandler for Gateway {
             (None, _) => {
                 let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
                 let call = ToolCall::new(self.call_ids.next(), tool.clone(), input);
+                // An Exec of a client that takes tasks runs on as one past a moment.
+                let options = match self.tasks_for(modern, &context) {
+                    Some(_) => options.yield_after(tasks::TASK_AFTER),
+                    None => options,
+                };
                 (self.until_done(self.session.call_with(call, options), &abort, &context).await, 1)
             }
         };
+        if let (Some(running), Some(tasks)) = (&result.running, self.tasks_for(modern, &context)) {
+            if let Some(created) = tasks.create(&self.session, &client, &running.handle).await {
+                self.count(|metrics| metrics.became_task(arrived.elapsed()));
+                return Ok(CallToolResponse::Task(created));
+            }
+            // It could not become a task: the call waits for it.
+            let waited = self.until_done(self.session.wait(&running.handle, std::time::Duration::MAX), &abort, &context).await;
+            result = waited.map_err(|error| ErrorData::internal_error(exec_host::error_sentence(&error), None))?;
+        }
         // A parked Exec's forms go back in the answer, within the bound on rounds.
-        let forms = match (&result.parked, &self.rounds, modern) {
-            (Some(parked), Some(rounds), true) if round <= mrtr::MAX_ROUNDS => {
+        let forms = match (&result.parked, rounds, modern) {
+            (Some(parked), Some(rounds), true) if mrtr::within_bound(round) => {
                 Some(rounds.input_required(&client, &tool, parked, round))
             }
             _ => None,
@@ -304,19 +340,30 @@ impl ServerHandler for Gateway {
             self.count(|metrics| metrics.approval(ApprovalEvent::parked));
             return Ok(CallToolResponse::from(forms));
         }
-        if let (Some(parked), Some(_), true) = (&result.parked, &self.rounds, modern) {
+        if let (Some(parked), Some(_), true) = (&result.parked, rounds, modern) {
             let _ = self.session.discard_parked(&parked.handle).await;
-            let text = format!(
-                "The script asked for approvals in more than {} rounds, so it was ended; none of the calls it waited for ran.",
-                mrtr::MAX_ROUNDS
-            );
-            return Ok(CallToolResponse::from(CallToolResult::error(vec![McpContent::text(text)])));
+            return Ok(CallToolResponse::from(mrtr::too_many_rounds()));
         }
         let (announcements, list_changed) = self.announce();
         if list_changed {
             let _ = context.peer.notify_tool_list_changed().await;
         }
         Ok(CallToolResponse::from(call_tool_result(&result, announcements)))
+    }
+
+    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
+        let tasks = self.tasks_of(&context)?;
+        tasks.get(&self.session, &mrtr::client_identity(&context), &request.task_id).await
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let tasks = self.tasks_of(&context)?;
+        tasks.update(&self.session, &mrtr::client_identity(&context), &request.task_id, &request.input_responses).await
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let tasks = self.tasks_of(&context)?;
+        tasks.cancel(&self.session, &mrtr::client_identity(&context), &request.task_id).await
     }
 }
 
@@ -359,6 +406,22 @@ impl Gateway {
         ErrorData::invalid_params(format!("the retry was refused: {}", exec_host::error_sentence(&error)), None)
     }
 
+    /// The tasks, when a call of this request may become one: an `Exec` of a client of
+    /// 2026-07-28 that declared the Tasks extension, on a server with a store.
+    fn tasks_for(&self, modern: bool, context: &RequestContext<RoleServer>) -> Option<&Arc<Tasks>> {
+        let declared = context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks());
+        self.parking.as_ref().filter(|_| modern && declared).map(|parking| &parking.tasks)
+    }
+
+    /// The tasks for a `tasks/*` request; the Execs it resumes or takes up ask as the calls
+    /// of the request's client do.
+    fn tasks_of(&self, context: &RequestContext<RoleServer>) -> Result<&Arc<Tasks>, ErrorData> {
+        self.approver.connected(context.peer.clone());
+        self.approver.ask_by(self.asking(true, context));
+        let parking = self.parking.as_ref().ok_or_else(ErrorData::method_not_found::<rmcp::model::GetTaskMethod>)?;
+        Ok(&parking.tasks)
+    }
+
     /// How a call of this request that must ask reaches its client: by a request (2025-11-25),
     /// by parking its Exec (2026-07-28, with a state store), or not at all.
     fn asking(&self, modern: bool, context: &RequestContext<RoleServer>) -> Asking {
@@ -366,7 +429,7 @@ impl Gateway {
             return Asking::Request;
         }
         let elicits = context.client_capabilities().is_some_and(|capabilities| capabilities.elicitation.is_some());
-        match (elicits, &self.rounds) {
+        match (elicits, &self.parking) {
             (false, _) => Asking::Refuse("the MCP client cannot be asked (it did not declare elicitation)"),
             (true, None) => Asking::Refuse("this server keeps no parked Execs (it has no state store)"),
             (true, Some(_)) => Asking::Park,

@@ -20,7 +20,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use exec_host::state_store::SealedStore;
 use exec_host::{Approval, ParkedExec, PendingApproval};
 use rmcp::ErrorData;
-use rmcp::model::{ElicitRequest, ElicitRequestParams, InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -70,25 +73,10 @@ impl Rounds {
     /// The answer to a call whose Exec parked in round `round`: a form per approval and the
     /// state that names the Exec.
     pub fn input_required(&self, client: &str, tool: &str, parked: &ParkedExec, round: u32) -> InputRequiredResult {
-        let Some(schema) = decision_form() else {
-            return InputRequiredResult::new(None, None);
-        };
-        let requests: InputRequests = parked
-            .approvals
-            .iter()
-            .map(|approval| {
-                let params = ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message: message(approval),
-                    requested_schema: schema.clone(),
-                };
-                (format!("{APPROVAL_KEY}{}", approval.id), InputRequest::Elicitation(ElicitRequest::new(params)))
-            })
-            .collect();
         let state = RequestState { handle: parked.handle.clone(), round, tool: tool.to_string() };
         let payload = serde_json::to_vec(&state).unwrap_or_default();
         let sealed = self.store.seal_token(&binding(client), &payload, REQUEST_STATE_TTL);
-        InputRequiredResult::new(Some(requests), Some(URL_SAFE_NO_PAD.encode(sealed)))
+        InputRequiredResult::new(Some(forms(parked)), Some(URL_SAFE_NO_PAD.encode(sealed)))
     }
 
     /// The parked Exec a retry of `tool` by `client` names.
@@ -112,28 +100,61 @@ impl Rounds {
     }
 }
 
+/// Whether a script that parks in round `round` of one call is still within the bound.
+pub fn within_bound(round: u32) -> bool {
+    round <= MAX_ROUNDS
+}
+
+/// The result of a call whose script asked for approvals in more rounds than the bound.
+pub fn too_many_rounds() -> CallToolResult {
+    let text = format!(
+        "The script asked for approvals in more than {MAX_ROUNDS} rounds, so it was ended; none of the calls it waited for ran."
+    );
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// The forms of a parked Exec: one elicitation per pending approval, keyed `approval-ID`.
+pub fn forms(parked: &ParkedExec) -> InputRequests {
+    let Some(schema) = decision_form() else { return InputRequests::new() };
+    parked
+        .approvals
+        .iter()
+        .map(|approval| {
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: message(approval),
+                requested_schema: schema.clone(),
+            };
+            (format!("{APPROVAL_KEY}{}", approval.id), InputRequest::Elicitation(ElicitRequest::new(params)))
+        })
+        .collect()
+}
+
 /// The answers a retry gives, by approval id: every key must name a pending approval, and
 /// every answer must be an elicitation result. An approval without an answer asks again.
 pub fn answers(pending: &[u32], responses: Option<&InputResponses>) -> Result<HashMap<u32, Approval>, ErrorData> {
     let mut answers = HashMap::new();
     for (key, response) in responses.into_iter().flatten() {
-        let id = key.strip_prefix(APPROVAL_KEY).and_then(|id| id.parse::<u32>().ok());
-        let Some(id) = id.filter(|id| pending.contains(id)) else {
+        let Some(id) = approval_id(key).filter(|id| pending.contains(id)) else {
             return Err(refused(format!("its inputResponses answer `{}`, which this call did not ask", cut(key))));
         };
-        let action = response.get("action").and_then(Value::as_str);
-        let approval = match action {
-            Some("accept") => decision(true, response.get("content")),
-            Some("decline" | "cancel") => decision(false, None),
-            _ => {
-                return Err(refused(format!(
-                    "its answer to `{key}` is not an elicitation result (action accept, decline or cancel)"
-                )));
-            }
-        };
-        answers.insert(id, approval);
+        answers.insert(id, answer(key, response).map_err(refused)?);
     }
     Ok(answers)
+}
+
+/// The approval one answer gives, or why it is not an elicitation result.
+pub fn answer(key: &str, response: &Value) -> Result<Approval, String> {
+    match response.get("action").and_then(Value::as_str) {
+        Some("accept") => Ok(decision(true, response.get("content"))),
+        Some("decline" | "cancel") => Ok(decision(false, None)),
+        _ => Err(format!("its answer to `{}` is not an elicitation result (action accept, decline or cancel)", cut(key))),
+    }
+}
+
+/// The approval id a form's key names.
+pub fn approval_id(key: &str) -> Option<u32> {
+    key.strip_prefix(APPROVAL_KEY).and_then(|id| id.parse::<u32>().ok())
 }
 
 /// Who is calling: the hash of the bearer token it presented over HTTP, else the one client

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::{Decoder, FramedRead};
 
 use super::jsonrpc::{Screened, screen, unreadable};
-use super::{Capacity, ClientApprover, Gateway, Rounds};
+use super::{Capacity, ClientApprover, Gateway, Parking};
 
 /// Messages waiting in either direction; past it the sender waits.
 const WAITING: usize = 64;
@@ -28,7 +28,7 @@ pub async fn serve(
     session: &Session,
     capacity: Arc<Capacity>,
     max_line_bytes: usize,
-    rounds: Option<Arc<Rounds>>,
+    parking: Option<Arc<Parking>>,
     stop: CancellationToken,
 ) -> Result<(), String> {
     let (input, output) = standard_streams();
@@ -42,7 +42,7 @@ pub async fn serve(
         Ok::<_, std::io::Error>(lines)
     });
     let transport = (Box::pin(sink), futures::stream::poll_fn(move |cx| incoming.poll_recv(cx)));
-    let gateway = Gateway::new(session, ClientApprover::new(), capacity, stop.clone(), rounds, None);
+    let gateway = Gateway::new(session, ClientApprover::new(), capacity, stop.clone(), parking.clone(), None);
     let served = match gateway.serve(transport).await {
         Ok(service) => tokio::select! {
             ended = service.waiting() => ended.map(|_| ()).map_err(|e| format!("the MCP connection failed: {e}")),
@@ -51,6 +51,10 @@ pub async fn serve(
         Err(e) => Err(format!("the MCP client did not initialize: {e}")),
     };
     stop.cancel();
+    // Its client has gone: nobody asks about its tasks any more, so those still running end.
+    if let Some(parking) = &parking {
+        parking.tasks.drain(std::time::Duration::ZERO).await;
+    }
     reader.abort();
     // The last answers go out; a client that stopped reading does not hold the stop up.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;

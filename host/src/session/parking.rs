@@ -188,6 +188,8 @@ impl Session {
     /// Resumes the parked Exec `handle` of this conversation with `answers` to its approvals,
     /// by id (a call without an answer asks again, and may park the Exec again). Its result
     /// is the `Exec`'s, as if it had never stopped: its console output, calls and value.
+    /// With [`CallOptions::yield_after`](super::CallOptions::yield_after) it yields as a new
+    /// Exec does, and [`Session::wait`] gives its outcome.
     pub async fn resume(
         &self,
         handle: &str,
@@ -208,7 +210,13 @@ impl Session {
         drop(peek);
         // Taken: of two resumes of one handle, one gets it.
         let Stored { exec_call_id, suspended, .. } = parking.read(Kept::Parked, handle, true).await?;
-        Ok(self.run_resumed(&view, exec_call_id, suspended, answers, options, started).await)
+        let Some(after) = options.yield_after else {
+            return Ok(self.run_resumed(&view, exec_call_id, suspended, answers, options, started).await);
+        };
+        // Resumed as one that may yield: it is then a running Exec, as a new one would be.
+        let (session, call_id, logs) = (self.clone(), exec_call_id.clone(), suspended.console.clone());
+        let run = move |options| async move { session.run_resumed(&view, call_id, suspended, answers, options, started).await };
+        Ok(self.yielding(exec_call_id, options, after, logs, run).await)
     }
 
     /// Runs `suspended` on from where it stopped, its parked calls answered by `answers`.

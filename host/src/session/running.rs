@@ -75,9 +75,29 @@ impl Running {
 
 impl Session {
     /// Runs an `Exec` that may yield (see [`CallOptions::yield_after`]).
-    pub(super) async fn exec_yielding(&self, call: ToolCall, mut options: CallOptions, after: Duration) -> ToolResult {
+    pub(super) async fn exec_yielding(&self, call: ToolCall, options: CallOptions, after: Duration) -> ToolResult {
+        let session = self.clone();
+        let call_id = call.id.clone();
+        self.yielding(call_id, options, after, Vec::new(), move |options| async move { session.call_now(call, options).await })
+            .await
+    }
+
+    /// Runs `run` (an Exec, new or resumed, which printed `logs` before) as one that yields
+    /// once it has run for `after`: then it keeps running, checkpointed when there is a
+    /// store, and its caller gets its progress and a handle.
+    pub(super) async fn yielding<F>(
+        &self,
+        call_id: String,
+        mut options: CallOptions,
+        after: Duration,
+        logs: Vec<String>,
+        run: impl FnOnce(CallOptions) -> F,
+    ) -> ToolResult
+    where
+        F: Future<Output = ToolResult> + Send + 'static,
+    {
         if !self.inner.running.room() {
-            return self.call_now(call, options).await;
+            return run(options).await;
         }
         let handle = super::builder::random_id();
         // With a store, the Exec is checkpointed at its waits once it has yielded, so that
@@ -86,17 +106,13 @@ impl Session {
             .inner
             .parking
             .clone()
-            .map(|parking| Arc::new(Checkpointer::new(parking, &handle, &call.id, options.abort.clone())));
+            .map(|parking| Arc::new(Checkpointer::new(parking, &handle, &call_id, options.abort.clone())));
         if let Some(checkpointer) = &checkpointer {
             options.checkpoints = Some(checkpointer.clone());
         }
-        let progress = watch_progress(&mut options, Vec::new());
+        let progress = watch_progress(&mut options, logs);
         let abort = options.abort.clone();
-        let call_id = call.id.clone();
-        let session = self.clone();
-        let (entry, mut task) = self.spawn_running(call_id.clone(), abort, progress, checkpointer.clone(), async move {
-            session.call_now(call, options).await
-        });
+        let (entry, mut task) = self.spawn_running(call_id.clone(), abort, progress, checkpointer.clone(), run(options));
         tokio::select! {
             _ = &mut task => {
                 let finished = entry.done.borrow().as_ref().map(|(result, _)| result.clone());
