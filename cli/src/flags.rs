@@ -257,6 +257,11 @@ pub(crate) struct ServeFlags {
     /// Seconds a stopping HTTP server (SIGTERM, SIGINT) gives running calls before aborting them.
     #[arg(long, value_name = "SECONDS", default_value_t = serve::http::DEFAULT_GRACE.as_secs(), requires = "http")]
     pub(crate) grace: u64,
+    /// Send traces (a span per call, Exec and nested call) to this OpenTelemetry collector's
+    /// OTLP/HTTP address, e.g. http://localhost:4318. Without it, OTEL_EXPORTER_OTLP_ENDPOINT
+    /// or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT turn traces on; with none of them they are off.
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
     #[command(flatten)]
     pub(crate) session: SessionFlags,
     #[command(flatten)]

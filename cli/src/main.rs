@@ -51,7 +51,18 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    init_logging(cli.verbose);
+    // Traces are for `serve` alone; the exporter is made before any runtime starts.
+    let traces = match &cli.command {
+        Command::Serve(flags) => init_logging(cli.verbose, Some(flags.otlp_endpoint.as_deref())),
+        _ => init_logging(cli.verbose, None),
+    };
+    let traces = match traces {
+        Ok(traces) => traces,
+        Err(message) => {
+            eprintln!("exec-host: {}", terminal::err(&message));
+            return ExitCode::from(2);
+        }
+    };
     let outcome = match cli.command {
         Command::Run(flags) => resolve(flags).and_then(run),
         Command::Resume(flags) => resolve_resume(flags).and_then(park::resume),
@@ -72,6 +83,9 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
     };
+    if let Some(traces) = traces {
+        traces.finish();
+    }
     match outcome {
         Ok(code) => code,
         Err(UsageError(message)) => {
@@ -81,7 +95,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(verbose: u8) {
+/// Logs to stderr, as `-v` says; and, when `traces` is `Some` (serve) and an endpoint is
+/// set, the host's spans to an OpenTelemetry collector (`serve::traces`).
+fn init_logging(verbose: u8, traces: Option<Option<&str>>) -> Result<Option<serve::traces::Traces>, String> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     // rmcp logs what this host already reports in its own words (a server that cannot start,
     // a dropped connection); its own lines appear from -v on.
     let default = match verbose {
@@ -92,12 +111,24 @@ fn init_logging(verbose: u8) {
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(ansi)
-        .with_target(false)
-        .try_init();
+    let logs =
+        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).with_target(false).with_filter(filter);
+    let registry = tracing_subscriber::registry().with(logs);
+    let Some(endpoint) = traces else {
+        let _ = registry.try_init();
+        return Ok(None);
+    };
+    match serve::traces::Traces::start(endpoint)? {
+        Some((traces, layer)) => {
+            let spans = tracing_subscriber::filter::Targets::new().with_target("exec_host", tracing::Level::INFO);
+            let _ = registry.with(layer.with_filter(spans)).try_init();
+            Ok(Some(traces))
+        }
+        None => {
+            let _ = registry.try_init();
+            Ok(None)
+        }
+    }
 }
 
 /// Serves the session over MCP (stdio or HTTP) until the client closes the connection

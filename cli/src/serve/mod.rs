@@ -24,6 +24,7 @@ pub mod mrtr;
 pub mod reload;
 pub mod stdio;
 pub mod tasks;
+pub mod traces;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -280,6 +281,49 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        use tracing::Instrument;
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        let span = tracing::info_span!(
+            "tools/call",
+            otel.name = %format_args!("tools/call {}", request.name),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = %request.name,
+            otel.status_code = tracing::field::Empty,
+        );
+        if let Some(parent) = traces::client_context(&context) {
+            let _ = span.set_parent(parent);
+        }
+        let answer = self.answer_call(request, context).instrument(span.clone()).await;
+        if answer.is_err() {
+            span.record("otel.status_code", "ERROR");
+        }
+        answer
+    }
+
+    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
+        let tasks = self.tasks_of(&context)?;
+        tasks.get(&self.session, &mrtr::client_identity(&context), &request.task_id).await
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let tasks = self.tasks_of(&context)?;
+        tasks.update(&self.session, &mrtr::client_identity(&context), &request.task_id, &request.input_responses).await
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let tasks = self.tasks_of(&context)?;
+        tasks.cancel(&self.session, &mrtr::client_identity(&context), &request.task_id).await
+    }
+}
+
+impl Gateway {
+    /// One `tools/call`: run, parked with forms, become a task, or refused.
+    async fn answer_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let arrived = std::time::Instant::now();
         self.approver.connected(context.peer.clone());
         let modern = context.protocol_version().is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
@@ -351,23 +395,6 @@ impl ServerHandler for Gateway {
         Ok(CallToolResponse::from(call_tool_result(&result, announcements)))
     }
 
-    async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
-        let tasks = self.tasks_of(&context)?;
-        tasks.get(&self.session, &mrtr::client_identity(&context), &request.task_id).await
-    }
-
-    async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let tasks = self.tasks_of(&context)?;
-        tasks.update(&self.session, &mrtr::client_identity(&context), &request.task_id, &request.input_responses).await
-    }
-
-    async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let tasks = self.tasks_of(&context)?;
-        tasks.cancel(&self.session, &mrtr::client_identity(&context), &request.task_id).await
-    }
-}
-
-impl Gateway {
     /// Counts on the server's figures, when it keeps them.
     fn count(&self, what: impl FnOnce(&Metrics)) {
         if let Some(metrics) = &self.metrics {

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tracing::debug;
+use tracing::{Instrument, debug};
 
 use crate::calls::policy::{Approval, Authorized, Notes, Policy};
 use crate::calls::settings::{Settings, SettingsFiles};
@@ -90,8 +90,26 @@ impl Funnel {
         self.policy.after(name, post_hook_input, response, settings, notes).await;
     }
 
-    /// Runs one call through every stage.
+    /// Runs one call through every stage, in a `tool_call` span (beneath its Exec's, for a
+    /// nested call) that says how it ended.
     pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
+        let span = tracing::info_span!(
+            "tool_call",
+            otel.name = %request.name,
+            gen_ai.tool.name = %request.name,
+            exec_host.nested = !matches!(request.context.origin, crate::sources::tools::Origin::Direct { .. }),
+            exec_host.stage = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let result = self.run(request).instrument(span.clone()).await;
+        if let Err(error) = &result {
+            span.record("exec_host.stage", tracing::field::display(&error.stage));
+            span.record("otel.status_code", "ERROR");
+        }
+        result
+    }
+
+    async fn run(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
         let CallRequest { name, input, context, settings, notes, answered } = request;
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));

@@ -25,6 +25,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::calls::funnel::{CallRequest, Funnel, object_input};
 use crate::calls::guards::Guards;
@@ -258,7 +259,10 @@ impl Session {
         let started = Instant::now();
         let ToolCall { id, name, input } = call;
         let result = if name == EXEC {
-            self.exec(id, input, options, started).await
+            let span = exec_span(&id);
+            let result = self.exec(id, input, options, started).instrument(span.clone()).await;
+            record_exec(&span, &result);
+            result
         } else {
             self.flat(id, name, input, options.abort, started).await
         };
@@ -534,4 +538,32 @@ fn line_of(syntax_error: &SyntaxError) -> Option<u32> {
 /// The messages collected in `notes`, taken out.
 fn take(notes: &Notes) -> Vec<Message> {
     std::mem::take(&mut *notes.locked()).into_iter().map(Message::meta).collect()
+}
+
+/// The span of one Exec (with `tool_call` spans beneath it for its nested calls): what a
+/// trace of the host shows of it.
+pub(crate) fn exec_span(call_id: &str) -> tracing::Span {
+    tracing::info_span!(
+        "exec",
+        otel.name = "Exec",
+        exec_host.call_id = %call_id,
+        exec_host.nested_calls = tracing::field::Empty,
+        exec_host.outcome = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    )
+}
+
+/// How the Exec of `span` ended.
+pub(crate) fn record_exec(span: &tracing::Span, result: &ToolResult) {
+    span.record("exec_host.nested_calls", result.client.calls.len());
+    let outcome = match (&result.parked, &result.running, result.is_error()) {
+        (Some(_), _, _) => "parked",
+        (_, Some(_), _) => "running",
+        (_, _, true) => "failed",
+        _ => "succeeded",
+    };
+    span.record("exec_host.outcome", outcome);
+    if result.is_error() {
+        span.record("otel.status_code", "ERROR");
+    }
 }

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::time::Duration;
+use tracing::Instrument;
 
 use serde::{Deserialize, Serialize};
 
@@ -232,10 +233,12 @@ impl Session {
         let notes = Notes::default();
         let scope = self.exec_scope(view, &exec_call_id, &notes);
         let request = self.exec_request(String::new(), options, ExecParking::Resume(Box::new(suspended), answers));
-        let mut outcome = self.inner.sandbox.exec(request, scope).await;
+        let span = super::exec_span(&exec_call_id);
+        let mut outcome = self.inner.sandbox.exec(request, scope).instrument(span.clone()).await;
         let suspended = outcome.suspended.take();
         let mut result = render::exec_result(exec_call_id, outcome, &self.inner.limits, started.elapsed());
         self.keep_parked(&mut result, suspended).await;
+        super::record_exec(&span, &result);
         result.messages = take(&notes);
         self.compact(result)
     }

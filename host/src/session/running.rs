@@ -140,7 +140,8 @@ impl Session {
         run: impl Future<Output = ToolResult> + Send + 'static,
     ) -> (Arc<Entry>, tokio::task::JoinHandle<()>) {
         let (finished, done) = tokio::sync::watch::channel(None);
-        let task = tokio::spawn(async move {
+        // The Exec's spans stay beneath the call that started it.
+        let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
             let mut result = run.await;
             if let Some(checkpointer) = checkpointer
                 && let Some(why) = checkpointer.finish().await
@@ -149,7 +150,7 @@ impl Session {
                 result.client.text = result.model.text.clone();
             }
             let _ = finished.send(Some((result, Instant::now())));
-        });
+        }));
         let entry = Arc::new(Entry { owner: self.id().to_string(), call_id, abort, progress, done });
         (entry, task)
     }
