@@ -89,7 +89,8 @@ fn a_call_with_the_clients_trace_context_continues_its_trace_down_to_each_nested
     let mut server = HttpServer::start(command);
 
     let (trace, parent) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
-    let code = "await tools.mcp__fx__echo({ i: 1 }); await tools.read_file({ path: 'missing.txt' }).catch(() => 0); return 'traced'";
+    let code =
+        "await tools.mcp__fx__echo({ i: 1 }); await tools.read_file({ path: 'missing.txt' }).catch(() => 0); return 'traced'";
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -113,9 +114,10 @@ fn a_call_with_the_clients_trace_context_continues_its_trace_down_to_each_nested
 
     let spans = collector.spans();
     let named = |name: &str| {
-        spans.iter().find(|span| span.name == name).unwrap_or_else(|| {
-            panic!("no span `{name}` among {:?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>())
-        })
+        spans
+            .iter()
+            .find(|span| span.name == name)
+            .unwrap_or_else(|| panic!("no span `{name}` among {:?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>()))
     };
     let call_span = named("tools/call Exec");
     assert_eq!(hex(&call_span.trace_id), trace, "the client's trace goes on");

@@ -144,6 +144,13 @@ pub async fn serve(
     // The listener stays open while calls drain: a client whose call waits on an approval
     // answers it with a request of its own.
     let closed = transport_stop.clone();
+    // Answers are small writes (an event stream's head, then its event): sent at once, not
+    // held back by Nagle's algorithm until the client's delayed acknowledgement.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |connection| {
+        if let Err(error) = connection.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY could not be set on a connection: {error}");
+        }
+    });
     let server = tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(closed.cancelled_owned()).await });
     signal.cancelled().await;
     // Tasks running here get the same grace as calls; those still running then fail.

@@ -7,7 +7,10 @@
 //! - the server's resident memory with 1,000 open MCP sessions;
 //! - one approval as a client of MCP 2026-07-28 makes it (multi round-trip requests): the
 //!   call whose Exec parks, answered `InputRequiredResult`, and the retry that resumes it, on
-//!   one server (folder store) and across two stateless replicas sharing a Redis.
+//!   one server (folder store) and across two stateless replicas sharing a Redis;
+//! - a `tasks/get` round trip for a working task, on the replica running it and on another;
+//! - the throughput of trivial Execs with 100 concurrent clients of each protocol revision:
+//!   2025-11-25 (an MCP session each) and 2026-07-28 (no sessions: a request per call).
 //!
 //! ```text
 //! cargo build --release --workspace --bins
@@ -35,6 +38,8 @@ use serde_json::json;
 const TRIVIAL: &str = "return 1+1";
 /// Concurrent clients of the throughput run.
 const CLIENTS: usize = 32;
+/// Concurrent clients of the throughput runs on each protocol revision.
+const MANY_CLIENTS: usize = 100;
 /// Sessions held open for the memory figure.
 const SESSIONS: usize = 1000;
 
@@ -93,9 +98,15 @@ async fn main() -> Result<()> {
         (figures, ping)
     };
     let (http, http_ping) = http;
-    let throughput = throughput(&server.url, sizes.throughput_for).await?;
+    let throughput = sessions_throughput(&server.url, CLIENTS, sizes.throughput_for).await?;
     let memory = sessions_rss(&server).await?;
     server.stop();
+
+    // A hundred clients need a server that runs more calls at once than the one above.
+    let many = HttpServer::start_with(&binary, &workdir, &cache, &["--concurrency", "128", "--max-sessions", "512"])?;
+    let legacy_100 = sessions_throughput(&many.url, MANY_CLIENTS, sizes.throughput_for).await?;
+    let modern_100 = modern_throughput(&many.url, MANY_CLIENTS, sizes.throughput_for).await?;
+    drop(many);
 
     let rounds = if quick { 20 } else { 100 };
     let approvals = approvals(&binary, &workdir, &cache, rounds).await?;
@@ -119,6 +130,13 @@ async fn main() -> Result<()> {
             "mrtr_rounds": rounds,
             "mrtr_park_median_us": round1(approvals.one.0), "mrtr_resume_median_us": round1(approvals.one.1),
             "mrtr_redis_park_median_us": round1(approvals.two.0), "mrtr_redis_resume_median_us": round1(approvals.two.1),
+            "tasks_get_median_us": round1(approvals.task_get), "tasks_get_other_replica_median_us": round1(approvals.task_get_other),
+            "clients_100_legacy_execs_per_s": round1(legacy_100.per_second),
+            "clients_100_legacy_p50_ms": round2(legacy_100.p50_ms), "clients_100_legacy_p99_ms": round2(legacy_100.p99_ms),
+            "clients_100_legacy_busy": legacy_100.busy,
+            "clients_100_modern_execs_per_s": round1(modern_100.per_second),
+            "clients_100_modern_p50_ms": round2(modern_100.p50_ms), "clients_100_modern_p99_ms": round2(modern_100.p99_ms),
+            "clients_100_modern_busy": modern_100.busy,
         })
     );
     println!();
@@ -158,14 +176,28 @@ async fn main() -> Result<()> {
         approvals.two.0 / 1e3,
         approvals.two.1 / 1e3
     );
+    println!(
+        "tasks/get of a working task, median: {:.2} ms on the replica that runs it, {:.2} ms on another (through Redis)",
+        approvals.task_get / 1e3,
+        approvals.task_get_other / 1e3
+    );
+    for (protocol, figures) in [("2025-11-25 (sessions)", &legacy_100), ("2026-07-28 (no sessions)", &modern_100)] {
+        println!(
+            "HTTP, {MANY_CLIENTS} clients of {protocol} for {:?}: {:.0} Execs/s, p50 {:.2} ms, p99 {:.2} ms, {} busy answers",
+            sizes.throughput_for, figures.per_second, figures.p50_ms, figures.p99_ms, figures.busy
+        );
+    }
     Ok(())
 }
 
 /// Medians of the two requests of one approval (microseconds): on one server, and parked on
-/// one replica and resumed on another.
+/// one replica and resumed on another; and of a `tasks/get` of a working task, on the
+/// replica that runs it and on another.
 struct Approvals {
     one: (f64, f64),
     two: (f64, f64),
+    task_get: f64,
+    task_get_other: f64,
 }
 
 async fn approvals(binary: &Path, workdir: &Path, cache: &Path, rounds: usize) -> Result<Approvals> {
@@ -179,16 +211,51 @@ async fn approvals(binary: &Path, workdir: &Path, cache: &Path, rounds: usize) -
     let key = key.display().to_string();
     let folder = state.join("store").display().to_string();
     let http = reqwest::Client::new();
-    let single = HttpServer::start_with(binary, workdir, cache, &["--state-store", &folder, "--state-key-file", &key])?;
+    // The fixture server's `never` keeps a task's Exec working for as long as it is polled.
+    let fixture = binary.with_file_name("fixture-mcp-server");
+    let servers = state.join("servers.json");
+    std::fs::write(&servers, json!({"mcpServers": {"fx": {"command": fixture}}}).to_string())?;
+    let servers = servers.display().to_string();
+    let tools = ["--mcp-config", &servers, "--allow", "mcp__fx"];
+    let single = HttpServer::start_with(
+        binary,
+        workdir,
+        cache,
+        &[&["--state-store", &folder, "--state-key-file", &key][..], &tools].concat(),
+    )?;
     let one = approval_rounds(&http, &single.url, &single.url, rounds).await?;
+    let task_get = task_gets(&http, &single.url, &single.url, rounds * 10).await?;
     drop(single);
     let redis = exec_host_tests::redis::RedisServer::start();
     let url = redis.url(0);
-    let flags = ["--stateless", "--state-store", &url, "--state-key-file", &key];
+    let flags = [&["--stateless", "--state-store", &url, "--state-key-file", &key][..], &tools].concat();
     let first = HttpServer::start_with(binary, workdir, cache, &flags)?;
     let second = HttpServer::start_with(binary, workdir, cache, &flags)?;
     let two = approval_rounds(&http, &first.url, &second.url, rounds).await?;
-    Ok(Approvals { one, two })
+    let task_get_other = task_gets(&http, &first.url, &second.url, rounds * 10).await?;
+    Ok(Approvals { one, two, task_get, task_get_other })
+}
+
+/// The median of `n` `tasks/get` round trips (microseconds) to `poll`, for a task whose Exec
+/// runs on at `run`; then the task is cancelled.
+async fn task_gets(http: &reqwest::Client, run: &str, poll: &str, n: usize) -> Result<f64> {
+    let code = "await tools.mcp__fx__never({}); return 'never'";
+    let created = modern_call(http, run, json!({"name": "Exec", "arguments": {"code": code}})).await?;
+    let id = created["taskId"].as_str().with_context(|| format!("the Exec did not become a task: {created}"))?.to_string();
+    let get = || modern_request(http, poll, "tasks/get", &id, json!({"taskId": id}));
+    let mut us = Vec::with_capacity(n);
+    for round in 0..n + n / 10 {
+        let started = Instant::now();
+        let task = get().await?;
+        if round >= n / 10 {
+            us.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        if task["status"] != "working" {
+            bail!("the task is not working: {task}");
+        }
+    }
+    modern_request(http, poll, "tasks/cancel", &id, json!({"taskId": id})).await?;
+    Ok(median(&mut us))
 }
 
 /// `rounds` approvals: a write that asks is parked at `park`, and resumed at `resume`.
@@ -214,20 +281,33 @@ async fn approval_rounds(http: &reqwest::Client, park: &str, resume: &str, round
 
 /// A `tools/call` as a client of 2026-07-28 sends it (no session; the protocol and the
 /// capabilities in `_meta`, the routing headers), and its result.
-async fn modern_call(http: &reqwest::Client, url: &str, mut params: serde_json::Value) -> Result<serde_json::Value> {
+async fn modern_call(http: &reqwest::Client, url: &str, params: serde_json::Value) -> Result<serde_json::Value> {
+    let name = params["name"].as_str().unwrap_or_default().to_string();
+    modern_request(http, url, "tools/call", &name, params).await
+}
+
+/// A request of a client of 2026-07-28 (which declares elicitation and the Tasks extension),
+/// `name` its `Mcp-Name`, and its result.
+async fn modern_request(
+    http: &reqwest::Client,
+    url: &str,
+    method: &str,
+    name: &str,
+    mut params: serde_json::Value,
+) -> Result<serde_json::Value> {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
         "io.modelcontextprotocol/clientInfo": {"name": "serve-bench", "version": "1"},
     });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let response = http
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "Exec")
+        .header("mcp-method", method)
+        .header("mcp-name", name)
         .body(body.to_string())
         .send()
         .await?
@@ -239,7 +319,7 @@ async fn modern_call(http: &reqwest::Client, url: &str, mut params: serde_json::
         .map(|line| line.strip_prefix("data:").map_or(line, str::trim))
         .find_map(|line| serde_json::from_str::<serde_json::Value>(line).ok().filter(|value| value.get("jsonrpc").is_some()))
         .with_context(|| format!("no JSON-RPC answer in {response:?}"))?;
-    message.get("result").cloned().with_context(|| format!("the call failed: {message}"))
+    message.get("result").cloned().with_context(|| format!("the request failed: {message}"))
 }
 
 struct Figures {
@@ -311,10 +391,10 @@ struct Throughput {
     busy: usize,
 }
 
-/// `CLIENTS` sessions each calling trivial Execs back to back for `duration`.
-async fn throughput(url: &str, duration: Duration) -> Result<Throughput> {
-    let mut clients = Vec::with_capacity(CLIENTS);
-    for _ in 0..CLIENTS {
+/// `count` sessions each calling trivial Execs back to back for `duration`.
+async fn sessions_throughput(url: &str, count: usize, duration: Duration) -> Result<Throughput> {
+    let mut clients = Vec::with_capacity(count);
+    for _ in 0..count {
         clients.push(Arc::new(connect(url).await?));
     }
     for client in &clients {
@@ -348,6 +428,45 @@ async fn throughput(url: &str, duration: Duration) -> Result<Throughput> {
             client.cancel().await?;
         }
     }
+    let p99_ms = quantile(&all, 0.99);
+    let per_second = all.len() as f64 / elapsed;
+    Ok(Throughput { per_second, p50_ms: median(&mut all), p99_ms, busy })
+}
+
+/// `count` clients of 2026-07-28 (no sessions: each call a request of its own) each calling
+/// trivial Execs back to back for `duration`.
+async fn modern_throughput(url: &str, count: usize, duration: Duration) -> Result<Throughput> {
+    let http = reqwest::Client::builder().pool_max_idle_per_host(count).build()?;
+    let call = json!({"name": "Exec", "arguments": {"code": TRIVIAL}});
+    modern_call(&http, url, call.clone()).await?;
+    let started = Instant::now();
+    let deadline = started + duration;
+    let runs = (0..count).map(|_| {
+        let (http, url, call) = (http.clone(), url.to_string(), call.clone());
+        tokio::spawn(async move {
+            let (mut ms, mut busy) = (Vec::new(), 0usize);
+            while Instant::now() < deadline {
+                let at = Instant::now();
+                let result = modern_call(&http, &url, call.clone()).await?;
+                let text = result["content"][0]["text"].as_str().unwrap_or_default();
+                if text.starts_with("busy:") {
+                    busy += 1;
+                    continue;
+                }
+                check(text)?;
+                ms.push(at.elapsed().as_secs_f64() * 1e3);
+            }
+            Ok::<_, anyhow::Error>((ms, busy))
+        })
+    });
+    let mut all = Vec::new();
+    let mut busy = 0;
+    for run in futures::future::join_all(runs).await {
+        let (ms, refused) = run??;
+        all.extend(ms);
+        busy += refused;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
     let p99_ms = quantile(&all, 0.99);
     let per_second = all.len() as f64 / elapsed;
     Ok(Throughput { per_second, p50_ms: median(&mut all), p99_ms, busy })
@@ -419,8 +538,11 @@ impl HttpServer {
     }
 
     fn start_with(binary: &Path, workdir: &Path, cache: &Path, flags: &[&str]) -> Result<Self> {
+        // 64 calls at once, 4 per client, unless `flags` say otherwise.
+        let concurrency = if flags.contains(&"--concurrency") { &[][..] } else { &["--concurrency", "64"][..] };
         let mut child = Command::new(binary)
-            .args(["serve", "--http", "127.0.0.1:0", "--concurrency", "64", "--client-concurrency", "4"])
+            .args(["serve", "--http", "127.0.0.1:0", "--client-concurrency", "4"])
+            .args(concurrency)
             .args(flags)
             .current_dir(workdir)
             .env("EXEC_HOST_CACHE_DIR", cache)
