@@ -30,7 +30,8 @@ pub(crate) fn run(options: SandboxOptions, dir: Option<&Path>, filter: &[String]
     runtime.block_on(async {
         let sandbox = Sandbox::with_options(options).await.map_err(crate::UsageError::from)?;
         let width = cases.iter().map(|case| case.name.len()).max().unwrap_or(0);
-        println!("{:width$}  result", "case");
+        let line = |text: String| crate::terminal::println(&text);
+        line(format!("{:width$}  result", "case"));
         let (mut passed, mut failed) = (0, 0);
         for case in &cases {
             let run = run_case(&sandbox, case).await;
@@ -38,22 +39,22 @@ pub(crate) fn run(options: SandboxOptions, dir: Option<&Path>, filter: &[String]
             match run.verdict {
                 Verdict::Pass => {
                     passed += 1;
-                    println!("{:width$}  pass{note}", case.name);
+                    line(format!("{:width$}  pass{note}", case.name));
                 }
                 Verdict::Fail(differences) => {
                     failed += 1;
-                    println!("{:width$}  FAIL{note}", case.name);
-                    for line in differences {
-                        println!("{:width$}    {line}", "");
+                    line(format!("{:width$}  FAIL{note}", case.name));
+                    for difference in differences {
+                        line(format!("{:width$}    {difference}", ""));
                     }
                 }
                 _ => {
                     failed += 1;
-                    println!("{:width$}  FAIL: the case has no `expect`", case.name);
+                    line(format!("{:width$}  FAIL: the case has no `expect`", case.name));
                 }
             }
         }
-        println!("{} cases: {passed} passed, {failed} failed", cases.len());
+        line(format!("{} cases: {passed} passed, {failed} failed", cases.len()));
         Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
     })
 }

@@ -31,6 +31,9 @@ pub(crate) enum Command {
     Tools(ToolsFlags),
     /// Find tools as a script's tools.ToolSearch does, with their call forms.
     Search(SearchFlags),
+    /// Print part of a result that was shortened (kept by `run` and `serve` under its call
+    /// id, as the shortened result says): what a model reads with `view_tool_call`.
+    View(ViewFlags),
     /// Serve the session over MCP (stdio, or streamable HTTP at /mcp): one constant `Exec`
     /// tool in front of every configured MCP server, for any MCP client.
     Serve(ServeFlags),
@@ -315,6 +318,20 @@ pub(crate) struct ToolsFlags {
     /// Print the size of the declarations with Exec and without it, side by side.
     #[arg(long)]
     pub(crate) stats: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ViewFlags {
+    /// The call id the shortened result names (`run-...` for `run`).
+    pub(crate) id: String,
+    /// The character to start at (the previous part says where the next one starts).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) offset: usize,
+    /// Characters to print (8000 unless given, at most 8000).
+    #[arg(long, value_name = "N")]
+    pub(crate) limit: Option<usize>,
+    #[command(flatten)]
+    pub(crate) session: SessionFlags,
 }
 
 #[derive(Args, Debug)]

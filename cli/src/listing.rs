@@ -17,7 +17,7 @@ pub(crate) fn tools(
     dts: Option<Option<String>>,
     stats: bool,
 ) -> Result<ExitCode, UsageError> {
-    let text = with_session(config, |session| {
+    let text = with_session(config, async |session| {
         let pool = session.pool().map_err(UsageError::from)?;
         Ok(if let Some(script) = dts {
             let declarations = session.declaration_file().map_err(UsageError::from)?;
@@ -44,7 +44,7 @@ pub(crate) fn tools(
             describe_pool(session, &pool)?
         })
     })?;
-    print!("{}", terminal::out(&text));
+    terminal::print(&text);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -147,15 +147,15 @@ pub(crate) fn search(
     max_results: Option<usize>,
     as_json: bool,
 ) -> Result<ExitCode, UsageError> {
-    let result = with_session(config, |session| session.search(query.clone(), max_results).map_err(UsageError::from))?;
+    let result = with_session(config, async |session| session.search(query.clone(), max_results).map_err(UsageError::from))?;
     if as_json {
-        println!("{}", serde_json::to_string(&result)?);
+        terminal::println(&serde_json::to_string(&result)?);
     } else {
         for found in &result.matches {
             if !found.description.trim().is_empty() {
-                println!("{}", terminal::out(&exec_host::typings::doc_comment(&found.description, 0)));
+                terminal::println(&exec_host::typings::doc_comment(&found.description, 0));
             }
-            println!("{}\n", terminal::out(&found.signature));
+            terminal::println(&format!("{}\n", found.signature));
         }
         let shown = result.matches.len();
         match result.total {
@@ -167,4 +167,21 @@ pub(crate) fn search(
         }
     }
     Ok(if result.total == 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `view`: part of a kept result, read through the session's `view_tool_call` as a model
+/// reads it (the same store, the same funnel).
+pub(crate) fn view(config: SessionConfig, id: String, offset: usize, limit: Option<usize>) -> Result<ExitCode, UsageError> {
+    let mut input = serde_json::json!({ "id": id, "offset": offset });
+    if let Some(limit) = limit {
+        input["limit"] = limit.into();
+    }
+    let call = exec_host::ToolCall::new(crate::run::run_id(), exec_host::results::VIEW_TOOL_CALL, input);
+    let result = with_session(config, async |session| Ok(session.call(call, exec_host::CancellationToken::new()).await))?;
+    if result.is_error() {
+        return Err(UsageError(result.client.text.clone()));
+    }
+    // The whole part: a part is never shortened for a person who asked for it.
+    terminal::println(&result.client.text);
+    Ok(ExitCode::SUCCESS)
 }

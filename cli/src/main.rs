@@ -76,6 +76,9 @@ fn main() -> ExitCode {
         Command::Search(flags) => {
             resolve_session(flags.session).and_then(|session| search(session, flags.query, flags.max_results, flags.json))
         }
+        Command::View(flags) => {
+            resolve_session(flags.session).and_then(|session| listing::view(session, flags.id, flags.offset, flags.limit))
+        }
         Command::Serve(flags) => resolve_serve(flags).and_then(serve),
         Command::Conformance(flags) => conformance::run(flags.sandbox.options(), flags.cases.as_deref(), &flags.filter),
         Command::Completions { shell } => {
@@ -111,8 +114,12 @@ fn init_logging(verbose: u8, traces: Option<Option<&str>>) -> Result<Option<serv
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let logs =
-        tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).with_target(false).with_filter(filter);
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).with_target(false);
+    // Warnings read as the command's own (`exec-host: warning: ...`); -vv adds times and places.
+    let logs: Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync> = match verbose {
+        0 | 1 => logs.event_format(terminal::Plain).with_filter(filter).boxed(),
+        _ => logs.with_filter(filter).boxed(),
+    };
     let registry = tracing_subscriber::registry().with(logs);
     let Some(endpoint) = traces else {
         let _ = registry.try_init();

@@ -145,6 +145,9 @@ pub(crate) fn print_result(result: &ToolResult, as_json: bool, paused: Option<Va
     }
     if let Some(location) = result.compacted.as_ref().and_then(|compacted| compacted.location.as_ref()) {
         let total = result.compacted.as_ref().map_or(0, |compacted| compacted.total_chars);
-        eprintln!("[the whole result ({total} characters) is in {location}]");
+        eprintln!(
+            "[the whole result ({total} characters) is in {location}; read it part by part with: exec-host view {}]",
+            result.call_id
+        );
     }
 }

@@ -119,7 +119,7 @@ pub(crate) fn cancel_on_stop_signals(abort: CancellationToken) -> std::io::Resul
 /// Starts the session, hands it to `report`, then closes its servers.
 pub(crate) fn with_session<T>(
     config: SessionConfig,
-    report: impl FnOnce(&Session) -> Result<T, UsageError>,
+    report: impl AsyncFnOnce(&Session) -> Result<T, UsageError>,
 ) -> Result<T, UsageError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
@@ -131,7 +131,7 @@ pub(crate) fn with_session<T>(
         else {
             return Err(UsageError("stopped by a signal before the tools were listed".into()));
         };
-        let result = report(&session);
+        let result = report(&session).await;
         session.shutdown().await;
         result
     })

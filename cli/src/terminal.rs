@@ -11,6 +11,25 @@ pub fn out(text: &str) -> Cow<'_, str> {
     if std::io::stdout().is_terminal() { neutralise(text) } else { text.into() }
 }
 
+/// Prints `text` (made safe by [`out`]) on standard output. A reader that has gone (the
+/// pipe closed: `| head`) has read what it wanted: the command ends there, quietly and
+/// successfully, as a Unix tool does.
+pub fn print(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout.write_all(out(text).as_bytes()).and_then(|()| stdout.flush());
+    if let Err(error) = written
+        && error.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
+    }
+}
+
+/// [`print`], and a newline.
+pub fn println(text: &str) {
+    print(&format!("{text}\n"));
+}
+
 /// `text` as it may be printed to standard error.
 pub fn err(text: &str) -> Cow<'_, str> {
     if std::io::stderr().is_terminal() { neutralise(text) } else { text.into() }
@@ -25,6 +44,34 @@ pub fn neutralise(text: &str) -> Cow<'_, str> {
         return text.into();
     }
     text.chars().map(|c| if obeyed(c) { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() }).collect::<String>().into()
+}
+
+/// Log lines as the command's own messages: `exec-host: warning: ...`, the way the command
+/// words every warning it prints itself, with the message made safe for a terminal.
+pub struct Plain;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        context: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "info",
+            tracing::Level::DEBUG => "debug",
+            tracing::Level::TRACE => "trace",
+        };
+        let mut fields = String::new();
+        context.field_format().format_fields(tracing_subscriber::fmt::format::Writer::new(&mut fields), event)?;
+        writeln!(writer, "exec-host: {level}: {}", err(&fields))
+    }
 }
 
 #[cfg(test)]

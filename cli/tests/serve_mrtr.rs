@@ -468,3 +468,37 @@ fn a_replica_that_dies_mid_task_leaves_it_to_another_which_takes_it_up_from_its_
     let text = call["text"].as_str().unwrap();
     assert!(text.contains("before") && text.contains("taken up") && text.contains("may have taken effect"), "{report}");
 }
+
+#[test]
+fn a_client_of_2026_07_28_that_drops_its_request_mid_exec_stops_it_down_to_the_downstream_call() {
+    let setup = Setup::new();
+    let log = setup.workspace.path().join("cancel.log");
+    let config = json!({"mcpServers": {"fx": {"command": fixture_mcp_server(), "env": {"FIXTURE_CANCEL_LOG": log}}}});
+    std::fs::write(setup.workspace.path().join("servers.json"), config.to_string()).unwrap();
+    let server = setup.serve(None, &["--mcp-config", "servers.json", "--allow", "mcp__fx"]);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "Exec", "arguments": {"code": "await tools.mcp__fx__never({})"}, "_meta": meta}});
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let request = reqwest::Client::new()
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "Exec")
+            .body(call.to_string());
+        // The client gives up: its request, and with it its connection, is dropped.
+        let gave_up = tokio::time::timeout(std::time::Duration::from_secs(2), async { request.send().await?.text().await }).await;
+        assert!(gave_up.is_err(), "the call cannot end by itself: {gave_up:?}");
+    });
+    // The client's connections close with its runtime.
+    drop(runtime);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let cancelled = || std::fs::read_to_string(&log).is_ok_and(|text| text.contains("cancelled never"));
+    while !cancelled() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(cancelled(), "the downstream call was not cancelled: {:?}", std::fs::read_to_string(&log));
+}

@@ -374,10 +374,11 @@ fn over_http_bad_requests_get_the_protocol_s_errors_and_bounds_answer_busy() {
     assert!((400..500).contains(&status), "a foreign Host header: {status} {body}");
 
     // Two sessions may be open; the third is told the server is busy.
+    let mut sessions = Vec::new();
     for _ in 0..2 {
         let (status, headers, body) = request("POST", &server.url, JSON_POST, initialize());
         assert_eq!(status, 200, "{body}");
-        assert!(headers.contains_key("mcp-session-id"));
+        sessions.push(headers["mcp-session-id"].to_str().unwrap().to_string());
     }
     let (status, headers, body) = request("POST", &server.url, JSON_POST, initialize());
     assert_eq!(status, 503, "{body}");
@@ -386,6 +387,11 @@ fn over_http_bad_requests_get_the_protocol_s_errors_and_bounds_answer_busy() {
     // The server still serves: the SDK client gets an error for its new session, not a hang.
     let refused = sdk(server.connect(None, None), json!([]), None);
     assert_eq!(refused[0]["code"], 503, "{refused:?}");
+    // A client that ends its session is told it ended (204, as the SDKs expect), and makes room.
+    let (status, _, body) = request("DELETE", &server.url, &[("mcp-session-id", &sessions[0])], Vec::new());
+    assert_eq!(status, 204, "{body}");
+    let (status, _, body) = request("POST", &server.url, JSON_POST, initialize());
+    assert_eq!(status, 200, "{body}");
 }
 
 #[test]

@@ -238,7 +238,14 @@ async fn guard_mcp(State(guard): State<Arc<Guard>>, request: Request, next: Next
         ));
     }
     if request.method() != Method::POST {
-        return next.run(request).await;
+        let ends_session = request.method() == Method::DELETE;
+        let response = next.run(request).await;
+        // rmcp answers a session's end with 202; the transport's clients expect 200 or 204
+        // (the Python SDK logs any other status as a failed termination).
+        if ends_session && response.status() == StatusCode::ACCEPTED {
+            return StatusCode::NO_CONTENT.into_response();
+        }
+        return response;
     }
     // The body is read here, within its bound, so that one that is not a message gets
     // JSON-RPC's error rather than a transport's status alone.

@@ -55,6 +55,7 @@ struct RequestState {
 }
 
 /// Where a retry continues: the parked Exec and its round.
+#[derive(Debug)]
 pub struct Retry {
     pub handle: String,
     pub round: u32,
@@ -199,6 +200,28 @@ mod tests {
 
     fn responses(value: Value) -> InputResponses {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_state_that_expired_or_is_another_clients_is_refused_saying_which() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = exec_host::state_store::open_store(&folder.path().join("store").display().to_string()).await.unwrap();
+        let store = SealedStore::new(store, exec_host::state_store::StateKey::from_bytes([3; 32]));
+        let rounds = Rounds::new(store.clone());
+        let state = |ttl: Duration| {
+            let payload = serde_json::to_vec(&RequestState { handle: "h".into(), round: 1, tool: "Exec".into() }).unwrap();
+            URL_SAFE_NO_PAD.encode(store.seal_token(&binding("alice"), &payload, ttl))
+        };
+        let fresh = state(Duration::from_secs(60));
+        assert_eq!(rounds.open("alice", "Exec", &fresh).unwrap().handle, "h");
+        let foreign = rounds.open("mallory", "Exec", &fresh).unwrap_err();
+        assert!(foreign.message.contains("for this client"), "{}", foreign.message);
+        let expired = state(Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(5));
+        let refused = rounds.open("alice", "Exec", &expired).unwrap_err();
+        assert!(refused.message.contains("has expired; call the tool again"), "{}", refused.message);
+        let huge = "A".repeat(MAX_REQUEST_STATE_BYTES + 1);
+        assert!(rounds.open("alice", "Exec", &huge).unwrap_err().message.contains("more than a state"));
     }
 
     #[test]

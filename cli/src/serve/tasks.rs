@@ -106,14 +106,22 @@ pub struct Tasks {
     store: SealedStore,
     /// The tasks whose Exec this process runs, with the token that cancels each.
     here: Mutex<HashMap<String, CancellationToken>>,
-    /// Cancelled when the server stops: the tasks still running here end as failed.
+    /// Cancelled when the server begins to stop: it takes no task up from another host.
+    closing: CancellationToken,
+    /// Cancelled when the grace period has passed: the tasks still running here end as failed.
     stopping: CancellationToken,
     metrics: Option<Arc<Metrics>>,
 }
 
 impl Tasks {
     pub fn new(store: SealedStore, metrics: Option<Arc<Metrics>>) -> Arc<Self> {
-        Arc::new(Tasks { store, here: Mutex::default(), stopping: CancellationToken::new(), metrics })
+        Arc::new(Tasks {
+            store,
+            here: Mutex::default(),
+            closing: CancellationToken::new(),
+            stopping: CancellationToken::new(),
+            metrics,
+        })
     }
 
     /// The task the Exec `handle` (which yielded) of `session` becomes, written to the store
@@ -232,19 +240,16 @@ impl Tasks {
     /// Stops taking tasks up; waits up to `grace` for the tasks running here to end, then
     /// ends the rest, which are failed saying so.
     pub async fn drain(&self, grace: Duration) {
-        let ended = async {
-            while !self.here.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        };
-        if tokio::time::timeout(grace, ended).await.is_err() {
+        self.closing.cancel();
+        if tokio::time::timeout(grace, self.none_running_here()).await.is_err() {
             self.stopping.cancel();
-            let _ = tokio::time::timeout(Duration::from_secs(5), async {
-                while !self.here.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            })
-            .await;
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.none_running_here()).await;
+        }
+    }
+
+    async fn none_running_here(&self) {
+        while !self.here.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
@@ -323,7 +328,7 @@ impl Tasks {
     /// Takes up the Exec of a working task whose host stopped (its lease lapsed), so that it
     /// runs on here; true when the task's record may have changed.
     async fn adopt(self: &Arc<Self>, session: &Session, id: &str, handle: &str, round: u32) -> bool {
-        if self.stopping.is_cancelled() {
+        if self.closing.is_cancelled() {
             return false;
         }
         match session.wait(handle, Duration::ZERO).await {

@@ -191,3 +191,16 @@ fn a_server_the_settings_deny_entirely_is_not_started() {
     assert_eq!(started.lines().collect::<Vec<_>>(), ["kept"], "only the server with a reachable tool ran");
     assert!(!stderr(&output).contains("gone"), "not starting a denied server is no warning: {}", stderr(&output));
 }
+
+#[test]
+fn warnings_read_as_the_commands_own_in_one_format() {
+    let setup = Setup::new();
+    let config = mcp_config(&setup, json!({"old": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}));
+    let script = setup.script("s.js", "return 1");
+    let output = setup.run(&["run", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let warned = stderr(&output);
+    let line = warned.lines().find(|line| line.contains("SSE transport")).unwrap_or_else(|| panic!("no warning: {warned}"));
+    assert!(line.starts_with("exec-host: warning: "), "{line}");
+    assert!(!warned.contains(" WARN "), "{warned}");
+}

@@ -221,10 +221,19 @@ fn a_long_result_is_compacted_and_kept_whole_in_a_file() {
     assert!(text.contains("characters not shown: view_tool_call({ \"id\": \"run-"), "{}", &text[5990..6200]);
     let errors = stderr(&output);
     let file = errors.lines().find_map(|line| line.strip_prefix("[the whole result (")).expect("the file is named");
-    let path = file.split(" characters) is in ").nth(1).unwrap().trim_end_matches(']');
+    let (path, how) = file.split(" characters) is in ").nth(1).unwrap().split_once("; read it part by part with: ").unwrap();
     assert!(path.starts_with(setup.workspace.path().join(".state/exec-host/results").to_str().unwrap()), "{path}");
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert!(kept["text"].as_str().unwrap().contains("line 1500\n"), "the whole result is kept");
+    // The command the hint names prints the part asked for.
+    let id = how.trim_end_matches(']').strip_prefix("exec-host view ").unwrap();
+    let part = setup.run(&["view", id, "--offset", "7000", "--limit", "100"]);
+    assert_eq!(part.status.code(), Some(0), "{}", stderr(&part));
+    let part = stdout(&part);
+    assert!(part.starts_with("[characters 7000 to 7100 of ") && part.contains("the next part starts at offset 7100"), "{part}");
+    let unknown = setup.run(&["view", "run-0-0"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("no result is kept for call \"run-0-0\""), "{}", stderr(&unknown));
 }
 
 #[test]
@@ -295,6 +304,18 @@ return { last: last(lines)!.text, level: Level.High, low: Level[1], mode: Mode.W
     // Plain JavaScript keeps the engine's own message.
     let js = setup.script("broken.js", "const a = 1;\nconst c = ;");
     assert!(stdout(&setup.run(&["run", &js])).contains("unexpected token in expression: ';' (line 2, column 11)"));
+    // Type-only imports and exports go with the types; a value import is refused at its line.
+    let typed = setup.script(
+        "typed.ts",
+        "import type { Ticket } from './tickets';\nexport type Id = string;\nconst t: Ticket = { id: 'a' as Id };\nreturn t.id;",
+    );
+    let output = setup.run(&["run", "--json", &typed]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert_eq!(json_of(&output)["value"], json!("a"));
+    let imports = setup.script("imports.ts", "const a: number = 1;\nimport { x } from './x';\nreturn a + x;");
+    let output = setup.run(&["run", &imports]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("line 2"), "{}", stdout(&output));
 }
 
 #[test]

@@ -154,3 +154,24 @@ fn a_terminal_sees_calls_and_console_lines_while_the_script_runs() {
     let output = setup.run(&["run", "--mcp-config", &config, &script]);
     assert!(!stderr(&output).contains("waiting on") && !stderr(&output).contains('\u{1b}'), "{}", stderr(&output));
 }
+
+#[test]
+fn a_reader_that_closes_the_pipe_early_ends_every_listing_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    let setup = Setup::new();
+    for args in [&["conformance"][..], &["search", ""], &["tools"]] {
+        let mut child = exec_host(setup.workspace.path(), &setup.cache)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // `| head -1`: one line read, then the pipe closed.
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        let output = child.wait_with_output().unwrap();
+        let errors = String::from_utf8_lossy(&output.stderr);
+        assert!(!errors.contains("panicked") && !errors.contains("Broken pipe"), "{args:?}: {errors}");
+        assert!(output.status.code().is_some_and(|code| code == 0 || code == 1), "{args:?}: {:?}", output.status);
+    }
+}

@@ -57,6 +57,13 @@ fn erase_parsed<'a>(
     if let Some(error) = transformed.diagnostics.first() {
         return Err(describe(source, error));
     }
+    // Erasing type-only imports and exports leaves an `export {}` of the transform's own (no
+    // place in the source) to keep a module a module; a script is a function's body, where
+    // it means nothing and the engine refuses it.
+    program.body.retain(|statement| {
+        !matches!(statement, oxc::ast::ast::Statement::ExportNamedDeclaration(export)
+            if export.span.is_unspanned() && export.specifiers.is_empty())
+    });
     let options = CodegenOptions { source_map_path: Some("script.ts".into()), ..CodegenOptions::default() };
     let generated = Codegen::new().with_options(options).build(&program);
     let positions = generated
@@ -128,6 +135,18 @@ mod tests {
         .unwrap();
         assert!(!erased.code.contains("interface") && !erased.code.contains(": number"), "{}", erased.code);
         assert!(erased.code.contains("return [") && erased.code.contains("Color[\"Green\"] = 5"), "{}", erased.code);
+    }
+
+    #[test]
+    fn type_only_imports_and_exports_are_erased_without_a_trace() {
+        let source =
+            "import type { Ticket } from './tickets';\nexport type Id = string;\nconst t: Ticket = { id: 'a' as Id };\nreturn t";
+        let erased = erase(source).unwrap().unwrap();
+        assert!(!erased.code.contains("import") && !erased.code.contains("export"), "{}", erased.code);
+        assert!(erased.code.contains("return t"), "{}", erased.code);
+        // A value import stays, for the engine's clear refusal at its own line.
+        let erased = erase("const a: number = 1;\nimport { x } from './x';\nreturn a + x").unwrap().unwrap();
+        assert!(erased.code.contains("import"), "{}", erased.code);
     }
 
     #[test]

@@ -23,6 +23,20 @@ pub fn error_sentence(error: &(dyn Error + 'static)) -> String {
     sentence
 }
 
+/// Where in a JSON document a reader's error is, as a key path (`permissions.deny[1]`): the
+/// path up to the first place the tracker could not name, `None` at the top level.
+pub(crate) fn json_key(path: &serde_path_to_error::Path) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut key = String::new();
+    for segment in path.iter().take_while(|segment| !matches!(segment, Segment::Unknown)) {
+        if !key.is_empty() && !matches!(segment, Segment::Seq { .. }) {
+            key.push('.');
+        }
+        key.push_str(&segment.to_string());
+    }
+    Some(key).filter(|key| !key.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,17 +44,7 @@ impl SettingsError {
 
     /// The reader's error, with the key path it tracked and the position serde_json gave.
     fn from_tracked(file: &Path, error: serde_path_to_error::Error<serde_json::Error>) -> SettingsError {
-        // The key is the path up to a place the tracker could not name (a key that is not
-        // a string), written as the tracker writes paths: `permissions.deny[1]`.
-        use serde_path_to_error::Segment;
-        let mut key = String::new();
-        for segment in error.path().iter().take_while(|segment| !matches!(segment, Segment::Unknown)) {
-            if !key.is_empty() && !matches!(segment, Segment::Seq { .. }) {
-                key.push('.');
-            }
-            key.push_str(&segment.to_string());
-        }
-        let key = Some(key).filter(|key| !key.is_empty());
+        let key = crate::support::report::json_key(error.path());
         SettingsError { key, ..SettingsError::from_reader(file, error.into_inner()) }
     }
 

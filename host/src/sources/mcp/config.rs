@@ -156,11 +156,11 @@ impl McpConfig {
         let invalid = |reason: String| ConfigError::Invalid { file: file.to_path_buf(), reason };
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let parsed: File = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-            let path = e.path().to_string();
+            let key = crate::support::report::json_key(e.path());
             let inner = e.into_inner();
-            match path.as_str() {
-                "." => invalid(inner.to_string()),
-                _ => invalid(format!("{path}: {inner}")),
+            match key {
+                None => invalid(inner.to_string()),
+                Some(key) => invalid(format!("{key}: {inner}")),
             }
         })?;
         let mut servers = BTreeMap::new();
@@ -336,6 +336,11 @@ mod tests {
         assert!(err.starts_with("servers.json: ") && err.contains("line 1"), "{err}");
         let err = parse("{}").unwrap_err().to_string();
         assert!(err.contains("missing field `mcpServers`"), "{err}");
+        // A syntax error names no key the reader could not name.
+        for text in [r#"{"mcpServers": {},}"#, r#"{"mcpServers": {"a": {"command": "x",}}}"#] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains("trailing comma") && !err.contains('?'), "{err}");
+        }
     }
 
     #[test]
