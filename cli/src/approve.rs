@@ -60,7 +60,7 @@ impl Approver for Terminal {
 fn prompt(request: &ApprovalRequest) -> Approval {
     let origin = match &request.origin {
         Origin::Direct { .. } => "called directly".to_string(),
-        Origin::Nested { exec_call_id } => {
+        Origin::Nested { exec_call_id, .. } => {
             format!("called by the script of Exec call {}", crate::terminal::neutralise(exec_call_id))
         }
         _ => "called".to_string(),

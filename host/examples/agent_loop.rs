@@ -62,7 +62,7 @@ struct User;
 impl Approver for User {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         let from = match &request.origin {
-            Origin::Nested { exec_call_id } => format!("the script of {exec_call_id}"),
+            Origin::Nested { exec_call_id, call } => format!("call {call} of the script of {exec_call_id}"),
             _ => "the model".to_string(),
         };
         eprintln!("asked: may {from} call {} with {}? ({})", request.tool, request.input, request.why);

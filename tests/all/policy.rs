@@ -136,7 +136,7 @@ async fn a_nested_call_asks_with_its_leaf_name_and_its_exec_and_always_saves_a_r
     assert_eq!(asked.len(), 1, "allowed always: the second call does not ask");
     let request = &asked[0];
     assert_eq!((request.tool.as_str(), request.rule.as_str()), ("echo", "echo"), "the leaf tool, never Exec");
-    assert_eq!(request.origin, Origin::Nested { exec_call_id: id.as_str().into() });
+    assert_eq!(request.origin, Origin::Nested { exec_call_id: id.as_str().into(), call: 0 });
     assert_eq!(request.input, json!({"value": 1}));
     assert!(request.why.contains("the permission mode default asks"), "{}", request.why);
     let saved: Value =
@@ -216,7 +216,13 @@ async fn with_hooks(write: impl FnOnce(&Harness) -> Value) -> Harness {
     let dir = probe.dir;
     let file = dir.path().join("hooks.json");
     std::fs::write(&file, settings.to_string()).unwrap();
-    let session = Harness::builder(dir.path(), &probe.counter).await.settings_files(vec![file]).build().await.unwrap();
+    let session = Harness::builder(dir.path(), &probe.counter)
+        .await
+        .settings_files(vec![file])
+        .transcript_path(dir.path().join("transcript.jsonl"))
+        .build()
+        .await
+        .unwrap();
     Harness { dir, session, counter: probe.counter }
 }
 
@@ -385,7 +391,8 @@ print(json.dumps(out))
         .await
         .unwrap();
     let harness = Harness { dir: harness.dir, session, counter: harness.counter };
-    assert_eq!(harness.attempt("tools.echo({ value: 'deny' })").await, "PreToolUse:echo hook error: said deny");
+    // A hook's deny is a decision, worded as one.
+    assert_eq!(harness.attempt("tools.echo({ value: 'deny' })").await, "`echo` was denied by a PreToolUse hook: said deny");
     assert_eq!(harness.attempt("tools.echo({ value: 'allow' })").await, "ok", "allow: no question asked");
     assert!(approver.tools().is_empty());
     assert_eq!(harness.attempt("tools.echo({ value: 'ask' })").await, "ok");
@@ -435,6 +442,13 @@ async fn hooks_see_the_call_as_claude_code_describes_it_and_not_tool_search() {
     assert_eq!(post["cwd"], json!(harness.dir.path().display().to_string()));
     assert!(post["session_id"].as_str().is_some_and(|id| id.len() == 32));
     assert_eq!(events[3]["tool_response"], json!({"n": 1}), "Exec's own response is its value");
+    // Each call's id pairs its PreToolUse with its PostToolUse; a script's call is named
+    // after its Exec.
+    let ids: Vec<&str> = events.iter().map(|e| e["tool_use_id"].as_str().unwrap()).collect();
+    assert_eq!((ids[0], ids[1]), (ids[3], ids[2]), "{ids:?}");
+    assert!(ids[1].starts_with(&format!("{}#", ids[0])), "{ids:?}");
+    let transcript = harness.dir.path().join("transcript.jsonl").display().to_string();
+    assert!(events.iter().all(|e| e["transcript_path"] == json!(transcript)), "{events:?}");
 }
 
 #[tokio::test]

@@ -226,7 +226,7 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
             |_, context| {
                 let origin = match &context.origin {
                     Origin::Direct { call_id } => json!({"from": "model", "call": &**call_id}),
-                    Origin::Nested { exec_call_id } => json!({"from": "script", "exec": &**exec_call_id}),
+                    Origin::Nested { exec_call_id, .. } => json!({"from": "script", "exec": &**exec_call_id}),
                     _ => json!({"from": "unknown"}),
                 };
                 Box::pin(async move { Ok(ToolOutput::structured(origin)) })

@@ -82,12 +82,13 @@ impl Funnel {
     pub async fn after(
         &self,
         name: &str,
+        origin: &crate::sources::tools::Origin,
         post_hook_input: Option<Value>,
         response: impl FnOnce() -> Value,
         settings: &Settings,
         notes: &Notes,
     ) {
-        self.policy.after(name, post_hook_input, response, settings, notes).await;
+        self.policy.after(name, origin, post_hook_input, response, settings, notes).await;
     }
 
     /// Runs one call through every stage, in a `tool_call` span (beneath its Exec's, for a
@@ -129,6 +130,7 @@ impl Funnel {
         // cancellation token (a lock and an allocation per call). The tool takes the
         // context; the funnel keeps only the token.
         let cancel = context.cancel.clone();
+        let origin = context.origin.clone();
         let result = tokio::select! {
             biased;
             result = tool.call(args, context) => result,
@@ -139,7 +141,7 @@ impl Funnel {
             Err(error) => debug!(tool = %name, stage = %error.stage, "tool call failed: {}", error.message),
         }
         if let Ok(output) = &result {
-            self.after(&name, post_hook_input, || output.clone().into_value(), &settings, &notes).await;
+            self.after(&name, &origin, post_hook_input, || output.clone().into_value(), &settings, &notes).await;
         }
         result
     }

@@ -44,6 +44,7 @@ pub struct SessionBuilder {
     conversation: Option<String>,
     parked_ttl: Duration,
     running_lease: Duration,
+    transcript_path: Option<PathBuf>,
     value_bounds: ValueBounds,
 }
 
@@ -70,6 +71,7 @@ impl Default for SessionBuilder {
             conversation: None,
             parked_ttl: DEFAULT_PARKED_TTL,
             running_lease: super::checkpoint::DEFAULT_RUNNING_LEASE,
+            transcript_path: None,
             value_bounds: ValueBounds::default(),
         }
     }
@@ -247,6 +249,13 @@ impl SessionBuilder {
         self
     }
 
+    /// The file where the embedder keeps the conversation's transcript: hooks are given it
+    /// as `transcript_path`, as Claude Code gives its own.
+    pub fn transcript_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.transcript_path = Some(path.into());
+        self
+    }
+
     /// How long this host's claim on an Exec it runs after it yielded lasts unless renewed
     /// ([`DEFAULT_RUNNING_LEASE`](super::DEFAULT_RUNNING_LEASE) by default): another host
     /// takes the Exec up from its last checkpoint this long after this one stopped.
@@ -290,7 +299,8 @@ impl SessionBuilder {
             guards
         });
         let rules_file = self.rules_file.or_else(|| self.workspace.as_ref().map(|dir| dir.join(settings::PROJECT_FILE)));
-        let policy = Policy::new(workspace, self.workspace.clone(), self.mode, self.approver, rules_file, settings.clone());
+        let policy = Policy::new(workspace, self.workspace.clone(), self.mode, self.approver, rules_file, settings.clone())
+            .with_transcript_path(self.transcript_path);
         if let Some(store) = &self.store {
             tools.push(Arc::new(ViewToolCall::new(store.clone())));
         }

@@ -416,7 +416,7 @@ impl Session {
         self.keep_parked(&mut result, suspended).await;
         if result.ok() {
             let value = || result.value().cloned().unwrap_or(Value::Null);
-            funnel.after(EXEC, post_hook_input, value, &view.settings, &notes).await;
+            funnel.after(EXEC, &context.origin, post_hook_input, value, &view.settings, &notes).await;
         }
         result.messages = take(&notes);
         result

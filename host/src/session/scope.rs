@@ -35,12 +35,19 @@ impl ScriptTools for ExecScope {
         self.reachable.names()
     }
 
-    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken, answered: Option<Approval>) -> ToolFuture {
+    fn call(
+        &self,
+        id: u32,
+        name: String,
+        args: Map<String, Value>,
+        cancel: CancellationToken,
+        answered: Option<Approval>,
+    ) -> ToolFuture {
         if !self.reachable.contains(&name) {
             return Box::pin(std::future::ready(Err(self.unreachable(&name))));
         }
         let funnel = self.funnel.clone();
-        let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone() }, cancel);
+        let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone(), call: id }, cancel);
         // The settings are read at the moment of the call: a rule added while the script
         // runs applies to it.
         let tool = name.clone();

@@ -43,6 +43,11 @@ pub(crate) struct Context<'a> {
     pub settings: &'a Settings,
     pub cwd: Option<&'a Path>,
     pub session_id: &'a str,
+    /// The conversation's transcript, when the embedder keeps one.
+    pub transcript_path: Option<&'a Path>,
+    /// The call the hook is about: its `tool_use_id` pairs a `PreToolUse` with its
+    /// `PostToolUse`.
+    pub origin: &'a crate::sources::tools::Origin,
 }
 
 /// A `PreToolUse` hook's decision.
@@ -144,8 +149,12 @@ fn event(context: Context<'_>, name: &str, tool: &str, input: &Value, response: 
         "hook_event_name": name,
         "tool_name": tool,
         "tool_input": input,
+        "tool_use_id": context.origin.tool_use_id(),
         "permission_mode": mode.name(),
     });
+    if let Some(transcript) = context.transcript_path {
+        object["transcript_path"] = transcript.display().to_string().into();
+    }
     if let Some(response) = response {
         object["tool_response"] = response.clone();
     }

@@ -81,6 +81,8 @@ pub(crate) struct Policy {
     /// same question come back.
     allowed_always: std::sync::Mutex<Vec<String>>,
     session_id: String,
+    /// The conversation's transcript, which hooks are told of, when the embedder keeps one.
+    transcript_path: Option<PathBuf>,
 }
 
 /// A call the policy let through.
@@ -116,7 +118,14 @@ impl Policy {
             settings,
             allowed_always: Default::default(),
             session_id: session_id(),
+            transcript_path: None,
         }
+    }
+
+    /// The same policy, telling hooks of the conversation's transcript at `path`.
+    pub fn with_transcript_path(mut self, path: Option<PathBuf>) -> Self {
+        self.transcript_path = path;
+        self
     }
 
     /// The same policy for another client: its calls that must ask go to `approver`, and
@@ -130,6 +139,7 @@ impl Policy {
             self.rules_file.clone(),
             self.settings.clone(),
         )
+        .with_transcript_path(self.transcript_path.clone())
     }
 
     pub fn session_id(&self) -> &str {
@@ -174,7 +184,7 @@ impl Policy {
         answered: Option<Approval>,
     ) -> Result<Value, ToolError> {
         let mode = self.mode(settings);
-        let (input, hook) = match hooks::pre_tool_use(self.hook_context(settings), tool, input, mode).await {
+        let (input, hook) = match hooks::pre_tool_use(self.hook_context(settings, origin), tool, input, mode).await {
             PreOutcome::Block(message) => return Err(ToolError::authorization(message)),
             PreOutcome::Continue { input, decision } => (input, decision),
         };
@@ -186,7 +196,7 @@ impl Policy {
             )));
         }
         let verdict = match hook {
-            Some(hooks::Decision::Deny(reason)) => Verdict::Deny(format!("PreToolUse:{tool} hook error: {reason}")),
+            Some(hooks::Decision::Deny(reason)) => Verdict::Deny(format!("`{tool}` was denied by a PreToolUse hook: {reason}")),
             Some(hooks::Decision::Ask(reason)) => Verdict::Ask { why: format!("a PreToolUse hook asks: {reason}") },
             Some(hooks::Decision::Allow) => Verdict::Allow,
             None => self.verdict(tool, effect, &paths, settings, mode),
@@ -207,6 +217,7 @@ impl Policy {
     pub async fn after(
         &self,
         tool: &str,
+        origin: &Origin,
         authorized: Option<Value>,
         response: impl FnOnce() -> Value,
         settings: &Settings,
@@ -214,7 +225,7 @@ impl Policy {
     ) {
         let Some(input) = authorized else { return };
         let mode = self.mode(settings);
-        hooks::post_tool_use(self.hook_context(settings), tool, &input, &response(), mode, notes).await;
+        hooks::post_tool_use(self.hook_context(settings, origin), tool, &input, &response(), mode, notes).await;
     }
 
     /// Whether any `PostToolUse` hook would run for `tool` (so the input and the response
@@ -223,8 +234,14 @@ impl Policy {
         settings.post_tool_use.iter().any(|entry| entry.value.matches(tool) && !entry.value.hooks.is_empty())
     }
 
-    fn hook_context<'a>(&'a self, settings: &'a Settings) -> hooks::Context<'a> {
-        hooks::Context { settings, cwd: self.cwd.as_deref(), session_id: &self.session_id }
+    fn hook_context<'a>(&'a self, settings: &'a Settings, origin: &'a Origin) -> hooks::Context<'a> {
+        hooks::Context {
+            settings,
+            cwd: self.cwd.as_deref(),
+            session_id: &self.session_id,
+            transcript_path: self.transcript_path.as_deref(),
+            origin,
+        }
     }
 
     /// The workspace places a call touches, for rules with a path pattern.

@@ -283,11 +283,10 @@ impl Layer {
         let parsed = parsed?;
         let rules = |list: Vec<RuleEntry>, key: &str| -> Vec<Rule> {
             let rules: Vec<Rule> = list.into_iter().map(|RuleEntry(rule)| rule).collect();
-            for (i, rule) in rules.iter().enumerate().filter(|(_, rule)| rule.is_foreign()) {
-                tracing::warn!(
-                    "{}: permissions.{key}[{i}]: rule `{rule}` is for a tool this host does not have; it applies to no call",
-                    file.display()
-                );
+            for (i, rule) in rules.iter().enumerate() {
+                if let Some(why) = rule.applies_to_nothing() {
+                    tracing::warn!("{}: permissions.{key}[{i}]: rule `{rule}` applies to no call: {why}", file.display());
+                }
             }
             rules
         };

@@ -57,12 +57,44 @@ impl fmt::Display for PermissionMode {
     }
 }
 
+/// Claude Code's names for what the workspace tools do, and the tools each name's rules
+/// apply to here. As Claude Code says of its own: `Read` rules apply to every tool that
+/// reads files, `Edit` rules to every tool that edits them.
+const CLAUDE_CODE_TOOLS: [(&str, &[&str]); 7] = [
+    ("Read", &["read_file", "ls", "glob", "grep"]),
+    ("Edit", &["edit_file", "write_file"]),
+    ("MultiEdit", &["edit_file"]),
+    ("Write", &["write_file"]),
+    ("Glob", &["glob"]),
+    ("Grep", &["grep"]),
+    ("LS", &["ls"]),
+];
+
+/// Claude Code's tools that have no counterpart here: a rule for one applies to no call.
+const CLAUDE_CODE_ONLY: [&str; 12] = [
+    "Bash",
+    "BashOutput",
+    "KillShell",
+    "WebFetch",
+    "WebSearch",
+    "Task",
+    "TodoWrite",
+    "NotebookEdit",
+    "NotebookRead",
+    "SlashCommand",
+    "ExitPlanMode",
+    "Agent",
+];
+
 /// One permission rule: `Tool`, `mcp__server`, `mcp__server__*`, `mcp__server__tool`, or
-/// a workspace tool with a path pattern: `read_file(secrets/**)`.
+/// a workspace tool with a path pattern: `read_file(secrets/**)`; Claude Code's names of the
+/// workspace tools (`Read(./src/**)`, `Edit`, `Write`, `Glob`, `Grep`, `LS`) apply to ours.
 #[derive(Clone, Debug)]
 pub struct Rule {
-    /// The tool (or `mcp__server`) the rule names.
+    /// The tool (or `mcp__server`) the rule names, as written.
     pub tool: String,
+    /// The tools of this host a Claude Code name stands for (empty for our own names).
+    stands_for: &'static [&'static str],
     /// What inside the call the rule is about, as written; `None` covers the whole tool.
     pub pattern: Option<String>,
     /// The pattern as a path pattern, for the workspace tools.
@@ -104,10 +136,23 @@ impl Rule {
                 return Err(RuleError::McpSpecifier { rule: rule(), tool: tool.to_string() });
             }
             Some(_) if tool == EXEC => return Err(RuleError::ExecSpecifier { rule: rule() }),
-            Some(pattern) if PATH_TOOLS.contains(&tool) => Some(PathPattern::new(text, pattern)?),
+            Some(pattern) if PATH_TOOLS.contains(&tool) || claude_code_tools(tool).is_some() => {
+                Some(PathPattern::new(text, pattern)?)
+            }
             Some(_) => None,
         };
-        Ok(Rule { tool: tool.to_string(), pattern, path })
+        let stands_for = claude_code_tools(tool).unwrap_or(&[]);
+        Ok(Rule { tool: tool.to_string(), stands_for, pattern, path })
+    }
+
+    /// Why the rule applies to no call here, when that is so: a tool of Claude Code's this
+    /// host does not have, or a specifier it cannot apply.
+    pub fn applies_to_nothing(&self) -> Option<String> {
+        if CLAUDE_CODE_ONLY.contains(&self.tool.as_str()) {
+            return Some(format!("`{}` is a tool of Claude Code's that exec-host does not have", self.tool));
+        }
+        (self.pattern.is_some() && self.path.is_none())
+            .then(|| format!("`{}` takes no specifier here, or is a tool this host does not have", self.tool))
     }
 
     /// The rule that allows exactly tool `name` and nothing else, as "allow always" saves
@@ -124,7 +169,7 @@ impl Rule {
     /// Whether the rule is about tool `name` at all: it names the tool, its MCP server
     /// (`mcp__server`), or all of that server's tools (`mcp__server__*`).
     fn names_tool(&self, name: &str) -> bool {
-        if self.tool == name {
+        if self.tool == name || self.stands_for.contains(&name) {
             return true;
         }
         // By prefix, not by splitting the name: the rule covers every name that starts with
@@ -162,10 +207,15 @@ impl Rule {
         self.pattern.is_none() && whole_server.strip_prefix(MCP_PREFIX) == Some(server)
     }
 
-    /// Whether the rule has a specifier this host cannot apply (a tool it does not have).
+    /// Whether the rule applies to no call here (see [`Rule::applies_to_nothing`]).
     pub fn is_foreign(&self) -> bool {
-        self.pattern.is_some() && self.path.is_none()
+        self.applies_to_nothing().is_some()
     }
+}
+
+/// The tools of this host a Claude Code tool name stands for.
+fn claude_code_tools(name: &str) -> Option<&'static [&'static str]> {
+    CLAUDE_CODE_TOOLS.iter().find(|(claude, _)| *claude == name).map(|(_, ours)| *ours)
 }
 
 impl TryFrom<String> for Rule {

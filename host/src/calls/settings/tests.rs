@@ -26,6 +26,27 @@ fn rules_parse_as_claude_code_writes_them() {
 }
 
 #[test]
+fn claude_codes_names_of_the_file_tools_apply_to_ours_and_its_other_tools_to_nothing() {
+    let applies = |rule: &str, tool: &str, path: &str| Rule::parse(rule).unwrap().applies(tool, &[path.to_string()]);
+    for tool in ["read_file", "ls", "glob", "grep"] {
+        assert!(applies("Read(./src/**)", tool, "src/main.rs"), "Read covers {tool}");
+        assert!(!applies("Read(./src/**)", tool, "docs/a.md"), "only under src: {tool}");
+    }
+    assert!(!applies("Read(./src/**)", "write_file", "src/main.rs"), "Read is not a write");
+    for tool in ["edit_file", "write_file"] {
+        assert!(applies("Edit(./src/**)", tool, "src/x.rs"), "Edit covers {tool}");
+    }
+    assert!(applies("Write", "write_file", "a") && !applies("Write", "edit_file", "a"));
+    assert!(applies("Glob", "glob", "a") && applies("Grep", "grep", "a") && applies("LS", "ls", "a"));
+    assert!(Rule::parse("Read(./src/**)").unwrap().applies_to_nothing().is_none());
+    for foreign in ["WebFetch(domain:example.com)", "WebFetch", "Bash", "Bash(rm:*)", "Task"] {
+        let why = Rule::parse(foreign).unwrap().applies_to_nothing();
+        assert!(why.is_some(), "{foreign} warns");
+    }
+    assert!(Rule::parse("WebFetch").unwrap().applies_to_nothing().unwrap().contains("Claude Code"));
+}
+
+#[test]
 fn allow_always_saves_a_rule_only_when_it_means_that_one_tool() {
     assert_eq!(Rule::exactly("write_file").as_deref(), Some("write_file"));
     assert_eq!(Rule::exactly("mcp__srv__add").as_deref(), Some("mcp__srv__add"));

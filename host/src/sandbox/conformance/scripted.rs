@@ -68,7 +68,7 @@ impl ScriptTools for ScriptedTools {
         &self.names
     }
 
-    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken, _: Option<Approval>) -> ToolFuture {
+    fn call(&self, _: u32, name: String, args: Map<String, Value>, cancel: CancellationToken, _: Option<Approval>) -> ToolFuture {
         let Some(answer) = self.find(Some(&name), &args) else {
             return std::future::ready(Err(ToolError::execution(format!("no answer is scripted for {name}")))).boxed();
         };

@@ -34,10 +34,18 @@ pub(crate) trait ScriptTools: Send + Sync + 'static {
     /// The names a script may call as `tools.<name>`, in order.
     fn names(&self) -> &[String];
 
-    /// Starts one call. A name the script may not reach is refused by the returned future
-    /// at its first poll. `cancel` fires when the Exec ends or is aborted. `answered` is a
-    /// person's answer to the call's approval, given already (a parked call resumed).
-    fn call(&self, name: String, args: Map<String, Value>, cancel: CancellationToken, answered: Option<Approval>) -> ToolFuture;
+    /// Starts call `id` of the script. A name the script may not reach is refused by the
+    /// returned future at its first poll. `cancel` fires when the Exec ends or is aborted.
+    /// `answered` is a person's answer to the call's approval, given already (a parked call
+    /// resumed).
+    fn call(
+        &self,
+        id: u32,
+        name: String,
+        args: Map<String, Value>,
+        cancel: CancellationToken,
+        answered: Option<Approval>,
+    ) -> ToolFuture;
 
     /// Answers `tools.ToolSearch(args)` with the JSON text of its result.
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError>;
@@ -217,7 +225,7 @@ impl NestedCalls {
                 }
             };
             let answered = answers.get(&call.id).cloned();
-            let future = self.tools.call(call.name.clone(), args, self.cancel.clone(), answered);
+            let future = self.tools.call(call.id, call.name.clone(), args, self.cancel.clone(), answered);
             let asked = Some(Box::new((call.name, call.args_json)));
             self.argument_bytes_in_flight += argument_bytes;
             self.in_flight.push(InFlight { id: call.id, argument_bytes, future, asked });
@@ -313,7 +321,7 @@ impl NestedCalls {
             Err(error) => return Started::Done(self.record.finish(id, Err(error))),
         };
         let asked = self.parkable.then(|| Box::new((name.clone(), args_json)));
-        let future = self.tools.call(name, args, self.cancel.clone(), None);
+        let future = self.tools.call(id, name, args, self.cancel.clone(), None);
         let mut call = InFlight { id, argument_bytes, future, asked };
         // Start it now. A pending future is polled again, with a real waker, by `next`.
         match Pin::new(&mut call).poll(&mut Context::from_waker(Waker::noop())) {

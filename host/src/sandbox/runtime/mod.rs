@@ -452,6 +452,7 @@ impl ScriptTools for NoTools {
 
     fn call(
         &self,
+        _: u32,
         name: String,
         _: serde_json::Map<String, serde_json::Value>,
         _: CancellationToken,

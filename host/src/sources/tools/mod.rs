@@ -247,8 +247,21 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 pub enum Origin {
     /// A tool call of the model's, with its call id.
     Direct { call_id: Arc<str> },
-    /// A call from a script, inside the `Exec` call with this id.
-    Nested { exec_call_id: Arc<str> },
+    /// A call from a script, inside the `Exec` call with this id; `call` numbers it among
+    /// the script's calls (the id its approval carries).
+    Nested { exec_call_id: Arc<str>, call: u32 },
+}
+
+impl Origin {
+    /// The call's id as hooks read it (`tool_use_id`): the model's call id, or for a
+    /// script's call its Exec's id and its number (`toolu_1#3`); the same for the call's
+    /// `PreToolUse` and `PostToolUse`.
+    pub fn tool_use_id(&self) -> String {
+        match self {
+            Origin::Direct { call_id } => call_id.to_string(),
+            Origin::Nested { exec_call_id, call } => format!("{exec_call_id}#{call}"),
+        }
+    }
 }
 
 /// An approver's answer to a call that asks.
