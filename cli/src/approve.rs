@@ -66,13 +66,17 @@ fn prompt(request: &ApprovalRequest) -> Approval {
         _ => "called".to_string(),
     };
     let input = crate::terminal::neutralise(&shown_input(request)).into_owned();
+    let always = match request.allow_rule_stops_asking {
+        true => format!("saves the rule `{}`", crate::terminal::neutralise(&request.rule)),
+        // An allow rule would not stop an ask rule asking: nothing is saved.
+        false => "for the rest of this run".to_string(),
+    };
     let mut stderr = std::io::stderr().lock();
     let _ = write!(
         stderr,
-        "\n`{}` wants to run, {origin}:\n  {input}\n  It asks because of {}.\nAllow it? [y] once, [a] always (saves the rule `{}`), [n] no: ",
+        "\n`{}` wants to run, {origin}:\n  {input}\n  It asks because of {}.\nAllow it? [y] once, [a] always ({always}), [n] no: ",
         crate::terminal::neutralise(&request.tool),
         crate::terminal::neutralise(&request.why),
-        crate::terminal::neutralise(&request.rule)
     );
     let _ = stderr.flush();
     let mut line = String::new();
@@ -110,12 +114,17 @@ pub fn shown_value(input: &serde_json::Value) -> String {
     input
 }
 
-/// The refusal of a call that must ask when `nobody` can be asked: why it asks, and the flag
-/// and the settings rule that would let it run.
+/// The refusal of a call that must ask when `nobody` can be asked: why it asks, and what
+/// would really let it run (the flag and the settings rule, unless an ask rule or a hook
+/// asks, which no allow rule outranks).
 pub fn refusal(request: &ApprovalRequest, nobody: &str) -> Approval {
-    let reason = format!(
-        "it needs approval ({}) and {nobody}; run with `--allow {}`, or add \"{}\" to permissions.allow in a settings file",
-        request.why, request.rule, request.rule
-    );
+    let remedy = match request.allow_rule_stops_asking {
+        true => format!(
+            "run with `--allow {}`, or add \"{}\" to permissions.allow in a settings file",
+            request.rule, request.rule
+        ),
+        false => "an ask rule (or a hook) is stronger than any allow rule, so `--allow` does not lift it: remove the rule, or run where a person can answer (a terminal, or --on-ask park)".to_string(),
+    };
+    let reason = format!("it needs approval ({}) and {nobody}; {remedy}", request.why);
     Approval::Deny { reason }
 }

@@ -147,6 +147,22 @@ async fn a_nested_call_asks_with_its_leaf_name_and_its_exec_and_always_saves_a_r
 }
 
 #[tokio::test]
+async fn under_an_ask_rule_always_lasts_the_session_saves_nothing_and_an_allow_rule_does_not_lift_it() {
+    let approver = TestApprover::new(|_| Approval::AllowAlways);
+    let settings = json!({"permissions": {"ask": ["echo"], "allow": ["echo"]}});
+    let harness = harness(settings, Some(PermissionMode::Default), &approver).await;
+    let outcome = harness.run("await tools.echo({ value: 1 }); await tools.echo({ value: 2 }); return 'done'").await;
+    assert_eq!(outcome.value(), Some(&json!("done")), "{}", outcome.text());
+    let asked = approver.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "asked once, though an allow rule names the tool; then always held");
+    assert!(asked[0].why.contains("the permissions.ask rule `echo`"), "{}", asked[0].why);
+    assert!(!asked[0].allow_rule_stops_asking, "saving an allow rule would not stop an ask rule");
+    assert!(!harness.dir.path().join(".exec-host/settings.json").exists(), "no rule saved");
+    assert_eq!(harness.attempt("tools.echo({})").await, "ok");
+    assert_eq!(approver.tools().len(), 1, "always lasts the session");
+}
+
+#[tokio::test]
 async fn a_denied_approval_rejects_the_await_and_an_uncaught_one_fails_the_exec() {
     let approver = TestApprover::new(|_| Approval::Deny { reason: "not today".into() });
     let harness = harness(json!({}), Some(PermissionMode::Default), &approver).await;

@@ -98,12 +98,15 @@ impl Approver for ClientApprover {
             let Some(schema) = decision_form() else {
                 return crate::approve::refusal(&request, "the approval form could not be built");
             };
+            let always = match request.allow_rule_stops_asking {
+                true => format!("Allowing it always saves the rule `{}`.", request.rule),
+                false => "Allowing it always lasts for this session; no rule is saved (an ask rule asks).".to_string(),
+            };
             let message = format!(
-                "`{}` wants to run ({}). It asks because of {}. Allowing it always saves the rule `{}`.",
+                "`{}` wants to run ({}). It asks because of {}. {always}",
                 request.tool,
                 crate::approve::shown_input(&request),
                 request.why,
-                request.rule
             );
             let asked = client
                 .create_elicitation(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema })

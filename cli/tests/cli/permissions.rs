@@ -67,19 +67,28 @@ fn permission_flags_and_modes_apply_to_run() {
     let script = setup.script("s.js", WRITES);
     // run starts in bypassPermissions: the author wrote the script.
     assert_eq!(setup.run(&["run", &script]).status.code(), Some(0));
-    // With no terminal, a call that must ask is refused, naming the flag and the rule.
-    let output = setup.run(&["run", "--json", "--ask", "write_file", &script]);
-    assert_eq!(output.status.code(), Some(1));
+    // With no terminal, a call an ask rule asks for is refused, saying what would let it run:
+    // not an allow rule, which an ask rule outranks (deny, then ask, then allow).
+    for extra in [&[][..], &["--allow", "write_file"]] {
+        let output = setup.run(&[&["run", "--json", "--ask", "write_file"][..], extra, &[&script]].concat());
+        assert_eq!(output.status.code(), Some(1));
+        let error = json_of(&output)["error"].as_str().unwrap().to_string();
+        assert!(
+            error.contains(
+                "`write_file` was denied: it needs approval (the permissions.ask rule `write_file` in the command line)"
+            ),
+            "{error}"
+        );
+        assert!(error.contains("stronger than any allow rule, so `--allow` does not lift it: remove the rule"), "{error}");
+        assert_eq!(json_of(&output)["calls"], json!(["write_file"]), "a refused call counts");
+    }
+    // A call the mode asks for is refused naming the flag and the rule that let it run.
+    let output = setup.run(&["run", "--json", "--permission-mode", "default", &script]);
     let error = json_of(&output)["error"].as_str().unwrap().to_string();
-    assert!(
-        error.contains("`write_file` was denied: it needs approval (the permissions.ask rule `write_file` in the command line)"),
-        "{error}"
-    );
     assert!(
         error.contains("run with `--allow write_file`, or add \"write_file\" to permissions.allow in a settings file"),
         "{error}"
     );
-    assert_eq!(json_of(&output)["calls"], json!(["write_file"]), "a refused call counts");
     // The default mode asks before writes, not before reads; an allow rule lets writes run.
     let reads = setup.script("r.js", "return (await tools.read_file({ path: 's.js' })).total_lines");
     assert_eq!(setup.run(&["run", "--permission-mode", "default", &reads]).status.code(), Some(0));

@@ -98,6 +98,16 @@ fn a_terminal_prompt_allows_once_always_or_not() {
     assert_eq!(saved, json!({"permissions": {"allow": ["write_file"]}}));
     let (status, _, _) = run_on_a_terminal(&setup, &["run", "--permission-mode", "default", &script], &[]);
     assert_eq!(status, Some(0));
+
+    // Under an ask rule, which no allow rule outranks, "always" lasts for the run and saves
+    // nothing: the second write does not ask.
+    std::fs::remove_file(&settings).unwrap();
+    let twice = setup.script("twice.js", "await tools.write_file({ path: 'b.txt', content: '1' }); await tools.write_file({ path: 'c.txt', content: '2' }); return 'both'");
+    let (status, out, screen) = run_on_a_terminal(&setup, &["run", "--ask", "write_file", &twice], &["a"]);
+    assert_eq!(status, Some(0), "{out}");
+    assert!(screen.contains("[a] always (for the rest of this run)"), "{screen}");
+    assert_eq!(screen.matches("wants to run").count(), 1, "asked once: {screen}");
+    assert!(!settings.exists(), "no rule is saved that would not stop the asking");
 }
 
 #[test]

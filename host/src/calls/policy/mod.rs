@@ -54,6 +54,10 @@ pub struct ApprovalRequest {
     pub why: String,
     /// The rule "allow always" saves to the project settings.
     pub rule: String,
+    /// Whether that rule, in `permissions.allow`, stops the call from asking. False when an
+    /// `ask` rule or a hook asks: they are stronger than any allow rule (Claude Code's
+    /// precedence), so "allow always" then lasts for the session and saves nothing.
+    pub allow_rule_stops_asking: bool,
 }
 
 pub use crate::sources::tools::Approval;
@@ -96,7 +100,11 @@ pub(crate) struct Authorized {
 /// What rules and mode say of one call.
 enum Verdict {
     Allow,
-    Ask { why: String },
+    /// `lifted`: whether an allow rule would stop it asking.
+    Ask {
+        why: String,
+        lifted: bool,
+    },
     Deny(String),
 }
 
@@ -197,17 +205,20 @@ impl Policy {
         }
         let verdict = match hook {
             Some(hooks::Decision::Deny(reason)) => Verdict::Deny(format!("`{tool}` was denied by a PreToolUse hook: {reason}")),
-            Some(hooks::Decision::Ask(reason)) => Verdict::Ask { why: format!("a PreToolUse hook asks: {reason}") },
+            Some(hooks::Decision::Ask(reason)) => {
+                Verdict::Ask { why: format!("a PreToolUse hook asks: {reason}"), lifted: false }
+            }
             Some(hooks::Decision::Allow) => Verdict::Allow,
             None => self.verdict(tool, effect, &paths, settings, mode),
         };
         match verdict {
             Verdict::Allow => Ok(input),
             Verdict::Deny(message) => Err(ToolError::authorization(message)),
-            Verdict::Ask { why } if mode == PermissionMode::DontAsk => Err(ToolError::authorization(format!(
-                "`{tool}` was not run: it needs approval ({why}), and the permission mode is dontAsk; a permissions.allow rule `{tool}` lets it run"
+            Verdict::Ask { why, lifted } if mode == PermissionMode::DontAsk => Err(ToolError::authorization(format!(
+                "`{tool}` was not run: it needs approval ({why}), and the permission mode is dontAsk; {}",
+                what_lets_it_run(tool, lifted)
             ))),
-            Verdict::Ask { why } => self.ask(tool, input, origin, why, answered).await,
+            Verdict::Ask { why, lifted } => self.ask(tool, input, origin, why, lifted, answered).await,
         }
     }
 
@@ -252,12 +263,17 @@ impl Policy {
         }
     }
 
-    /// `ask` rules, then `allow` rules, then the mode.
+    /// What a person allowed always in this session, then `ask` rules, then `allow` rules,
+    /// then the mode.
     fn verdict(&self, tool: &str, effect: Effect, paths: &[String], settings: &Settings, mode: PermissionMode) -> Verdict {
-        if let Some(rule) = first_applying(&settings.ask, tool, paths) {
-            return Verdict::Ask { why: format!("the permissions.ask rule `{}` in {}", rule.value, rule.source) };
+        if self.allowed_always().iter().any(|t| t == tool) {
+            return Verdict::Allow;
         }
-        if first_applying(&settings.allow, tool, paths).is_some() || self.allowed_always().iter().any(|t| t == tool) {
+        if let Some(rule) = first_applying(&settings.ask, tool, paths) {
+            let why = format!("the permissions.ask rule `{}` in {}", rule.value, rule.source);
+            return Verdict::Ask { why, lifted: false };
+        }
+        if first_applying(&settings.allow, tool, paths).is_some() {
             return Verdict::Allow;
         }
         let runs = match mode {
@@ -272,7 +288,7 @@ impl Policy {
             Effect::WorkspaceEdit => "before workspace edits",
             _ => "before tools that are not read-only",
         };
-        Verdict::Ask { why: format!("the permission mode {mode} asks {what}") }
+        Verdict::Ask { why: format!("the permission mode {mode} asks {what}"), lifted: true }
     }
 
     /// The answer to a call that asks: `answered` when the caller has it already (a parked
@@ -284,6 +300,7 @@ impl Policy {
         input: Value,
         origin: &Origin,
         why: String,
+        lifted: bool,
         answered: Option<Approval>,
     ) -> Result<Value, ToolError> {
         let answer = match (answered, &self.approver) {
@@ -295,19 +312,21 @@ impl Policy {
                     origin: origin.clone(),
                     why: why.clone(),
                     rule: tool.to_string(),
+                    allow_rule_stops_asking: lifted,
                 };
                 approver.approve(request).await
             }
             (None, None) => {
                 return Err(ToolError::authorization(format!(
-                    "`{tool}` needs approval ({why}), and this session has no way to ask: a permissions.allow rule `{tool}` lets it run"
+                    "`{tool}` needs approval ({why}), and this session has no way to ask: {}",
+                    what_lets_it_run(tool, lifted)
                 )));
             }
         };
         match answer {
             Approval::AllowOnce => Ok(input),
             Approval::AllowAlways => {
-                self.remember(tool);
+                self.remember(tool, lifted);
                 Ok(input)
             }
             Approval::Deny { reason } => Err(ToolError::authorization(format!("`{tool}` was denied: {reason}"))),
@@ -318,12 +337,16 @@ impl Policy {
     /// Saves an "allow always" rule to the project settings; a call is never refused
     /// because the rule could not be saved. The tool stays allowed for the rest of the
     /// session either way.
-    fn remember(&self, tool: &str) {
+    fn remember(&self, tool: &str, save: bool) {
         let mut allowed = self.allowed_always();
         if !allowed.iter().any(|t| t == tool) {
             allowed.push(tool.to_string());
         }
         drop(allowed);
+        // An ask rule would still ask past a saved allow rule: the answer lasts the session.
+        if !save {
+            return;
+        }
         let Some(rule) = Rule::exactly(tool) else {
             tracing::warn!(
                 "`{tool}` was allowed always for this session only: written as a rule, its name would mean more than this one tool"
@@ -354,6 +377,15 @@ impl Policy {
 impl Policy {
     fn allowed_always(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
         self.allowed_always.locked()
+    }
+}
+
+/// What would let a call of `tool` that asks run without asking: an allow rule, unless an
+/// ask rule or a hook asks (`lifted` false), which no allow rule outranks.
+pub(crate) fn what_lets_it_run(tool: &str, lifted: bool) -> String {
+    match lifted {
+        true => format!("a permissions.allow rule `{tool}` lets it run"),
+        false => "an ask rule (or a hook) is stronger than any allow rule, so only removing it, or an answer from a person, lets it run".into(),
     }
 }
 

@@ -122,23 +122,17 @@ impl SettingsFiles {
     pub fn add_allow_rule(&self, within: Option<&Dir>, file: &Path, rule: &str) -> Result<(), SettingsError> {
         let fail = |reason: &str| SettingsError::new(file, reason);
         let (folder, name) = rules_folder(within, file)?;
-        let mut document =
-            match crate::support::text_file::read_text_in(&folder, &name, crate::support::text_file::MAX_CONFIG_FILE_BYTES) {
-                Ok(text) if !text.trim().is_empty() => {
-                    serde_json::from_str::<Value>(&text).map_err(|e| SettingsError::from_reader(file, e))?
-                }
-                Ok(_) | Err(crate::support::text_file::ReadError::Missing) => Value::Object(Default::default()),
-                Err(e) => return Err(SettingsError::new(file, format!("the file {e}")).caused_by(e)),
-            };
-        let Value::Object(root) = &mut document else { return Err(fail("its top level is not an object")) };
-        let permissions = root.entry("permissions").or_insert_with(|| Value::Object(Default::default()));
-        let Value::Object(permissions) = permissions else { return Err(fail("`permissions` is not an object")) };
-        let allow = permissions.entry("allow").or_insert_with(|| Value::Array(Vec::new()));
-        let Value::Array(allow) = allow else { return Err(fail("`permissions.allow` is not a list")) };
-        if !allow.iter().any(|known| known.as_str() == Some(rule)) {
-            allow.push(Value::String(rule.to_string()));
+        let text = match crate::support::text_file::read_text_in(&folder, &name, crate::support::text_file::MAX_CONFIG_FILE_BYTES)
+        {
+            Ok(text) => text,
+            Err(crate::support::text_file::ReadError::Missing) => String::new(),
+            Err(e) => return Err(SettingsError::new(file, format!("the file {e}")).caused_by(e)),
+        };
+        // Read as the settings are read (strict JSON) before it is changed.
+        if !text.trim().is_empty() {
+            serde_json::from_str::<Value>(&text).map_err(|e| SettingsError::from_reader(file, e))?;
         }
-        let text = serde_json::to_string_pretty(&document).map_err(|e| fail("it cannot be written as JSON").caused_by(e))? + "\n";
+        let text = with_allow_rule(&text, rule).map_err(fail)?;
         replace_nofollow(&folder, &name, text.as_bytes()).map_err(|e| fail("cannot write it").caused_by(e))?;
         // The same modification time to the second could hide the change: forget what was read.
         self.state.locked().read = None;
@@ -174,6 +168,31 @@ impl SettingsFiles {
         }
         Ok(Settings::from_layers(&layers))
     }
+}
+
+/// `text` (a settings file, or nothing) with `rule` in `permissions.allow`, and nothing else
+/// changed: its layout, its order and every other byte stay as the author wrote them.
+fn with_allow_rule(text: &str, rule: &str) -> Result<String, &'static str> {
+    use jsonc_parser::cst::{CstInputValue, CstRootNode};
+    let root = CstRootNode::parse(text, &jsonc_parser::ParseOptions::default()).map_err(|_| "it is not JSON")?;
+    let top = root.object_value_or_create().ok_or("its top level is not an object")?;
+    let permissions = top.object_value_or_create("permissions").ok_or("`permissions` is not an object")?;
+    let allow = match permissions.get("allow") {
+        Some(entry) => entry.value().and_then(|value| value.as_array()).ok_or("`permissions.allow` is not a list")?,
+        None => permissions.array_value_or_set("allow"),
+    };
+    let known = allow
+        .elements()
+        .iter()
+        .any(|element| element.as_string_lit().and_then(|text| text.decoded_value().ok()).as_deref() == Some(rule));
+    if !known {
+        allow.append(CstInputValue::String(rule.to_string()));
+    }
+    let mut written = root.to_string();
+    if !written.ends_with('\n') {
+        written.push('\n');
+    }
+    Ok(written)
 }
 
 /// The folder a rules file is written in, opened level by level below `within` without

@@ -240,6 +240,21 @@ fn an_allow_rule_is_added_to_a_file_keeping_its_other_keys() {
     assert!(files.current().unwrap().allow.iter().any(|rule| rule.value.covers_tool("mcp__fx__add")), "seen at once");
     std::fs::write(&file, "[]").unwrap();
     assert!(files.add_allow_rule(None, &file, "x").is_err());
+    // The file keeps its layout: one-line lists stay on one line, the order stays.
+    let written = "{\n  \"permissions\": { \"deny\": [\"grep\"], \"allow\": [\"ls\", \"glob\"] },\n  \"model\": \"kept\"\n}\n";
+    std::fs::write(&file, written).unwrap();
+    files.add_allow_rule(None, &file, "write_file").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "{\n  \"permissions\": { \"deny\": [\"grep\"], \"allow\": [\"ls\", \"glob\", \"write_file\"] },\n  \"model\": \"kept\"\n}\n"
+    );
+    for (text, why) in
+        [("{\"permissions\": []}", "`permissions` is not an object"), ("{\"permissions\": {\"allow\": 1}}", "not a list")]
+    {
+        std::fs::write(&file, text).unwrap();
+        let refused = files.add_allow_rule(None, &file, "x").unwrap_err();
+        assert!(refused.to_string().contains(why), "{refused}");
+    }
 }
 
 /// Saved relative to a folder's handle, a rule never goes through a link: not a folder
