@@ -56,7 +56,7 @@ pub(crate) fn run_exec(
         }
         // The result is out before the servers are closed: closing them never delays it.
         if let Ok(result) = &result {
-            print_outcome(result, json, session.conversation());
+            print_outcome(result, json, session.conversation(), progress.is_some());
         }
         session.shutdown().await;
         result.map(|result| Some(exit_status(&result)))
@@ -80,10 +80,12 @@ pub(crate) fn exit_status(result: &ToolResult) -> ExitCode {
 }
 
 /// [`print_result`], and for an Exec that parked how to resume it (under its
-/// `conversation`).
-pub(crate) fn print_outcome(result: &ToolResult, as_json: bool, conversation: Option<&str>) {
+/// `conversation`). `console_shown`: the script's console lines went to the terminal as
+/// they were written.
+pub(crate) fn print_outcome(result: &ToolResult, as_json: bool, conversation: Option<&str>, console_shown: bool) {
     let paused = result.parked.as_ref().zip(conversation);
-    print_result(result, as_json, paused.map(|(parked, conversation)| crate::park::paused_json(conversation, parked)));
+    let paused_json = paused.map(|(parked, conversation)| crate::park::paused_json(conversation, parked));
+    print_result(result, as_json, paused_json, console_shown);
     if let (Some((parked, conversation)), false) = (paused, as_json) {
         eprintln!(
             "exec-host: the script is parked; continue it with `exec-host resume {} --approve all` (or --approve ID, --deny ID)",
@@ -98,7 +100,7 @@ pub(crate) fn run_id() -> String {
     format!("run-{millis}-{}", std::process::id())
 }
 
-pub(crate) fn print_result(result: &ToolResult, as_json: bool, paused: Option<Value>) {
+pub(crate) fn print_result(result: &ToolResult, as_json: bool, paused: Option<Value>, console_shown: bool) {
     let client = &result.client;
     let mut stdout = std::io::stdout().lock();
     if as_json {
@@ -131,7 +133,12 @@ pub(crate) fn print_result(result: &ToolResult, as_json: bool, paused: Option<Va
         }
         let _ = writeln!(stdout, "{object}");
     } else {
-        let _ = writeln!(stdout, "{}", terminal::out(result.text()));
+        // A terminal that showed the console lines live is not shown them twice.
+        let text = match console_shown && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            true => without_console(result),
+            false => result.text().into(),
+        };
+        let _ = writeln!(stdout, "{}", terminal::out(&text));
         let _ = stdout.flush();
         if !client.images.is_empty() {
             eprintln!("[{} image(s) attached; --json prints them]", client.images.len());
@@ -150,4 +157,18 @@ pub(crate) fn print_result(result: &ToolResult, as_json: bool, paused: Option<Va
             result.call_id
         );
     }
+}
+
+/// The result's text without its console section (the lines as the script wrote them), or
+/// the whole text when the section is not as written (cut, or the text was shortened).
+fn without_console(result: &ToolResult) -> std::borrow::Cow<'_, str> {
+    let text = result.text();
+    if result.client.logs.is_empty() {
+        return text.into();
+    }
+    let logs = result.client.logs.join("\n");
+    if let Some(rest) = text.strip_prefix(&format!("Console output:\n{logs}\n\n")) {
+        return rest.strip_prefix("Return value:\n").unwrap_or(rest).into();
+    }
+    text.strip_suffix(&format!("\n\nConsole output before the failure:\n{logs}")).unwrap_or(text).into()
 }

@@ -54,11 +54,21 @@ async fn a_quick_exec_does_not_yield_and_a_cancelled_one_is_aborted() {
 /// A session of conversation `crash` whose Execs are checkpointed to `store` under a lease
 /// of one second.
 async fn checkpointed(dir: &std::path::Path, counter: &exec_host_tests::Counter, store: &SealedStore) -> exec_host::Session {
+    leased(dir, counter, store, Duration::from_secs(1)).await
+}
+
+/// [`checkpointed`] with a lease of `lease`.
+async fn leased(
+    dir: &std::path::Path,
+    counter: &exec_host_tests::Counter,
+    store: &SealedStore,
+    lease: Duration,
+) -> exec_host::Session {
     exec_host_tests::Harness::builder(dir, counter)
         .await
         .state_store(store.clone())
         .conversation("crash")
-        .running_lease(Duration::from_secs(1))
+        .running_lease(lease)
         .build()
         .await
         .expect("the session starts")
@@ -114,7 +124,9 @@ async fn a_running_exec_that_finishes_leaves_no_checkpoint_behind() {
     let counter = exec_host_tests::Counter::default();
     let raw: Arc<dyn StateStore> = Arc::new(DirectoryStore::open(&dir.path().join("state")).unwrap());
     let store = SealedStore::new(raw.clone(), StateKey::generate().unwrap());
-    let session = checkpointed(dir.path(), &counter, &store).await;
+    // A lease that cannot lapse on a loaded machine while the Exec runs: a host whose lease
+    // lapsed rightly leaves the checkpoint to whoever holds it now.
+    let session = leased(dir.path(), &counter, &store, Duration::from_secs(30)).await;
     let options = CallOptions::new(CancellationToken::new()).yield_after(Duration::from_millis(50));
     let code = "await tools.sleep({ ms: 200 }); await tools.sleep({ ms: 200 }); return 'done'";
     let handle = session.call_with(exec_call(code), options).await.running.expect("it yields").handle;

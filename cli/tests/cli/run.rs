@@ -339,3 +339,30 @@ fn a_failed_call_names_its_tool_and_the_line_and_a_missing_one_is_named() {
     let text = stdout(&setup.run(&["run", "-e", "const helpers = {};\nhelpers.format(1);"]));
     assert!(text.contains("TypeError: helpers.format is not a function\n"), "{text}");
 }
+
+/// The README's table of `run --json`'s keys and `run --help`'s list say what the binary
+/// prints: a key added or dropped fails here until both are corrected.
+#[test]
+fn the_readme_and_help_name_exactly_the_keys_run_json_prints() {
+    let setup = Setup::new();
+    let output = setup.run(&["run", "-e", "console.log('x'); return 1", "--json"]);
+    let mut printed: Vec<String> = json_of(&output).as_object().unwrap().keys().cloned().collect();
+    printed.sort();
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let table = readme.split("one JSON object with exactly these keys:").nth(1).expect("the README's table of keys");
+    let mut documented: Vec<String> = table
+        .lines()
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .filter_map(|line| line.split('`').nth(1).map(str::to_string))
+        .filter(|key| key != "key")
+        .collect();
+    documented.sort();
+    assert_eq!(documented, printed, "the README's table");
+    let help = String::from_utf8(setup.run(&["run", "--help"]).stdout).unwrap();
+    let listed = help.split("--json").nth(1).unwrap_or_default();
+    let listed: String = listed.lines().take(3).collect::<Vec<_>>().join(" ");
+    for key in &printed {
+        assert!(listed.contains(key.as_str()), "`run --help` does not list `{key}`: {listed}");
+    }
+}

@@ -163,6 +163,14 @@ fn a_terminal_sees_calls_and_console_lines_while_the_script_runs() {
     // Into a pipe, standard error has no progress.
     let output = setup.run(&["run", "--mcp-config", &config, &script]);
     assert!(!stderr(&output).contains("waiting on") && !stderr(&output).contains('\u{1b}'), "{}", stderr(&output));
+    // The result going to a file keeps its console section; on the terminal that showed the
+    // lines live, they are not printed a second time.
+    let piped = String::from_utf8_lossy(&output.stdout);
+    assert!(piped.contains("Console output:\nstarting"), "{piped}");
+    let (status, _, screen) = on_a_terminal(&setup, &["run", "--mcp-config", &config, &script], &[], true);
+    assert_eq!(status, Some(0), "{screen}");
+    assert_eq!(screen.matches("one is back").count(), 1, "{screen:?}");
+    assert!(!screen.contains("Console output:") && screen.contains("done"), "{screen:?}");
 }
 
 #[test]
