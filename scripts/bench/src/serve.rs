@@ -415,6 +415,21 @@ async fn sessions_throughput(url: &str, count: usize, duration: Duration) -> Res
             Ok::<_, anyhow::Error>((ms, busy))
         })
     });
+    let throughput = gathered(runs, started).await?;
+    for client in clients {
+        if let Ok(client) = Arc::try_unwrap(client) {
+            client.cancel().await?;
+        }
+    }
+    Ok(throughput)
+}
+
+/// The figures of client `runs` (each its call times in ms and its busy answers) that
+/// started at `started`.
+async fn gathered(
+    runs: impl Iterator<Item = tokio::task::JoinHandle<Result<(Vec<f64>, usize)>>>,
+    started: Instant,
+) -> Result<Throughput> {
     let mut all = Vec::new();
     let mut busy = 0;
     for run in futures::future::join_all(runs).await {
@@ -423,11 +438,6 @@ async fn sessions_throughput(url: &str, count: usize, duration: Duration) -> Res
         busy += refused;
     }
     let elapsed = started.elapsed().as_secs_f64();
-    for client in clients {
-        if let Ok(client) = Arc::try_unwrap(client) {
-            client.cancel().await?;
-        }
-    }
     let p99_ms = quantile(&all, 0.99);
     let per_second = all.len() as f64 / elapsed;
     Ok(Throughput { per_second, p50_ms: median(&mut all), p99_ms, busy })
@@ -459,17 +469,7 @@ async fn modern_throughput(url: &str, count: usize, duration: Duration) -> Resul
             Ok::<_, anyhow::Error>((ms, busy))
         })
     });
-    let mut all = Vec::new();
-    let mut busy = 0;
-    for run in futures::future::join_all(runs).await {
-        let (ms, refused) = run??;
-        all.extend(ms);
-        busy += refused;
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    let p99_ms = quantile(&all, 0.99);
-    let per_second = all.len() as f64 / elapsed;
-    Ok(Throughput { per_second, p50_ms: median(&mut all), p99_ms, busy })
+    gathered(runs, started).await
 }
 
 struct Memory {
