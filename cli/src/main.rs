@@ -116,6 +116,7 @@ fn init_logging(verbose: u8, traces: Option<Option<&str>>) -> Result<Option<serv
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(ansi).with_target(false);
     // Warnings read as the command's own (`exec-host: warning: ...`); -vv adds times and places.
+    let filter = tracing_subscriber::filter::FilterExt::and(filter, terminal::WithoutUnheardAnswers);
     let logs: Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync> = match verbose {
         0 | 1 => logs.event_format(terminal::Plain).with_filter(filter).boxed(),
         _ => logs.with_filter(filter).boxed(),

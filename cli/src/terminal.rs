@@ -74,6 +74,38 @@ where
     }
 }
 
+/// Leaves out what a dependency reports as an error but is the normal end of a call whose
+/// client has gone: rmcp's "failed to send pending response during drain" comes when a
+/// connection closes (its client cancelled or left) while the answer to it was on its way,
+/// and nobody is left to read that answer.
+pub struct WithoutUnheardAnswers;
+
+const UNHEARD_ANSWER: (&str, &str) = ("rmcp::service", "failed to send pending response during drain");
+
+impl<S> tracing_subscriber::layer::Filter<S> for WithoutUnheardAnswers {
+    fn enabled(&self, _: &tracing::Metadata<'_>, _: &tracing_subscriber::layer::Context<'_, S>) -> bool {
+        true
+    }
+
+    fn event_enabled(&self, event: &tracing::Event<'_>, _: &tracing_subscriber::layer::Context<'_, S>) -> bool {
+        struct Message(bool);
+        impl tracing::field::Visit for Message {
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                self.0 |= field.name() == "message" && value == UNHEARD_ANSWER.1;
+            }
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0 |= field.name() == "message" && format!("{value:?}") == UNHEARD_ANSWER.1;
+            }
+        }
+        if event.metadata().target() != UNHEARD_ANSWER.0 {
+            return true;
+        }
+        let mut message = Message(false);
+        event.record(&mut message);
+        !message.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::neutralise;

@@ -475,7 +475,7 @@ fn a_client_of_2026_07_28_that_drops_its_request_mid_exec_stops_it_down_to_the_d
     let log = setup.workspace.path().join("cancel.log");
     let config = json!({"mcpServers": {"fx": {"command": fixture_mcp_server(), "env": {"FIXTURE_CANCEL_LOG": log}}}});
     std::fs::write(setup.workspace.path().join("servers.json"), config.to_string()).unwrap();
-    let server = setup.serve(None, &["--mcp-config", "servers.json", "--allow", "mcp__fx"]);
+    let server = setup.serve(None, &["--mcp-config", "servers.json", "--allow", "mcp__fx", "-v"]);
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "Exec", "arguments": {"code": "await tools.mcp__fx__never({})"}, "_meta": meta}});
@@ -501,4 +501,6 @@ fn a_client_of_2026_07_28_that_drops_its_request_mid_exec_stops_it_down_to_the_d
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(cancelled(), "the downstream call was not cancelled: {:?}", std::fs::read_to_string(&log));
+    let logged = server.stderr.lock().unwrap().clone();
+    assert!(!logged.contains("error"), "a cancellation that worked is no error:\n{logged}");
 }

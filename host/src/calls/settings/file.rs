@@ -240,11 +240,16 @@ impl TryFrom<HookFile> for HookEntry {
     }
 }
 
+/// A settings text of only whitespace (any Unicode kind, a form feed too) is no settings.
+pub(super) fn holds_nothing(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
 impl Layer {
     /// Reads one settings text; `file` names it in errors (with the key path and line).
     pub fn parse(text: &str, file: &Path) -> Result<Layer, SettingsError> {
         let source = Source::File(file.to_path_buf());
-        if text.trim().is_empty() {
+        if holds_nothing(text) {
             return Ok(Layer { source, managed: false, ..Layer::default() });
         }
         let mut deserializer = serde_json::Deserializer::from_str(text);

@@ -174,6 +174,8 @@ impl SettingsFiles {
 /// changed: its layout, its order and every other byte stay as the author wrote them.
 fn with_allow_rule(text: &str, rule: &str) -> Result<String, &'static str> {
     use jsonc_parser::cst::{CstInputValue, CstRootNode};
+    // Whitespace JSON does not allow (a form feed) would be kept and make the file unreadable.
+    let text = if super::file::holds_nothing(text) { "" } else { text };
     let root = CstRootNode::parse(text, &jsonc_parser::ParseOptions::default()).map_err(|_| "it is not JSON")?;
     let top = root.object_value_or_create().ok_or("its top level is not an object")?;
     let permissions = top.object_value_or_create("permissions").ok_or("`permissions` is not an object")?;

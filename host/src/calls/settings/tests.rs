@@ -248,6 +248,13 @@ fn an_allow_rule_is_added_to_a_file_keeping_its_other_keys() {
         std::fs::read_to_string(&file).unwrap(),
         "{\n  \"permissions\": { \"deny\": [\"grep\"], \"allow\": [\"ls\", \"glob\", \"write_file\"] },\n  \"model\": \"kept\"\n}\n"
     );
+    // A file of only whitespace reads as no settings; JSON does not allow all of it (a form
+    // feed), so the saved file starts afresh rather than keeping it.
+    for blank in ["", "\n", "\u{c}", " \u{a0}\t"] {
+        std::fs::write(&file, blank).unwrap();
+        files.add_allow_rule(None, &file, "ls").unwrap();
+        assert!(files.current().unwrap().allow.iter().any(|rule| rule.value.covers_tool("ls")), "{blank:?}");
+    }
     for (text, why) in
         [("{\"permissions\": []}", "`permissions` is not an object"), ("{\"permissions\": {\"allow\": 1}}", "not a list")]
     {
