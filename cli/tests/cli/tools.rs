@@ -73,7 +73,8 @@ fn tools_json_keeps_exec_s_declaration_byte_identical_and_enable_exec_false_flat
 
 #[test]
 fn tools_stats_compares_exec_mode_with_flat_mode() {
-    let (setup, _) = pool_setup();
+    // The workspace tools and the published server, nothing else: the setup the docs quote.
+    let setup = Setup::new();
     let everything = test_packages().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let config = mcp_config(&setup, json!({"everything": {"command": "node", "args": [everything, "stdio"]}}));
     let output = setup.run(&["tools", "--stats", "--mcp-config", &config]);
@@ -94,6 +95,49 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
     assert_eq!(announcement[0], names, "{text}");
     assert_eq!(announcement[1], listed["announcement"].as_str().unwrap().len(), "{text}");
     assert!(text.contains("rounded up") && text.contains("once per conversation"), "the method is stated:\n{text}");
+
+    // The README and the performance notes quote these figures: they stay what the binary prints.
+    let thousands = |n: usize| {
+        let digits = n.to_string();
+        let mut grouped = String::new();
+        for (i, digit) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(digit);
+        }
+        grouped
+    };
+    let quoted = [
+        (
+            "README.md",
+            format!("{} declarations in {} bytes against {} in {}", exec[0], thousands(exec[1]), flat[0], thousands(flat[1])),
+        ),
+        (
+            "docs/performance.md",
+            format!(
+                "{} tools (`Exec`, `view_tool_call`) in {} bytes against {} tools in {} bytes flat",
+                exec[0],
+                thousands(exec[1]),
+                flat[0],
+                thousands(flat[1])
+            ),
+        ),
+        (
+            "docs/performance.md",
+            format!(
+                "the announcement of the {} pooled names is a message of\n{} bytes",
+                announcement[0],
+                thousands(announcement[1])
+            ),
+        ),
+    ];
+    for (file, figures) in quoted {
+        let doc = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file)).unwrap();
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        let figures = figures.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(doc.contains(&figures), "{file} should say \"{figures}\", as the binary prints:\n{text}");
+    }
 }
 
 #[test]
