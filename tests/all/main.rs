@@ -3,6 +3,7 @@
 
 mod attacks;
 mod budget;
+mod build;
 mod builtin_tools;
 mod hardening;
 mod isolation;
