@@ -20,6 +20,8 @@ pub(crate) struct SessionConfig {
     /// The files `mcp` was read from (the workspace tools may not write them).
     pub(crate) mcp_files: Vec<PathBuf>,
     pub(crate) mcp_connect_timeout: Duration,
+    /// Where the OAuth tokens of HTTP servers are kept.
+    pub(crate) mcp_credentials: Option<exec_host::mcp::CredentialsFile>,
     pub(crate) settings: Vec<PathBuf>,
     /// The rules given as flags.
     pub(crate) rules: Layer,
@@ -286,6 +288,10 @@ pub(crate) fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, Usag
         mcp,
         mcp_files: flags.mcp_config,
         mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms),
+        mcp_credentials: flags
+            .mcp_credentials
+            .or_else(exec_host::mcp::CredentialsFile::default_path)
+            .map(exec_host::mcp::CredentialsFile::at),
         settings: flags.settings,
         rules,
         permission_mode: flags.permission_mode,

@@ -40,12 +40,44 @@ pub(crate) enum Command {
     /// Run the WIT-level conformance cases against a guest component (the built-in one by
     /// default) and print a table of which pass.
     Conformance(ConformanceFlags),
+    /// Sign in to, sign out of and list the configured MCP servers.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Print a completion script for SHELL (bash, elvish, fish, powershell, zsh) on stdout.
     #[command(after_help = "Install it where your shell looks, for example:\n  \
         exec-host completions bash > ~/.local/share/bash-completion/completions/exec-host\n  \
         exec-host completions zsh > ~/.zfunc/_exec-host   (with ~/.zfunc in fpath)\n  \
         exec-host completions fish > ~/.config/fish/completions/exec-host.fish")]
     Completions { shell: clap_complete::Shell },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum McpCommand {
+    /// Sign in to the HTTP server NAME with OAuth: opens the authorization URL with $BROWSER
+    /// (or prints it), waits for the redirect back, and keeps the tokens for `run` and `serve`.
+    Login {
+        name: String,
+        /// How long to wait for the sign-in to finish, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = exec_host::mcp::DEFAULT_LOGIN_WAIT.as_secs())]
+        wait: u64,
+        #[command(flatten)]
+        session: SessionFlags,
+    },
+    /// Forget the tokens kept for NAME.
+    Logout {
+        name: String,
+        #[command(flatten)]
+        session: SessionFlags,
+    },
+    /// Each configured server: its transport, whether it connects (or why not), its tool
+    /// count, and whether it is signed in.
+    List {
+        /// One JSON object per server, one per line.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        session: SessionFlags,
+    },
 }
 
 /// Where the tools come from: the workspace, MCP servers, settings.
@@ -58,6 +90,10 @@ pub(crate) struct SessionFlags {
     /// keep it); repeat the flag to combine files. Their tools are `tools.mcp__<server>__<tool>`.
     #[arg(long, value_name = "FILE")]
     pub(crate) mcp_config: Vec<PathBuf>,
+    /// Where the OAuth tokens of HTTP MCP servers are kept (`exec-host mcp login` writes
+    /// them); default `$XDG_DATA_HOME/exec-host/credentials.json`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) mcp_credentials: Option<PathBuf>,
     /// Time each MCP server has to start and list its tools, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = exec_host::mcp::DEFAULT_CONNECT_TIMEOUT.as_millis() as u64)]
     pub(crate) mcp_connect_timeout_ms: u64,

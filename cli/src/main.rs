@@ -18,6 +18,7 @@ mod config;
 mod conformance;
 mod flags;
 mod listing;
+mod mcp;
 mod park;
 mod progress;
 mod run;
@@ -26,7 +27,7 @@ mod session;
 mod terminal;
 
 use config::{ServeConfig, read_script, resolve, resolve_resume, resolve_serve, resolve_session};
-use flags::{Cli, Command};
+use flags::{Cli, Command, McpCommand};
 use listing::{search, tools};
 use run::run;
 use session::{Start, cancel_on_stop_signals, start_session};
@@ -80,6 +81,13 @@ fn main() -> ExitCode {
             resolve_session(flags.session).and_then(|session| listing::view(session, flags.id, flags.offset, flags.limit))
         }
         Command::Serve(flags) => resolve_serve(flags).and_then(serve),
+        Command::Mcp(McpCommand::Login { name, wait, session }) => {
+            resolve_session(session).and_then(|session| mcp::login(session, &name, wait))
+        }
+        Command::Mcp(McpCommand::Logout { name, session }) => {
+            resolve_session(session).and_then(|session| mcp::logout(session, &name))
+        }
+        Command::Mcp(McpCommand::List { json, session }) => resolve_session(session).and_then(|session| mcp::list(session, json)),
         Command::Conformance(flags) => conformance::run(flags.sandbox.options(), flags.cases.as_deref(), &flags.filter),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "exec-host", &mut std::io::stdout());
@@ -172,7 +180,7 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
             ..Start::for_a_model(Arc::new(nobody))
         };
         let (mcp_files, mcp) = (config.session.mcp_files.clone(), config.session.mcp.clone());
-        let Some(session) = start_session(config.session, sandbox, config.limits, start, &signal).await? else {
+        let Some(session) = start_session(config.session, sandbox, config.limits, start, &signal, true).await? else {
             return Ok(ExitCode::from(1));
         };
         let following = tokio::spawn(serve::reload::follow(session.clone(), mcp_files, mcp, signal.clone()));

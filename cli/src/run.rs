@@ -41,7 +41,7 @@ pub(crate) fn run_exec(
         let running_lease = config.store.as_ref().map_or(exec_host::DEFAULT_RUNNING_LEASE, |store| store.running_lease);
         let start =
             Start { store, values: config.values, running_lease, ..Start::for_the_author(crate::park::approver(config.on_ask)) };
-        let Some(session) = start_session(config.session, sandbox, config.limits, start, &abort).await? else {
+        let Some(session) = start_session(config.session, sandbox, config.limits, start, &abort, true).await? else {
             return Ok::<_, UsageError>(None);
         };
         let progress = progress::Progress::for_stderr(config.quiet);

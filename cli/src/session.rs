@@ -22,6 +22,8 @@ pub(crate) struct Start {
     pub(crate) running_lease: std::time::Duration,
     /// What the values scripts keep with `store()` may take.
     pub(crate) values: ValueBounds,
+    /// Whether a person can be sent to sign in to an HTTP MCP server that asks for it.
+    pub(crate) login: bool,
 }
 
 impl Start {
@@ -34,6 +36,7 @@ impl Start {
             store: None,
             values: ValueBounds::default(),
             running_lease: exec_host::DEFAULT_RUNNING_LEASE,
+            login: can_send_to_sign_in(),
         }
     }
 
@@ -45,18 +48,27 @@ impl Start {
             store: None,
             values: ValueBounds::default(),
             running_lease: exec_host::DEFAULT_RUNNING_LEASE,
+            login: false,
         }
     }
 }
 
+/// A person can be sent to an authorization URL from here: there is a browser to open it
+/// with (`$BROWSER`), or a terminal to show it on.
+pub(crate) fn can_send_to_sign_in() -> bool {
+    use std::io::IsTerminal as _;
+    std::env::var_os("BROWSER").is_some_and(|browser| !browser.is_empty()) || std::io::stderr().is_terminal()
+}
+
 /// The session of one invocation: its tools, settings and servers; a server that cannot
-/// start is reported once and the others go on.
+/// start is reported once (when `report_failures`) and the others go on.
 pub(crate) async fn start_session(
     config: SessionConfig,
     sandbox: SandboxOptions,
     limits: Limits,
     start: Start,
     abort: &CancellationToken,
+    report_failures: bool,
 ) -> Result<Option<Session>, UsageError> {
     let explicit_mode = config.permission_mode;
     let mut builder = Session::builder()
@@ -65,6 +77,7 @@ pub(crate) async fn start_session(
         .mcp_servers(config.mcp)
         .read_only_files(config.mcp_files)
         .mcp_connect_timeout(config.mcp_connect_timeout)
+        .mcp_credentials(config.mcp_credentials)
         .sandbox_options(sandbox)
         .limits(limits)
         .starting_permission_mode(start.mode)
@@ -72,6 +85,9 @@ pub(crate) async fn start_session(
         .value_bounds(start.values);
     if let Some(mode) = explicit_mode {
         builder = builder.permission_mode(mode);
+    }
+    if start.login {
+        builder = builder.mcp_login(exec_host::mcp::Login::browser_or_print());
     }
     if let Some((store, conversation)) = start.store {
         builder = builder.state_store(store).running_lease(start.running_lease);
@@ -92,7 +108,7 @@ pub(crate) async fn start_session(
         session.shutdown().await;
         return Err(UsageError("the permission mode bypassPermissions is disabled by the managed settings".into()));
     }
-    for failure in session.start_failures() {
+    for failure in session.start_failures().iter().filter(|_| report_failures) {
         eprintln!("exec-host: warning: {}", terminal::err(&failure.to_string()));
     }
     Ok(Some(session))
@@ -127,7 +143,8 @@ pub(crate) fn with_session<T>(
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
         let Some(session) =
-            start_session(config, sandbox, Limits::default(), Start::for_the_author(approve::for_this_process()), &abort).await?
+            start_session(config, sandbox, Limits::default(), Start::for_the_author(approve::for_this_process()), &abort, true)
+                .await?
         else {
             return Err(UsageError("stopped by a signal before the tools were listed".into()));
         };

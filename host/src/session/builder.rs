@@ -13,8 +13,9 @@ use crate::calls::settings::{self, Layer, PermissionMode, Settings, SettingsFile
 use crate::catalogue::pool::DeferralTable;
 use crate::conversation::results::{MemoryResultStore, ResultStore, ViewToolCall};
 use crate::sandbox::runtime::{Limits, Sandbox, SandboxOptions};
+use crate::sources::mcp::oauth::ServerAuth;
 use crate::sources::mcp::servers::McpServers;
-use crate::sources::mcp::{McpConfig, ServerLimits};
+use crate::sources::mcp::{CredentialsFile, Login, McpConfig, ServerLimits};
 use crate::sources::tools::builtin::{self, Workspace};
 use crate::sources::tools::{Registry, Tool};
 use crate::state::{ConversationValues, SealedStore, ValueBounds, Values};
@@ -28,6 +29,7 @@ pub struct SessionBuilder {
     tools: Vec<Arc<dyn Tool>>,
     servers: McpConfig,
     server_limits: ServerLimits,
+    server_auth: ServerAuth,
     managed: Option<Layer>,
     settings_sources: Vec<SettingsSource>,
     deferral: DeferralTable,
@@ -55,6 +57,7 @@ impl Default for SessionBuilder {
             tools: Vec::new(),
             servers: McpConfig::default(),
             server_limits: ServerLimits::default(),
+            server_auth: ServerAuth { credentials: CredentialsFile::default_path().map(CredentialsFile::at), login: None },
             managed: None,
             settings_sources: Vec::new(),
             deferral: DeferralTable::default(),
@@ -114,6 +117,22 @@ impl SessionBuilder {
     /// [`DEFAULT_QUEUED_BYTES`](crate::sources::mcp::DEFAULT_QUEUED_BYTES)).
     pub fn mcp_queued_bytes(mut self, bytes: usize) -> Self {
         self.server_limits.queued_bytes = bytes;
+        self
+    }
+
+    /// Where the OAuth tokens of HTTP MCP servers are kept and refreshed (default
+    /// [`CredentialsFile::default_path`]); `None` keeps none, and a server that asks for a
+    /// sign-in fails to start.
+    pub fn mcp_credentials(mut self, credentials: Option<CredentialsFile>) -> Self {
+        self.server_auth.credentials = credentials;
+        self
+    }
+
+    /// How a person is sent to sign in when an HTTP MCP server asks for OAuth while the
+    /// session starts or adds it (default: nobody can be, and such a server fails to start
+    /// with the sentence that names `exec-host mcp login`).
+    pub fn mcp_login(mut self, login: Login) -> Self {
+        self.server_auth.login = Some(login);
         self
     }
 
@@ -305,7 +324,7 @@ impl SessionBuilder {
             tools.push(Arc::new(ViewToolCall::new(store.clone())));
         }
         let registry = Arc::new(Registry::new(tools)?);
-        let servers = McpServers::new(registry.clone(), self.server_limits);
+        let servers = McpServers::new(registry.clone(), self.server_limits, self.server_auth);
         let sandbox = async {
             match self.sandbox {
                 Some(sandbox) => Ok(sandbox),

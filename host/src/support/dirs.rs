@@ -15,6 +15,8 @@ pub enum BaseDir {
     Cache,
     /// `$XDG_STATE_HOME`, else `~/.local/state`: what outlives a run (compacted results).
     State,
+    /// `$XDG_DATA_HOME`, else `~/.local/share`: the user's own data (OAuth credentials).
+    Data,
 }
 
 impl BaseDir {
@@ -23,6 +25,7 @@ impl BaseDir {
             BaseDir::Config => ("XDG_CONFIG_HOME", ".config"),
             BaseDir::Cache => ("XDG_CACHE_HOME", ".cache"),
             BaseDir::State => ("XDG_STATE_HOME", ".local/state"),
+            BaseDir::Data => ("XDG_DATA_HOME", ".local/share"),
         }
     }
 

@@ -5,7 +5,9 @@
 //! { "mcpServers": {
 //!     "files":   { "command": "npx", "args": ["-y", "some-server"], "env": {"K": "v"}, "cwd": "/srv" },
 //!     "tickets": { "type": "http", "url": "https://tickets.example/mcp", "headers": {"Authorization": "Bearer ..."},
-//!                  "alwaysLoad": true } } }
+//!                  "alwaysLoad": true },
+//!     "crm":     { "type": "http", "url": "https://crm.example/mcp",
+//!                  "oauth": { "clientId": "exec-host", "clientSecret": "${CRM_SECRET}", "callbackPort": 8765 } } } }
 //! ```
 //!
 //! A server without `type` is a stdio server when it has a `command`. Keys this host does
@@ -36,6 +38,61 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Every tool of this server is always loaded (never deferred into the pool).
     pub always_load: bool,
+    /// How this client identifies itself when an HTTP server asks for OAuth.
+    pub oauth: OAuthClient,
+}
+
+/// The client identity an OAuth login uses: a client registered beforehand with the
+/// authorization server (`clientId`, and `clientSecret` for a confidential one), or a
+/// client ID metadata document's URL; with neither, the client registers itself where the
+/// authorization server allows it (RFC 7591).
+#[derive(Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthClient {
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    /// The loopback port the authorization server redirects to (one registered with it);
+    /// without it, a free port.
+    pub callback_port: Option<u16>,
+    /// The URL of a client ID metadata document describing this client (used when the
+    /// authorization server supports them).
+    pub client_metadata_url: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "[hidden]"))
+            .field("callback_port", &self.callback_port)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish()
+    }
+}
+
+impl OAuthClient {
+    /// A client registered with the authorization server beforehand as `client_id`.
+    pub fn registered(client_id: impl Into<String>) -> Self {
+        OAuthClient { client_id: Some(client_id.into()), ..OAuthClient::default() }
+    }
+
+    /// With the secret of a confidential client.
+    pub fn with_secret(mut self, secret: impl Into<String>) -> Self {
+        self.client_secret = Some(secret.into());
+        self
+    }
+
+    /// Redirected to this loopback port.
+    pub fn with_callback_port(mut self, port: u16) -> Self {
+        self.callback_port = Some(port);
+        self
+    }
+
+    /// Identified by the client ID metadata document at `url`.
+    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
 }
 
 impl McpConfig {
@@ -50,12 +107,19 @@ impl ServerConfig {
     pub fn stdio(command: impl Into<String>, args: impl IntoIterator<Item = String>) -> Self {
         let transport =
             Transport::Stdio { command: command.into(), args: args.into_iter().collect(), env: BTreeMap::new(), cwd: None };
-        ServerConfig { transport, always_load: false }
+        ServerConfig { transport, always_load: false, oauth: OAuthClient::default() }
     }
 
     /// A streamable HTTP server at `url`.
     pub fn http(url: impl Into<String>) -> Self {
-        ServerConfig { transport: Transport::Http { url: url.into(), headers: BTreeMap::new() }, always_load: false }
+        let transport = Transport::Http { url: url.into(), headers: BTreeMap::new() };
+        ServerConfig { transport, always_load: false, oauth: OAuthClient::default() }
+    }
+
+    /// The client identity an OAuth login with this server uses (HTTP servers).
+    pub fn with_oauth(mut self, oauth: OAuthClient) -> Self {
+        self.oauth = oauth;
+        self
     }
 
     /// Adds a variable to a stdio server's environment (ignored for HTTP).
@@ -141,6 +205,21 @@ struct Entry {
     /// The entry is kept in the file but not started (as Claude Code and Cursor write it).
     #[serde(default)]
     disabled: bool,
+    oauth: Option<OAuthEntry>,
+}
+
+/// `oauth`, with Claude Code's key names.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OAuthEntry {
+    #[serde(rename = "clientId")]
+    client_id: Option<String>,
+    #[serde(rename = "clientSecret")]
+    client_secret: Option<String>,
+    #[serde(rename = "callbackPort")]
+    callback_port: Option<u16>,
+    #[serde(rename = "clientMetadataUrl")]
+    client_metadata_url: Option<String>,
 }
 
 impl McpConfig {
@@ -164,7 +243,7 @@ impl McpConfig {
             }
         })?;
         let mut servers = BTreeMap::new();
-        for (name, entry) in parsed.mcp_servers {
+        for (name, mut entry) in parsed.mcp_servers {
             let server_error = |reason: String| ConfigError::Server { file: file.to_path_buf(), name: name.clone(), reason };
             check_name(&name).map_err(|why| server_error(why.to_string()))?;
             if entry.disabled {
@@ -180,8 +259,12 @@ impl McpConfig {
                 continue;
             }
             let always_load = entry.always_load;
+            let oauth = entry.oauth.take().map(OAuthEntry::client).transpose().map_err(server_error)?.unwrap_or_default();
             let transport = entry.transport().map_err(server_error)?;
-            servers.insert(name, ServerConfig { transport, always_load });
+            if oauth != OAuthClient::default() && matches!(transport, Transport::Stdio { .. }) {
+                return Err(server_error("`oauth` applies to HTTP servers only".into()));
+            }
+            servers.insert(name, ServerConfig { transport, always_load, oauth });
         }
         Ok(McpConfig { servers })
     }
@@ -201,6 +284,26 @@ impl McpConfig {
             }
         }
         Ok(merged)
+    }
+}
+
+impl OAuthEntry {
+    fn client(self) -> Result<OAuthClient, String> {
+        let client_id = self.client_id.map(|id| expand(&id, "oauth.clientId")).transpose()?;
+        let client_secret = self.client_secret.map(|secret| expand(&secret, "oauth.clientSecret")).transpose()?;
+        if client_secret.is_some() && client_id.is_none() {
+            return Err("`oauth.clientSecret` needs the `oauth.clientId` it belongs to".into());
+        }
+        let client_metadata_url = self.client_metadata_url.map(|url| expand(&url, "oauth.clientMetadataUrl")).transpose()?;
+        if let Some(url) = &client_metadata_url
+            && !url.starts_with("https://")
+        {
+            return Err(format!("`oauth.clientMetadataUrl` must be an https:// URL, got {url:?}"));
+        }
+        if self.callback_port == Some(0) {
+            return Err("`oauth.callbackPort` must be a port number from 1 to 65535".into());
+        }
+        Ok(OAuthClient { client_id, client_secret, callback_port: self.callback_port, client_metadata_url })
     }
 }
 

@@ -21,8 +21,11 @@ use tokio::sync::Notify;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tracing::{debug, error, info, warn};
 
-use super::config::Transport;
+use super::config::{ServerConfig, Transport};
+use super::credentials::CredentialsFile;
+use super::oauth::{self, Login, ServerAuth};
 use super::stdio::ChildTransport;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 
 /// The lines of a server's stderr kept to explain a failed start.
 const STDERR_TAIL_LINES: usize = 12;
@@ -36,6 +39,8 @@ pub(crate) struct Connection {
     pub service: RunningService<RoleClient, Events>,
     /// Signalled when the server says its tool list changed.
     pub tools_changed: Arc<Notify>,
+    /// The OAuth of an HTTP server, for calls it refuses with a challenge.
+    pub auth: Option<Arc<oauth::StepUp>>,
 }
 
 /// What this client does with a server's notifications.
@@ -76,15 +81,23 @@ impl ClientHandler for Events {
 }
 
 /// Starts the transport and runs the MCP handshake, within `timeout`. The error is one
-/// sentence for the user: what failed and, for a child process, how its stderr ended.
-pub(crate) async fn connect(server: &str, transport: &Transport, timeout: Duration) -> Result<Connection, String> {
+/// sentence for the user: what failed and, for a child process, how its stderr ended. An
+/// HTTP server that answers with an OAuth challenge is signed in to when `auth` can send a
+/// person there (the wait for them is not part of `timeout`), and refused with the command
+/// that signs in otherwise.
+pub(crate) async fn connect(
+    server: &str,
+    config: &ServerConfig,
+    auth: &ServerAuth,
+    timeout: Duration,
+) -> Result<Connection, String> {
     let tools_changed = Arc::new(Notify::new());
-    let events = Events { server: server.into(), tools_changed: tools_changed.clone() };
-    match transport {
+    let events = || Events { server: server.into(), tools_changed: tools_changed.clone() };
+    match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let (child, stderr) = spawn(server, command, args, env, cwd.as_ref())?;
-            match tokio::time::timeout(timeout, serve_client(events, child)).await {
-                Ok(Ok(service)) => Ok(Connection { service, tools_changed }),
+            match tokio::time::timeout(timeout, serve_client(events(), child)).await {
+                Ok(Ok(service)) => Ok(Connection { service, tools_changed, auth: None }),
                 Ok(Err(error)) => {
                     let reason = match &error {
                         ClientInitializeError::TransportError { error, .. } => {
@@ -99,18 +112,133 @@ pub(crate) async fn connect(server: &str, transport: &Transport, timeout: Durati
             }
         }
         Transport::Http { url, headers } => {
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(header_map(headers)?);
-            config.retry_config = Arc::new(reconnect_policy());
-            let transport = StreamableHttpClientTransport::from_config(config);
-            match tokio::time::timeout(timeout, events.serve(transport)).await {
-                Ok(Ok(service)) => Ok(Connection { service, tools_changed }),
-                Ok(Err(ClientInitializeError::TransportError { error, .. })) => {
-                    Err(format!("cannot reach {url}: {}", root_cause(&error)))
+            let manager = match &auth.credentials {
+                Some(credentials) => Some(oauth::manager_for(server, url, &config.oauth, credentials).await?),
+                None => None,
+            };
+            let challenge = match connect_http(events(), url, headers, manager, timeout).await {
+                Ok((service, manager)) => {
+                    let auth = step_up(server, url, config, auth, manager);
+                    return Ok(Connection { service, tools_changed, auth });
                 }
-                Ok(Err(error)) => Err(format!("the MCP handshake with {url} failed: {error}")),
-                Err(_) => Err(format!("no answer to `initialize` from {url} within {}", seconds(timeout))),
+                Err(HttpFailure::Challenged(challenge)) => challenge,
+                Err(HttpFailure::Failed(reason)) => return Err(reason),
+            };
+            let (Some(credentials), Some(login)) = (&auth.credentials, &auth.login) else {
+                return Err(format!("{url} asks for an OAuth sign-in: run `exec-host mcp login {server}` first"));
+            };
+            let manager = oauth::sign_in(server, url, &config.oauth, credentials, login, Some(&challenge)).await?;
+            match connect_http(events(), url, headers, Some(manager), timeout).await {
+                Ok((service, manager)) => {
+                    let auth = step_up(server, url, config, auth, manager);
+                    Ok(Connection { service, tools_changed, auth })
+                }
+                Err(HttpFailure::Challenged(_)) => Err(format!("{url} refused the token of a fresh sign-in")),
+                Err(HttpFailure::Failed(reason)) => Err(reason),
             }
         }
+    }
+}
+
+fn step_up(
+    server: &str,
+    url: &str,
+    config: &ServerConfig,
+    auth: &ServerAuth,
+    manager: Option<Arc<tokio::sync::Mutex<AuthorizationManager>>>,
+) -> Option<Arc<oauth::StepUp>> {
+    Some(Arc::new(oauth::StepUp {
+        server: server.to_string(),
+        url: url.to_string(),
+        client: config.oauth.clone(),
+        credentials: auth.credentials.clone()?,
+        login: auth.login.clone(),
+        manager: manager?,
+        used: Default::default(),
+    }))
+}
+
+/// What [`log_in`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoggedIn {
+    /// A person signed in, and the server accepted the new token.
+    SignedIn,
+    /// The server answered without asking for a sign-in: nothing was kept.
+    NotAsked,
+}
+
+/// Signs in to the HTTP server `name` as `exec-host mcp login` does: asks it without a
+/// token; when it answers with an OAuth challenge, sends a person through `login`, keeps the
+/// tokens in `credentials` and checks the server accepts them.
+pub async fn log_in(
+    name: &str,
+    server: &ServerConfig,
+    credentials: &CredentialsFile,
+    login: &Login,
+    timeout: Duration,
+) -> Result<LoggedIn, String> {
+    let Transport::Http { url, headers } = &server.transport else {
+        return Err(format!("`{name}` is a stdio server: only HTTP servers sign in with OAuth"));
+    };
+    let events = || Events { server: name.into(), tools_changed: Arc::new(Notify::new()) };
+    let challenge = match connect_http(events(), url, headers, None, timeout).await {
+        Ok((service, _)) => {
+            let _ = service.cancel().await;
+            return Ok(LoggedIn::NotAsked);
+        }
+        Err(HttpFailure::Challenged(challenge)) => challenge,
+        Err(HttpFailure::Failed(reason)) => return Err(reason),
+    };
+    let manager = oauth::sign_in(name, url, &server.oauth, credentials, login, Some(&challenge)).await?;
+    match connect_http(events(), url, headers, Some(manager), timeout).await {
+        Ok((service, _)) => {
+            let _ = service.cancel().await;
+            Ok(LoggedIn::SignedIn)
+        }
+        Err(HttpFailure::Challenged(_)) => Err(format!("{url} refused the token of a fresh sign-in")),
+        Err(HttpFailure::Failed(reason)) => Err(reason),
+    }
+}
+
+/// Why an HTTP server could not be connected to.
+enum HttpFailure {
+    /// It answered with an OAuth challenge (its `WWW-Authenticate` header).
+    Challenged(String),
+    Failed(String),
+}
+
+/// The handshake with the HTTP server at `url`, with the tokens of `manager` when there is
+/// one (refreshed before they expire and after a rejection, by rmcp's `AuthClient`).
+async fn connect_http(
+    events: Events,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    manager: Option<AuthorizationManager>,
+    timeout: Duration,
+) -> Result<(RunningService<RoleClient, Events>, Option<Arc<tokio::sync::Mutex<AuthorizationManager>>>), HttpFailure> {
+    let mut config =
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(header_map(headers).map_err(HttpFailure::Failed)?);
+    config.retry_config = Arc::new(reconnect_policy());
+    let (started, auth) = match manager {
+        Some(manager) => {
+            let client = AuthClient::new(reqwest::Client::default(), manager);
+            let auth = client.auth_manager.clone();
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            (tokio::time::timeout(timeout, events.serve(transport)).await, Some(auth))
+        }
+        None => (tokio::time::timeout(timeout, events.serve(StreamableHttpClientTransport::from_config(config))).await, None),
+    };
+    match started {
+        Ok(Ok(service)) => Ok((service, auth)),
+        Ok(Err(error)) if error.auth_challenge().is_some() => {
+            Err(HttpFailure::Challenged(error.auth_challenge().unwrap_or_default().to_string()))
+        }
+        Ok(Err(ClientInitializeError::TransportError { error, .. })) => {
+            Err(HttpFailure::Failed(format!("cannot reach {url}: {}", root_cause(&error))))
+        }
+        Ok(Err(error)) => Err(HttpFailure::Failed(format!("the MCP handshake with {url} failed: {error}"))),
+        Err(_) => Err(HttpFailure::Failed(format!("no answer to `initialize` from {url} within {}", seconds(timeout)))),
     }
 }
 

@@ -9,13 +9,17 @@
 
 mod config;
 mod connection;
+mod credentials;
+pub(crate) mod oauth;
 pub(crate) mod servers;
 pub(crate) mod stdio;
 pub(crate) mod tool;
 
 pub use crate::sources::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
-pub use config::{ConfigError, McpConfig, ServerConfig, Transport};
-pub use connection::INHERITED_ENV;
+pub use config::{ConfigError, McpConfig, OAuthClient, ServerConfig, Transport};
+pub use connection::{INHERITED_ENV, LoggedIn, log_in};
+pub use credentials::{CredentialsFile, MAX_CREDENTIALS_FILE_BYTES, SignIn};
+pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS};
 pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, ServerLimits, ServerState, StartError};
 pub use stdio::MAX_MESSAGE_BYTES;
 pub use tool::SkippedTool;

@@ -20,6 +20,7 @@ use tracing::{info, warn};
 
 use super::config::{self, McpConfig, ServerConfig};
 use super::connection::{self, Connection};
+use super::oauth::ServerAuth;
 use super::tool::{ServerLink, SkippedTool, tools_of};
 use crate::sources::tools::{Registry, Tool};
 use crate::support::lock::Unpoisoned;
@@ -110,12 +111,13 @@ impl Supervised {
 pub struct McpServers {
     registry: Arc<Registry>,
     limits: ServerLimits,
+    auth: ServerAuth,
     servers: Mutex<BTreeMap<String, Supervised>>,
 }
 
 impl McpServers {
-    pub fn new(registry: Arc<Registry>, limits: ServerLimits) -> Self {
-        McpServers { registry, limits, servers: Mutex::new(BTreeMap::new()) }
+    pub fn new(registry: Arc<Registry>, limits: ServerLimits, auth: ServerAuth) -> Self {
+        McpServers { registry, limits, auth, servers: Mutex::new(BTreeMap::new()) }
     }
 
     /// Connects every configured server at once. Each failure is returned (and nothing is
@@ -133,9 +135,10 @@ impl McpServers {
             return Err(fail("a server of that name is already connected; remove it first".into()));
         }
         let connect_timeout = self.limits.connect_timeout;
-        let connection = connection::connect(name, &server.transport, connect_timeout).await.map_err(fail)?;
-        let link = ServerLink::new(name, connection.service.peer().clone(), self.limits.queued_bytes);
-        let listed = tokio::time::timeout(connect_timeout, list_tools(&link.peer))
+        let connection = connection::connect(name, &server, &self.auth, connect_timeout).await.map_err(fail)?;
+        let link = ServerLink::new(name, connection.service.peer().clone(), self.limits.queued_bytes)
+            .with_step_up(connection.auth.clone());
+        let listed = tokio::time::timeout(connect_timeout, list_tools(&link))
             .await
             .map_err(|_| fail(format!("no answer to `tools/list` within {connect_timeout:?}")))?
             .map_err(fail)?;
@@ -226,7 +229,7 @@ struct Watch {
 
 impl Watch {
     async fn run(self, connection: Connection, link: ServerLink, stop: CancellationToken) {
-        let Connection { service, tools_changed } = connection;
+        let Connection { service, tools_changed, .. } = connection;
         let close = service.cancellation_token();
         let ended = service.waiting();
         tokio::pin!(ended);
@@ -274,7 +277,7 @@ impl Watch {
 
     /// Lists the server's tools again and replaces them in the registry.
     async fn refresh(&self, link: &ServerLink) {
-        match tokio::time::timeout(self.refresh_timeout, list_tools(&link.peer)).await {
+        match tokio::time::timeout(self.refresh_timeout, list_tools(&link)).await {
             Ok(Ok(listed)) => {
                 let (tools, _) = offered(link, listed, self.always_load);
                 info!(server = %self.server, tools = tools.len(), "MCP server tools refreshed");
@@ -297,13 +300,21 @@ struct Listed {
 
 /// Every page of the server's `tools/list`, within [`MAX_TOOLS_PER_SERVER`] tools and
 /// [`MAX_LIST_PAGES`] pages; why not, as a sentence.
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listed, String> {
+async fn list_tools(link: &ServerLink) -> Result<Listed, String> {
     let mut listed = Listed::default();
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
-        let request = ListToolsRequest::with_param(PaginatedRequestParams::default().with_cursor(cursor));
-        let answer =
-            peer.send_request(ClientRequest::ListToolsRequest(request)).await.map_err(|e| format!("`tools/list` failed: {e}"))?;
+        let answer = loop {
+            let request = ListToolsRequest::with_param(PaginatedRequestParams::default().with_cursor(cursor.clone()));
+            match link.peer.send_request(ClientRequest::ListToolsRequest(request)).await {
+                Ok(answer) => break answer,
+                // Refused with an OAuth challenge: signed in again, the page is asked again.
+                Err(error) => match link.signed_in_again(&error).await {
+                    Some(signed_in) => signed_in?,
+                    None => return Err(format!("`tools/list` failed: {error}")),
+                },
+            }
+        };
         let next = match answer {
             ServerResult::ListToolsResult(page) => {
                 listed.tools.extend(page.tools);

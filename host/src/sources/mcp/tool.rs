@@ -39,6 +39,8 @@ pub struct ServerLink {
     /// transport drops it, written or failed.
     outgoing: Arc<Semaphore>,
     queued_bytes: usize,
+    /// The server's OAuth, when a call it refuses with a challenge may sign in again.
+    step_up: Option<Arc<super::oauth::StepUp>>,
 }
 
 impl ServerLink {
@@ -50,7 +52,20 @@ impl ServerLink {
             suspect: Arc::new(Notify::new()),
             outgoing: Arc::new(Semaphore::new(queued_bytes)),
             queued_bytes,
+            step_up: None,
         }
+    }
+
+    pub(crate) fn with_step_up(mut self, step_up: Option<Arc<super::oauth::StepUp>>) -> Self {
+        self.step_up = step_up;
+        self
+    }
+
+    /// When `error` is the server refusing a request with an OAuth challenge and this
+    /// connection may sign in again: that sign-in (after which the request is sent again).
+    pub(crate) async fn signed_in_again(&self, error: &ServiceError) -> Option<Result<(), String>> {
+        let challenge = challenge_of(error)?;
+        Some(self.step_up.as_ref()?.sign_in_again(&challenge).await)
     }
 
     /// Waits until `bytes` more may wait to reach the server. A message heavier than the
@@ -138,40 +153,69 @@ impl Tool for McpTool {
 
     fn call(&self, args: Map<String, Value>, _context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let room = self.link.room_for(json_len(&args)).await;
-            let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
-            let mut request = CallToolRequest::new(params);
-            request.extensions.insert(Queued { _room: Arc::new(room) });
-            let answer = match self
-                .link
-                .peer
-                .send_request_with_option(ClientRequest::CallToolRequest(request), PeerRequestOptions::default())
-                .await
-            {
-                Ok(handle) => {
-                    // Dropped before the answer (abort, the Exec ending): the server is told.
-                    let mut pending = CancelOnDrop { link: self.link.clone(), id: Some(handle.id.clone()) };
-                    let answer = handle.await_response().await;
-                    pending.id = None;
-                    answer
-                }
-                Err(error) => Err(error),
-            };
-            let answer = answer.and_then(|result| match result {
-                ServerResult::CallToolResult(result) => Ok(result),
-                _ => Err(ServiceError::UnexpectedResponse),
-            });
-            match answer {
-                Ok(result) => output_of(&self.link.server, &self.remote_name, result),
-                Err(error) => {
-                    if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
-                        self.link.suspect.notify_one();
+            loop {
+                let answer = self.send(args.clone()).await;
+                match answer {
+                    Ok(result) => return output_of(&self.link.server, &self.remote_name, result),
+                    Err(error) => {
+                        // Refused with an OAuth challenge: signed in again, the call is sent again.
+                        if let Some(signed_in) = self.link.signed_in_again(&error).await {
+                            signed_in.map_err(ToolError::execution)?;
+                            continue;
+                        }
+                        if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                            self.link.suspect.notify_one();
+                        }
+                        return Err(call_failed(&self.link.server, &self.remote_name, error));
                     }
-                    Err(call_failed(&self.link.server, &self.remote_name, error))
                 }
             }
         })
     }
+}
+
+impl McpTool {
+    async fn send(&self, args: Map<String, Value>) -> Result<CallToolResult, ServiceError> {
+        let room = self.link.room_for(json_len(&args)).await;
+        let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
+        let mut request = CallToolRequest::new(params);
+        request.extensions.insert(Queued { _room: Arc::new(room) });
+        let answer = match self
+            .link
+            .peer
+            .send_request_with_option(ClientRequest::CallToolRequest(request), PeerRequestOptions::default())
+            .await
+        {
+            Ok(handle) => {
+                // Dropped before the answer (abort, the Exec ending): the server is told.
+                let mut pending = CancelOnDrop { link: self.link.clone(), id: Some(handle.id.clone()) };
+                let answer = handle.await_response().await;
+                pending.id = None;
+                answer
+            }
+            Err(error) => Err(error),
+        };
+        answer.and_then(|result| match result {
+            ServerResult::CallToolResult(result) => Ok(result),
+            _ => Err(ServiceError::UnexpectedResponse),
+        })
+    }
+}
+
+/// The `WWW-Authenticate` challenge of a 401 or 403 that failed a request, if that is why.
+fn challenge_of(error: &ServiceError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = source {
+        if let Some(required) = current.downcast_ref::<AuthRequiredError>() {
+            return Some(required.www_authenticate_header.clone());
+        }
+        if let Some(scope) = current.downcast_ref::<InsufficientScopeError>() {
+            return Some(scope.www_authenticate_header.clone());
+        }
+        source = current.source();
+    }
+    None
 }
 
 /// Sends `notifications/cancelled` for a request whose caller stopped waiting.

@@ -1,0 +1,271 @@
+//! Where the OAuth tokens of MCP servers are kept between runs: one JSON file that only this
+//! user may read (`$XDG_DATA_HOME/exec-host/credentials.json` by default), one entry per
+//! server name, bound to the server's URL (the OAuth resource). A token kept for another URL
+//! is never sent to this one.
+//!
+//! The file is never read or written through a link. One that others may read is made
+//! private again (with a warning) when it is this user's, and refused when it is not. One
+//! that does not parse is reported and replaced by the next login. Writes go to a new file
+//! beside it that is renamed over it, under a lock that other processes of this user take
+//! too, so two runs refreshing at once do not lose each other's entries. On a read-only
+//! file (a mounted Secret), refreshed tokens are kept in memory for the process's life.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+use tracing::warn;
+
+use crate::support::lock::Unpoisoned;
+
+/// Largest credentials file read: a few hundred servers' tokens fit many times over.
+pub const MAX_CREDENTIALS_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The credentials file of a session (or of `exec-host mcp login`), shared by its servers.
+#[derive(Clone)]
+pub struct CredentialsFile {
+    path: PathBuf,
+    /// Entries saved while the file could not be written, by server name.
+    unsaved: Arc<Mutex<BTreeMap<String, Entry>>>,
+}
+
+impl std::fmt::Debug for CredentialsFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CredentialsFile").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+struct Entry {
+    /// The server URL (the OAuth resource) the tokens were issued for.
+    resource: String,
+    credentials: StoredCredentials,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct Contents {
+    #[serde(default)]
+    servers: BTreeMap<String, Entry>,
+}
+
+/// Whether a server is signed in, as `exec-host mcp list` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SignIn {
+    /// Tokens are kept for this server at this URL.
+    SignedIn,
+    /// Tokens are kept for this server's name at another URL: they are not used.
+    OtherUrl,
+    NotSignedIn,
+}
+
+impl CredentialsFile {
+    /// The file at `path`.
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        CredentialsFile { path: path.into(), unsaved: Arc::default() }
+    }
+
+    /// `$XDG_DATA_HOME/exec-host/credentials.json` (else under `~/.local/share`), when there
+    /// is a home to resolve it in.
+    pub fn default_path() -> Option<PathBuf> {
+        crate::support::dirs::BaseDir::Data.exec_host().map(|folder| folder.join("credentials.json"))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether `server` at `url` has tokens kept.
+    pub fn sign_in(&self, server: &str, url: &str) -> Result<SignIn, String> {
+        Ok(match self.entry(server)? {
+            Some(entry) if entry.resource == url && entry.credentials.token_response.is_some() => SignIn::SignedIn,
+            Some(entry) if entry.credentials.token_response.is_some() => SignIn::OtherUrl,
+            _ => SignIn::NotSignedIn,
+        })
+    }
+
+    /// The scopes granted to `server` at `url` by its last sign-in.
+    pub(crate) fn granted_scopes(&self, server: &str, url: &str) -> Vec<String> {
+        match self.entry(server) {
+            Ok(Some(entry)) if entry.resource == url => entry.credentials.granted_scopes,
+            _ => Vec::new(),
+        }
+    }
+
+    /// Forgets the tokens of `server`; whether there were any.
+    pub fn forget(&self, server: &str) -> Result<bool, String> {
+        let had = self.unsaved.locked().remove(server).is_some();
+        let mut removed = false;
+        self.update(|contents| removed = contents.servers.remove(server).is_some())?;
+        Ok(had || removed)
+    }
+
+    /// The store rmcp reads and refreshes `server`'s tokens through.
+    pub(crate) fn store_for(&self, server: &str, url: &str) -> ServerCredentials {
+        ServerCredentials { file: self.clone(), server: server.to_string(), resource: url.to_string() }
+    }
+
+    fn entry(&self, server: &str) -> Result<Option<Entry>, String> {
+        if let Some(entry) = self.unsaved.locked().get(server) {
+            return Ok(Some(entry.clone()));
+        }
+        Ok(self.read()?.servers.remove(server))
+    }
+
+    /// The file's entries; none when it does not exist or does not parse (said once).
+    fn read(&self) -> Result<Contents, String> {
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(&self.path)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contents::default()),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(self.refusal("is a link, which is not followed")),
+            Err(e) => return Err(self.refusal(&format!("cannot be opened: {e}"))),
+        };
+        let metadata = file.metadata().map_err(|e| self.refusal(&format!("cannot be inspected: {e}")))?;
+        if !metadata.is_file() {
+            return Err(self.refusal("is not a plain file"));
+        }
+        if metadata.mode() & 0o077 != 0 {
+            // SAFETY: geteuid(2) has no preconditions and cannot fail.
+            if metadata.uid() != unsafe { libc::geteuid() } {
+                return Err(self.refusal(&format!("is open to other users (mode {:o}) and not yours", metadata.mode() & 0o777)));
+            }
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| self.refusal(&format!("is open to other users and cannot be made private: {e}")))?;
+            warn!(
+                "{} was open to other users (mode {:o}); it is now readable by you alone",
+                self.path.display(),
+                metadata.mode() & 0o777
+            );
+        }
+        if metadata.len() > MAX_CREDENTIALS_FILE_BYTES {
+            return Err(self.refusal(&format!("is larger than {MAX_CREDENTIALS_FILE_BYTES} bytes")));
+        }
+        let text = crate::support::text_file::bounded_text(file, MAX_CREDENTIALS_FILE_BYTES)
+            .map_err(|e| self.refusal(&e.to_string()))?;
+        match serde_json::from_str(&text) {
+            Ok(contents) => Ok(contents),
+            Err(e) => {
+                warn!("{} is not a credentials file ({e}); it is ignored, and replaced at the next login", self.path.display());
+                Ok(Contents::default())
+            }
+        }
+    }
+
+    /// Changes the file's entries with `change`, under the lock, and writes them back.
+    fn update(&self, change: impl FnOnce(&mut Contents)) -> Result<(), String> {
+        let folder = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(folder)
+            .map_err(|e| self.refusal(&format!("cannot have its folder created: {e}")))?;
+        let _lock = FileLock::take(&self.lock_path()).map_err(|e| self.refusal(&format!("cannot be locked: {e}")))?;
+        let mut contents = self.read()?;
+        change(&mut contents);
+        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let temporary = folder.join(format!(".{name}.{}.tmp", std::process::id()));
+        let written = (|| -> std::io::Result<()> {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&temporary)?;
+            file.write_all(serde_json::to_string_pretty(&contents).expect("credentials serialise").as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&temporary, &self.path)
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(self.refusal(&format!("cannot be written: {e}")));
+        }
+        Ok(())
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
+        name.push(".lock");
+        self.path.with_file_name(name)
+    }
+
+    fn refusal(&self, why: &str) -> String {
+        format!("the credentials file {} {why}", self.path.display())
+    }
+}
+
+/// An exclusive `flock(2)` on a file beside the credentials, held while it lives.
+struct FileLock(std::fs::File);
+
+impl FileLock {
+    fn take(path: &Path) -> std::io::Result<FileLock> {
+        use std::os::fd::AsRawFd as _;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)?;
+        // SAFETY: flock(2) on a descriptor this function owns; no memory is shared.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(FileLock(file))
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: as in `take`.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// One server's tokens in the credentials file, as rmcp's authorization reads, refreshes and
+/// saves them.
+pub(crate) struct ServerCredentials {
+    file: CredentialsFile,
+    server: String,
+    resource: String,
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for ServerCredentials {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let entry = self.file.entry(&self.server).map_err(AuthError::CredentialStoreError)?;
+        // Tokens issued for another URL are not this server's.
+        Ok(entry.filter(|entry| entry.resource == self.resource).map(|entry| entry.credentials))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let entry = Entry { resource: self.resource.clone(), credentials };
+        let saved = self.file.update(|contents| {
+            contents.servers.insert(self.server.clone(), entry.clone());
+        });
+        match saved {
+            Ok(()) => {
+                self.file.unsaved.locked().remove(&self.server);
+            }
+            Err(why) => {
+                let first = self.file.unsaved.locked().insert(self.server.clone(), entry).is_none();
+                if first {
+                    warn!("server `{}`: new tokens are kept for this run only: {why}", self.server);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.file.forget(&self.server).map(|_| ()).map_err(AuthError::CredentialStoreError)
+    }
+}

@@ -1,0 +1,300 @@
+//! OAuth for HTTP MCP servers, as the MCP authorization specification describes it, through
+//! rmcp's `auth` feature: protected resource metadata (RFC 9728), authorization server
+//! metadata (RFC 8414, OpenID discovery), client identity by pre-registration, a client ID
+//! metadata document or dynamic registration (RFC 7591), authorization code with PKCE S256,
+//! the `resource` parameter (RFC 8707), the issuer checks of RFC 9207, refresh.
+//!
+//! This module owns the part a person takes: the loopback listener the authorization server
+//! redirects to, opening the authorization URL ([`Login`]), and the bounded wait between.
+//! Tokens are kept in the [`CredentialsFile`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::auth::{
+    AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig, WWWAuthenticateParams,
+};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpListener;
+
+use super::config::OAuthClient;
+use super::credentials::CredentialsFile;
+
+/// How long a login waits for the person to finish at the authorization server.
+pub const DEFAULT_LOGIN_WAIT: Duration = Duration::from_secs(300);
+/// Bytes of one request to the loopback listener read at most (its request line and headers).
+const CALLBACK_REQUEST_BYTES: usize = 8 * 1024;
+/// Time one connection to the loopback listener has to send its request.
+const CALLBACK_REQUEST_TIME: Duration = Duration::from_secs(5);
+/// The path of the redirect URI on the loopback listener.
+const CALLBACK_PATH: &str = "/callback";
+/// Logins one connection of a session may run for step-up before the call fails (a server
+/// that asks for more scope after every login would otherwise loop).
+pub const MAX_STEP_UPS: u32 = 2;
+
+/// Whether, and how, a person can be sent to sign in: who opens the authorization URL, and
+/// how long the loopback listener waits for the redirect back.
+#[derive(Clone)]
+pub struct Login {
+    open: Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>,
+    wait: Duration,
+}
+
+impl std::fmt::Debug for Login {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Login").field("wait", &self.wait).finish_non_exhaustive()
+    }
+}
+
+impl Login {
+    /// Opens the URL with `open(server, url)`: a browser, a message to the person.
+    pub fn with_opener(open: impl Fn(&str, &str) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        Login { open: Arc::new(open), wait: DEFAULT_LOGIN_WAIT }
+    }
+
+    /// Prints the URL on standard error and, when `$BROWSER` is set, runs it with the URL
+    /// as its argument (the first command of a `:`-separated list; `%s` is replaced by the
+    /// URL when present).
+    pub fn browser_or_print() -> Self {
+        Login::with_opener(|server, url| {
+            eprintln!("exec-host: to sign in to MCP server `{server}`, open this URL:\n  {url}");
+            let Some(browser) = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty()) else {
+                return Ok(());
+            };
+            let command = browser.split(':').next().unwrap_or_default().trim().to_string();
+            let mut words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+            if words.is_empty() {
+                return Ok(());
+            }
+            if words.iter().any(|word| word.contains("%s")) {
+                words.iter_mut().for_each(|word| *word = word.replace("%s", url));
+            } else {
+                words.push(url.to_string());
+            }
+            std::process::Command::new(&words[0])
+                .args(&words[1..])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .map(drop)
+                .map_err(|e| format!("$BROWSER (`{}`) cannot be started: {e}", words[0]))
+        })
+    }
+
+    /// Waits `wait` for the redirect back (default [`DEFAULT_LOGIN_WAIT`]).
+    pub fn with_wait(mut self, wait: Duration) -> Self {
+        self.wait = wait;
+        self
+    }
+}
+
+/// What the servers of a session use to authorize: the tokens kept, and whether a person
+/// can be sent to sign in while it runs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ServerAuth {
+    pub credentials: Option<CredentialsFile>,
+    pub login: Option<Login>,
+}
+
+/// The authorization manager of `server` at `url`: with its kept tokens when there are
+/// some, else none yet (its requests then go out without a token, and the server's answer
+/// says whether one is needed).
+pub(crate) async fn manager_for(
+    server: &str,
+    url: &str,
+    client: &OAuthClient,
+    credentials: &CredentialsFile,
+) -> Result<AuthorizationManager, String> {
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| format!("OAuth for {url}: {e}"))?;
+    manager.set_credential_store(credentials.store_for(server, url));
+    if credentials.sign_in(server, url)? != super::credentials::SignIn::SignedIn {
+        return Ok(manager);
+    }
+    match manager.initialize_from_store().await {
+        Ok(true) => {}
+        Ok(false) => return Ok(manager),
+        Err(e) => return Err(format!("the kept tokens cannot be used ({e}); sign in again with `exec-host mcp login {server}`")),
+    }
+    // A confidential client refreshes with its secret, which the kept tokens do not hold.
+    if let (Some(id), Some(secret)) = (&client.client_id, &client.client_secret) {
+        let config = OAuthClientConfig::new(id.clone(), url.to_string()).with_client_secret(secret.clone());
+        manager.configure_client(config).map_err(|e| format!("OAuth for {url}: {e}"))?;
+    }
+    Ok(manager)
+}
+
+/// A connected server's OAuth, for the calls it refuses with a challenge (a token that
+/// lapsed past refreshing, or a scope the call needs): a new sign-in when a person can be
+/// sent to one, at most [`MAX_STEP_UPS`] times per connection.
+pub(crate) struct StepUp {
+    pub server: String,
+    pub url: String,
+    pub client: OAuthClient,
+    pub credentials: CredentialsFile,
+    pub login: Option<Login>,
+    pub manager: Arc<tokio::sync::Mutex<AuthorizationManager>>,
+    pub used: std::sync::atomic::AtomicU32,
+}
+
+impl StepUp {
+    /// Signs in again for `challenge`; the connection's requests carry the new token after.
+    pub(crate) async fn sign_in_again(&self, challenge: &str) -> Result<(), String> {
+        let server = &self.server;
+        let Some(login) = &self.login else {
+            return Err(format!(
+                "MCP server `{server}` asks for a new OAuth sign-in ({}): run `exec-host mcp login {server}`",
+                challenge_error(challenge, &self.url)
+            ));
+        };
+        if self.used.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= MAX_STEP_UPS {
+            return Err(format!(
+                "MCP server `{server}` still refuses the call after {MAX_STEP_UPS} new sign-ins ({})",
+                challenge_error(challenge, &self.url)
+            ));
+        }
+        let manager = sign_in(server, &self.url, &self.client, &self.credentials, login, Some(challenge)).await?;
+        *self.manager.lock().await = manager;
+        Ok(())
+    }
+}
+
+/// The `error` (and the scope asked for) of a challenge, for a sentence.
+fn challenge_error(challenge: &str, url: &str) -> String {
+    let params = reqwest::Url::parse(url).map(|base| WWWAuthenticateParams::parse(challenge, &base)).unwrap_or_default();
+    match (params.error, params.scope) {
+        (Some(error), Some(scope)) => format!("{error}, scope {scope}"),
+        (Some(error), None) => error,
+        (None, Some(scope)) => format!("scope {scope}"),
+        (None, None) => "no token, or one it no longer accepts".into(),
+    }
+}
+
+/// Signs `server` in: discovers where, sends a person there through `login`, waits for the
+/// redirect to the loopback listener, exchanges the code and keeps the tokens. `challenge`
+/// is the server's `WWW-Authenticate` header when it sent one (its scope is asked for, with
+/// the scopes granted before on a step-up).
+pub(crate) async fn sign_in(
+    server: &str,
+    url: &str,
+    client: &OAuthClient,
+    credentials: &CredentialsFile,
+    login: &Login,
+    challenge: Option<&str>,
+) -> Result<AuthorizationManager, String> {
+    let fail = |e: &dyn std::fmt::Display| format!("signing in to {url} failed: {e}");
+    let listener =
+        TcpListener::bind(("127.0.0.1", client.callback_port.unwrap_or(0))).await.map_err(|e| match client.callback_port {
+            Some(port) => format!("the loopback port {port} for the OAuth redirect (`oauth.callbackPort`) cannot be used: {e}"),
+            None => format!("no loopback port for the OAuth redirect: {e}"),
+        })?;
+    let port = listener.local_addr().map_err(|e| fail(&e))?.port();
+    let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
+
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| fail(&e))?;
+    manager.set_credential_store(credentials.store_for(server, url));
+    let metadata = manager.resolve_metadata_from_challenge(challenge).await.map_err(|e| fail(&e))?;
+    manager.set_metadata(metadata.metadata);
+
+    let mut request = AuthorizationRequest::new(redirect_uri).with_client_name("exec-host");
+    if let Some(id) = &client.client_id {
+        request = request.with_preregistered_client(id.clone());
+        if let Some(secret) = &client.client_secret {
+            request = request.with_client_secret(secret.clone());
+        }
+    }
+    if let Some(document) = &client.client_metadata_url {
+        request = request.with_client_metadata_url(document.clone());
+    }
+    if let Some(challenge) = challenge {
+        request = request.with_challenge(challenge);
+        // A step-up asks for what was granted before and what the server now wants.
+        let wanted = reqwest::Url::parse(url).ok().and_then(|base| WWWAuthenticateParams::parse(challenge, &base).scope);
+        if let Some(wanted) = wanted {
+            let mut scopes: Vec<String> = credentials.granted_scopes(server, url);
+            for scope in wanted.split_whitespace() {
+                if !scopes.iter().any(|kept| kept == scope) {
+                    scopes.push(scope.to_string());
+                }
+            }
+            request = request.with_scopes(scopes);
+        }
+    }
+    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(&e))?;
+    let authorization_url = session.get_authorization_url().to_string();
+    let expected_state = reqwest::Url::parse(&authorization_url)
+        .ok()
+        .and_then(|parsed| parsed.query_pairs().find(|(key, _)| key == "state").map(|(_, value)| value.into_owned()))
+        .ok_or_else(|| fail(&"the authorization URL has no `state`"))?;
+    (login.open)(server, &authorization_url)?;
+    let callback = tokio::time::timeout(login.wait, redirect(&listener, port, &expected_state)).await.map_err(|_| {
+        format!("no sign-in to `{server}` within {} s (the authorization server never redirected back)", login.wait.as_secs())
+    })??;
+    session.handle_callback_url(&callback).await.map_err(|e| fail(&e))?;
+    Ok(session.auth_manager)
+}
+
+/// The URL the authorization server redirected the browser to, with its `state` the one this
+/// login sent. Anything else that reaches the listener (another path, another state, a
+/// request that is not HTTP) is answered with an error and the wait goes on.
+async fn redirect(listener: &TcpListener, port: u16, expected_state: &str) -> Result<String, String> {
+    loop {
+        let (mut stream, _) = listener.accept().await.map_err(|e| format!("the OAuth redirect listener failed: {e}"))?;
+        let target = match tokio::time::timeout(CALLBACK_REQUEST_TIME, request_target(&mut stream)).await {
+            Ok(Some(target)) => target,
+            _ => {
+                let _ = respond(&mut stream, "400 Bad Request", "Not an OAuth redirect.").await;
+                continue;
+            }
+        };
+        let Ok(url) = reqwest::Url::parse(&format!("http://127.0.0.1:{port}{target}")) else {
+            let _ = respond(&mut stream, "400 Bad Request", "Not an OAuth redirect.").await;
+            continue;
+        };
+        if url.path() != CALLBACK_PATH {
+            let _ = respond(&mut stream, "404 Not Found", "Not an OAuth redirect.").await;
+            continue;
+        }
+        let query = |name: &str| url.query_pairs().find(|(key, _)| key == name).map(|(_, value)| value.into_owned());
+        if query("state").as_deref() != Some(expected_state) {
+            let _ = respond(&mut stream, "400 Bad Request", "This redirect does not belong to the sign-in in progress.").await;
+            continue;
+        }
+        if let Some(error) = query("error") {
+            let _ = respond(&mut stream, "200 OK", "Sign-in refused. You can close this tab.").await;
+            let detail = query("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+            return Err(format!("the authorization server refused the sign-in ({error}{detail})"));
+        }
+        let _ = respond(&mut stream, "200 OK", "Signed in to exec-host. You can close this tab.").await;
+        return Ok(url.to_string());
+    }
+}
+
+/// The request target of one HTTP request, read within [`CALLBACK_REQUEST_BYTES`].
+async fn request_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut buffer = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let read = stream.read(&mut chunk).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(&buffer) {
+            Ok(httparse::Status::Complete(_)) if request.method == Some("GET") => return request.path.map(str::to_string),
+            Ok(httparse::Status::Complete(_)) | Err(_) => return None,
+            Ok(httparse::Status::Partial) if buffer.len() >= CALLBACK_REQUEST_BYTES => return None,
+            Ok(httparse::Status::Partial) => {}
+        }
+    }
+}
+
+async fn respond(stream: &mut tokio::net::TcpStream, status: &str, text: &str) -> std::io::Result<()> {
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await
+}
