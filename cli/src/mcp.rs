@@ -33,14 +33,14 @@ pub(crate) fn login(config: SessionConfig, name: &str, wait: u64) -> Result<Exit
     let credentials = credentials(&config)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let login = Login::browser_or_print().with_wait(Duration::from_secs(wait));
-    let signal = CancellationToken::new();
-    cancel_on_stop_signals(signal.clone())?;
     let outcome = runtime.block_on(async {
-        tokio::select! {
+        let signal = CancellationToken::new();
+        cancel_on_stop_signals(signal.clone())?;
+        Ok::<_, UsageError>(tokio::select! {
             outcome = exec_host::mcp::log_in(name, server, credentials, &login, config.mcp_connect_timeout) => Some(outcome),
             _ = signal.cancelled() => None,
-        }
-    });
+        })
+    })?;
     match outcome {
         None => Err(UsageError("stopped by a signal before the sign-in finished".into())),
         Some(Ok(LoggedIn::SignedIn)) => {

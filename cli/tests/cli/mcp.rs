@@ -204,3 +204,38 @@ fn warnings_read_as_the_commands_own_in_one_format() {
     assert!(line.starts_with("exec-host: warning: "), "{line}");
     assert!(!warned.contains(" WARN "), "{warned}");
 }
+
+#[test]
+fn mcp_list_login_and_logout_say_what_each_server_is() {
+    let setup = Setup::new();
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = mcp_config(
+        &setup,
+        json!({"fx": {"command": fixture_mcp_server()}, "gone": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}),
+    );
+    let credentials = setup.workspace.path().join("credentials.json");
+    let credentials = credentials.to_str().unwrap();
+    let output = setup.run(&["mcp", "list", "--json", "--mcp-config", &config, "--mcp-credentials", credentials]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines: Vec<serde_json::Value> = stdout(&output).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{}", stdout(&output));
+    let fx = lines.iter().find(|line| line["name"] == "fx").unwrap();
+    assert_eq!(fx["connected"], true, "{fx}");
+    assert!(fx["tools"].as_u64().unwrap() > 5, "{fx}");
+    assert!(fx["transport"].as_str().unwrap().starts_with("stdio: "), "{fx}");
+    assert!(fx["signIn"].is_null(), "a stdio server has no sign-in: {fx}");
+    let gone = lines.iter().find(|line| line["name"] == "gone").unwrap();
+    assert_eq!(gone["connected"], false, "{gone}");
+    assert!(gone["error"].as_str().unwrap().contains("cannot reach"), "{gone}");
+    assert_eq!(gone["signIn"], "not signed in", "{gone}");
+
+    let output = setup.run(&["mcp", "login", "fx", "--mcp-config", &config, "--mcp-credentials", credentials]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("only HTTP servers sign in with OAuth"), "{}", stderr(&output));
+    let output = setup.run(&["mcp", "login", "nobody", "--mcp-config", &config, "--mcp-credentials", credentials]);
+    assert_usage_error(&output, "no MCP server is named `nobody`; the configured ones: fx, gone");
+    let output = setup.run(&["mcp", "logout", "gone", "--mcp-config", &config, "--mcp-credentials", credentials]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stderr(&output).contains("`gone` was not signed in"), "{}", stderr(&output));
+}

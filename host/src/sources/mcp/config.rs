@@ -421,12 +421,39 @@ mod tests {
                     cwd: Some("/srv".into()),
                 },
                 always_load: false,
+                oauth: OAuthClient::default(),
             }
         );
         assert!(config.servers["tickets"].always_load);
         assert!(
             matches!(&config.servers["tickets"].transport, Transport::Http { url, .. } if url == "https://tickets.example/mcp")
         );
+    }
+
+    #[test]
+    fn oauth_takes_claude_codes_keys_and_refuses_what_cannot_work() {
+        // SAFETY: no other test of this binary reads or writes this variable.
+        unsafe { std::env::set_var("EXEC_HOST_TEST_OAUTH_SECRET", "s3cret") };
+        let config = parse(
+            r#"{ "mcpServers": { "crm": { "type": "http", "url": "https://crm.example/mcp",
+                "oauth": { "clientId": "exec-host", "clientSecret": "${EXEC_HOST_TEST_OAUTH_SECRET}", "callbackPort": 8765 } } } }"#,
+        )
+        .unwrap();
+        let oauth = &config.servers["crm"].oauth;
+        assert_eq!(*oauth, OAuthClient::registered("exec-host").with_secret("s3cret").with_callback_port(8765));
+        assert!(!format!("{oauth:?}").contains("s3cret"), "the secret never reaches a log");
+        for (entry, why) in [
+            (r#""oauth": {"clientSecret": "x"}"#, "needs the `oauth.clientId`"),
+            (r#""oauth": {"clientMetadataUrl": "http://x/doc.json"}"#, "must be an https:// URL"),
+            (r#""oauth": {"callbackPort": 0}"#, "port number"),
+            (r#""oauth": {"clientID": "x"}"#, "unknown field"),
+        ] {
+            let text = format!(r#"{{ "mcpServers": {{ "crm": {{ "url": "https://crm.example/mcp", {entry} }} }} }}"#);
+            let error = parse(&text).unwrap_err().to_string();
+            assert!(error.contains(why), "{entry}: {error}");
+        }
+        let stdio = parse(r#"{ "mcpServers": { "s": { "command": "x", "oauth": { "clientId": "a" } } } }"#).unwrap_err();
+        assert!(stdio.to_string().contains("HTTP servers only"), "{stdio}");
     }
 
     #[test]

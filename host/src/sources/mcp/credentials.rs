@@ -269,3 +269,70 @@ impl CredentialStore for ServerCredentials {
         self.file.forget(&self.server).map(|_| ()).map_err(AuthError::CredentialStoreError)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(file: &CredentialsFile, server: &str, url: &str) {
+        let token: rmcp::transport::auth::OAuthTokenResponse =
+            serde_json::from_value(serde_json::json!({"access_token": "secret-token", "token_type": "bearer"})).unwrap();
+        let credentials = StoredCredentials::new("client".into(), Some(token), vec!["read".into()], Some(1));
+        futures::executor::block_on(file.store_for(server, url).save(credentials)).unwrap();
+    }
+
+    #[test]
+    fn tokens_are_kept_per_server_and_url_in_a_file_only_its_user_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = CredentialsFile::at(dir.path().join("nested/credentials.json"));
+        assert_eq!(file.sign_in("crm", "https://crm.example/mcp").unwrap(), SignIn::NotSignedIn);
+        kept(&file, "crm", "https://crm.example/mcp");
+        assert_eq!(file.sign_in("crm", "https://crm.example/mcp").unwrap(), SignIn::SignedIn);
+        assert_eq!(file.sign_in("crm", "https://other.example/mcp").unwrap(), SignIn::OtherUrl);
+        let loaded = futures::executor::block_on(file.store_for("crm", "https://other.example/mcp").load()).unwrap();
+        assert!(loaded.is_none(), "a token kept for one URL is never sent to another");
+        assert_eq!(file.granted_scopes("crm", "https://crm.example/mcp"), ["read"]);
+        let mode = std::fs::metadata(file.path()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(file.forget("crm").unwrap());
+        assert!(!file.forget("crm").unwrap());
+        assert_eq!(file.sign_in("crm", "https://crm.example/mcp").unwrap(), SignIn::NotSignedIn);
+    }
+
+    #[test]
+    fn a_hostile_credentials_file_is_refused_made_private_or_replaced_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("credentials.json");
+        let file = CredentialsFile::at(&path);
+        // A link is not followed, for reading or writing.
+        let elsewhere = dir.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, "{}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        assert!(file.sign_in("a", "u").unwrap_err().contains("is a link"));
+        assert!(file.forget("a").unwrap_err().contains("is a link"));
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}");
+        std::fs::remove_file(&path).unwrap();
+        // Open to others: made private, with a warning.
+        kept(&file, "a", "u");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(file.sign_in("a", "u").unwrap(), SignIn::SignedIn);
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        // Not JSON: read as empty, and replaced by the next save.
+        std::fs::write(&path, "not json").unwrap();
+        assert_eq!(file.sign_in("a", "u").unwrap(), SignIn::NotSignedIn);
+        kept(&file, "b", "v");
+        assert_eq!(file.sign_in("b", "v").unwrap(), SignIn::SignedIn);
+        // Too large, or not a plain file: refused unread.
+        std::fs::File::create(&path).unwrap().set_len(MAX_CREDENTIALS_FILE_BYTES + 1).unwrap();
+        assert!(file.sign_in("b", "v").unwrap_err().contains("larger than"));
+        std::fs::remove_file(&path).unwrap();
+        nix_mkfifo(&path);
+        assert!(file.sign_in("b", "v").unwrap_err().contains("not a plain file"));
+    }
+
+    fn nix_mkfifo(path: &Path) {
+        let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) with a NUL-terminated path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    }
+}
