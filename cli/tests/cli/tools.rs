@@ -101,7 +101,7 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
         let digits = n.to_string();
         let mut grouped = String::new();
         for (i, digit) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
                 grouped.push(',');
             }
             grouped.push(digit);

@@ -34,9 +34,12 @@ pub const MAX_STEP_UPS: u32 = 2;
 
 /// Whether, and how, a person can be sent to sign in: who opens the authorization URL, and
 /// how long the loopback listener waits for the redirect back.
+/// Sends a person to an authorization URL: `open(server, url)`.
+type Opener = dyn Fn(&str, &str) -> Result<(), String> + Send + Sync;
+
 #[derive(Clone)]
 pub struct Login {
-    open: Arc<dyn Fn(&str, &str) -> Result<(), String> + Send + Sync>,
+    open: Arc<Opener>,
     wait: Duration,
 }
 

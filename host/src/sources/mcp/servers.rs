@@ -277,7 +277,7 @@ impl Watch {
 
     /// Lists the server's tools again and replaces them in the registry.
     async fn refresh(&self, link: &ServerLink) {
-        match tokio::time::timeout(self.refresh_timeout, list_tools(&link)).await {
+        match tokio::time::timeout(self.refresh_timeout, list_tools(link)).await {
             Ok(Ok(listed)) => {
                 let (tools, _) = offered(link, listed, self.always_load);
                 info!(server = %self.server, tools = tools.len(), "MCP server tools refreshed");
