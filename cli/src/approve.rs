@@ -11,23 +11,23 @@ use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, Origin};
 /// Characters of a call's input shown in the prompt.
 const SHOWN_INPUT_CHARS: usize = 300;
 
+/// One prompt on the terminal at a time: an approval, or a server's input request.
+pub static TERMINAL_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Whether there is a person at a terminal to ask.
+pub fn at_a_terminal() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
 /// The approver for this process: the terminal's when stdin and stderr are terminals.
 pub fn for_this_process() -> Arc<dyn Approver> {
-    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        Arc::new(Terminal { turn: Arc::new(tokio::sync::Mutex::new(())) })
-    } else {
-        nobody("there is no terminal to ask on")
-    }
+    if at_a_terminal() { Arc::new(Terminal) } else { nobody("there is no terminal to ask on") }
 }
 
 /// The terminal's approver, asked whether or not this process has one (`--on-ask prompt`):
 /// without a terminal, every call that asks is refused.
 pub fn terminal() -> Arc<dyn Approver> {
-    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        Arc::new(Terminal { turn: Arc::new(tokio::sync::Mutex::new(())) })
-    } else {
-        nobody("--on-ask prompt was given and there is no terminal to ask on")
-    }
+    if at_a_terminal() { Arc::new(Terminal) } else { nobody("--on-ask prompt was given and there is no terminal to ask on") }
 }
 
 /// An approver that refuses every call that asks, saying `why` no one is asked.
@@ -36,15 +36,12 @@ pub fn nobody(why: &'static str) -> Arc<dyn Approver> {
 }
 
 /// Asks on the terminal, one call at a time.
-struct Terminal {
-    turn: Arc<tokio::sync::Mutex<()>>,
-}
+struct Terminal;
 
 impl Approver for Terminal {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
-        let turn = self.turn.clone();
         Box::pin(async move {
-            let _turn = turn.lock().await;
+            let _turn = TERMINAL_TURN.lock().await;
             // A thread of its own: a read of stdin cannot be cancelled, and an abandoned
             // prompt must not keep the process from exiting.
             let (answer, answered) = tokio::sync::oneshot::channel();

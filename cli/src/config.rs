@@ -36,6 +36,8 @@ pub(crate) struct ExecConfig {
     pub(crate) quiet: bool,
     pub(crate) sandbox: SandboxOptions,
     pub(crate) on_ask: Option<OnAsk>,
+    /// Servers' input requests get their forms' defaults (`--accept-input-defaults`).
+    pub(crate) accept_input_defaults: bool,
     /// Where Execs park: set when they may.
     pub(crate) store: Option<StoreConfig>,
     /// What the values scripts keep with `store()` may take.
@@ -118,6 +120,7 @@ fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecC
         quiet: flags.quiet,
         sandbox: flags.sandbox.options(),
         on_ask: flags.on_ask,
+        accept_input_defaults: flags.accept_input_defaults,
         store: store.map(|conversation| StoreConfig {
             location: state.state_store,
             key_file: state.state_key_file,

@@ -155,6 +155,11 @@ pub(crate) struct ExecFlags {
     /// `refuse` refuses it (the default off a terminal).
     #[arg(long, value_enum, value_name = "WHAT")]
     pub(crate) on_ask: Option<OnAsk>,
+    /// An MCP server that asks for input during a call (a form) gets the form's defaults,
+    /// when every required field has one, instead of a prompt on the terminal (or, off a
+    /// terminal, instead of not being allowed to ask).
+    #[arg(long)]
+    pub(crate) accept_input_defaults: bool,
     #[command(flatten)]
     pub(crate) state: StateFlags,
 }

@@ -17,6 +17,7 @@ mod approve;
 mod config;
 mod conformance;
 mod flags;
+mod input;
 mod listing;
 mod mcp;
 mod park;

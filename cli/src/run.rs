@@ -39,8 +39,13 @@ pub(crate) fn run_exec(
             None => None,
         };
         let running_lease = config.store.as_ref().map_or(exec_host::DEFAULT_RUNNING_LEASE, |store| store.running_lease);
-        let start =
-            Start { store, values: config.values, running_lease, ..Start::for_the_author(crate::park::approver(config.on_ask)) };
+        let start = Start {
+            store,
+            values: config.values,
+            running_lease,
+            input: crate::input::for_this_process(config.accept_input_defaults),
+            ..Start::for_the_author(crate::park::approver(config.on_ask))
+        };
         let Some(session) = start_session(config.session, sandbox, config.limits, start, &abort, true).await? else {
             return Ok::<_, UsageError>(None);
         };

@@ -24,6 +24,8 @@ pub(crate) struct Start {
     pub(crate) values: ValueBounds,
     /// Whether a person can be sent to sign in to an HTTP MCP server that asks for it.
     pub(crate) login: bool,
+    /// Who answers an MCP server that asks for input during a call.
+    pub(crate) input: Option<Arc<dyn exec_host::mcp::InputHandler>>,
 }
 
 impl Start {
@@ -37,6 +39,7 @@ impl Start {
             values: ValueBounds::default(),
             running_lease: exec_host::DEFAULT_RUNNING_LEASE,
             login: can_send_to_sign_in(),
+            input: crate::input::for_this_process(false),
         }
     }
 
@@ -49,6 +52,7 @@ impl Start {
             values: ValueBounds::default(),
             running_lease: exec_host::DEFAULT_RUNNING_LEASE,
             login: false,
+            input: None,
         }
     }
 }
@@ -88,6 +92,9 @@ pub(crate) async fn start_session(
     }
     if start.login {
         builder = builder.mcp_login(exec_host::mcp::Login::browser_or_print());
+    }
+    if let Some(input) = start.input {
+        builder = builder.mcp_input(input);
     }
     if let Some((store, conversation)) = start.store {
         builder = builder.state_store(store).running_lease(start.running_lease);

@@ -443,3 +443,42 @@ async fn an_http_server_that_goes_away_fails_its_calls_naming_it_and_leaves() {
     );
     assert_eq!(harness.run("return await tools.mcp__local__nothing({})").await.value(), Some(&json!(null)));
 }
+
+/// Answers every input request with `name` filled in, and keeps what was asked.
+struct Answering(std::sync::Mutex<Vec<exec_host::mcp::InputRequest>>);
+
+impl exec_host::mcp::InputHandler for Answering {
+    fn answer(&self, request: exec_host::mcp::InputRequest) -> exec_host::BoxFuture<'static, exec_host::mcp::InputAnswer> {
+        self.0.lock().unwrap().push(request);
+        let content = serde_json::Map::from_iter([("name".to_string(), json!("Ada"))]);
+        Box::pin(std::future::ready(exec_host::mcp::InputAnswer::Accept(content)))
+    }
+}
+
+#[tokio::test]
+async fn a_servers_input_request_reaches_the_embedders_handler_and_its_answer_gets_the_defaults() {
+    use exec_host::mcp::input::{FieldKind, InputKind};
+    let handler = std::sync::Arc::new(Answering(Default::default()));
+    let asking = fixture().with_env("FIXTURE_ELICIT", "1");
+    let harness = Harness::with(|builder| builder.mcp_input(handler.clone())).await;
+    harness.session.add_server("fx", asking.clone()).await.unwrap();
+    let outcome = harness.run("return await tools.mcp__fx__ask({})").await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(
+        outcome.value().unwrap(),
+        &json!({"action": "accept", "content": {"name": "Ada", "age": 30, "status": "active", "verified": true}}),
+        "the answer's own value wins, the defaults fill the rest, a field without a default stays out"
+    );
+    let asked = handler.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!((asked[0].server.as_str(), asked[0].message.as_str()), ("fx", "Who is asking?"));
+    let InputKind::Form(fields) = &asked[0].kind else { panic!("a form: {asked:?}") };
+    let age = fields.iter().find(|field| field.name == "age").unwrap();
+    assert_eq!((age.kind, age.default.clone(), age.required), (FieldKind::Integer, Some(json!(30)), false));
+
+    // Without a handler the server is not told it may ask; one that asks anyway is declined.
+    let harness = harness_with(&[("fx", asking)]).await;
+    let outcome = harness.run("return await tools.mcp__fx__ask({})").await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(outcome.value().unwrap(), &json!({"action": "decline", "content": null}));
+}

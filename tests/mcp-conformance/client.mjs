@@ -2,7 +2,8 @@
 // The suite runs `node client.mjs SERVER_URL` per scenario, with the scenario's name in
 // MCP_CONFORMANCE_SCENARIO and its extra data (a pre-registered client) in
 // MCP_CONFORMANCE_CONTEXT. This writes a server configuration for that URL, and runs a
-// script that calls each of the server's tools. A person's sign-in is done headless, as the
+// script that calls each of the server's tools; a server's input request gets its form's
+// defaults (`--accept-input-defaults`). A person's sign-in is done headless, as the
 // suite's own example clients do: $BROWSER is follow-redirect.mjs, which fetches the
 // authorization URL and follows its redirect back to exec-host's loopback listener.
 import { spawnSync } from "node:child_process";
@@ -43,7 +44,7 @@ try {
   );
   const run = spawnSync(
     binary,
-    ["run", "--workspace", scratch, "--mcp-config", join(scratch, "servers.json"),
+    ["run", "--accept-input-defaults", "--workspace", scratch, "--mcp-config", join(scratch, "servers.json"),
      "--mcp-credentials", join(scratch, "credentials.json"), join(scratch, "script.js")],
     {
       stdio: "inherit",

@@ -14,6 +14,8 @@
 //! ```
 //!
 //! With `FIXTURE_PAGES=endless` or `wide`, `tools/list` pages without end or very wide.
+//! With `FIXTURE_ELICIT=1`, it also lists `ask`, which asks its client for a form (fields
+//! with and without defaults) and answers with the client's action and content.
 //! With `FIXTURE_CANCEL_LOG=<file>` set, the `slow` and `never` tools append `started <tool>`
 //! to that file when they start, and `cancelled <tool>` when the client cancels them.
 
@@ -125,6 +127,9 @@ impl Fixture {
         for name in self.added.lock().unwrap().iter() {
             tools.push(tool(name, "Added at run time; answers with its arguments", json!({"type": "object"})));
         }
+        if std::env::var_os("FIXTURE_ELICIT").is_some() {
+            tools.push(tool("ask", "Asks its client for a form and answers with what came back", object(json!({}), &[])));
+        }
         tools
     }
 
@@ -196,6 +201,23 @@ impl Fixture {
             }
             "get-user.profile" => structured(json!({"id": args.get("id").cloned().unwrap_or(Value::Null), "name": "Ada"})),
             "pinned" => text("pinned".into()),
+            "ask" => {
+                let params: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": "Who is asking?",
+                    "requestedSchema": {"type": "object", "required": ["name"], "properties": {
+                        "name": {"type": "string", "description": "Your name", "default": "John Doe"},
+                        "age": {"type": "integer", "default": 30},
+                        "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+                        "verified": {"type": "boolean", "default": true},
+                        "nickname": {"type": "string"}}}
+                }))
+                .expect("a valid elicitation");
+                match context.peer.create_elicitation(params).await {
+                    Ok(answer) => structured(json!({"action": answer.action, "content": answer.content})),
+                    Err(error) => text(format!("the elicitation failed: {error}")),
+                }
+            }
             other if self.added.lock().unwrap().iter().any(|n| n == other) => structured(Value::Object(args)),
             other => return Err(ErrorData::invalid_params(format!("no tool named {other}"), None)),
         })

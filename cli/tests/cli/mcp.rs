@@ -239,3 +239,19 @@ fn mcp_list_login_and_logout_say_what_each_server_is() {
     assert_eq!(output.status.code(), Some(0));
     assert!(stderr(&output).contains("`gone` was not signed in"), "{}", stderr(&output));
 }
+
+#[test]
+fn run_answers_a_servers_input_request_with_its_defaults_when_told_to() {
+    let setup = Setup::new();
+    let config = mcp_config(&setup, json!({"fx": {"command": fixture_mcp_server(), "env": {"FIXTURE_ELICIT": "1"}}}));
+    let script = setup.script("ask.js", "return await tools.mcp__fx__ask({})");
+    let output = setup.run(&["run", "--json", "--accept-input-defaults", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let value = &json_of(&output)["value"];
+    assert_eq!(value["action"], "accept", "{value}");
+    assert_eq!(value["content"], json!({"name": "John Doe", "age": 30, "status": "active", "verified": true}));
+    // Off a terminal and without the flag, nobody is asked: the request is declined.
+    let output = setup.run(&["run", "--json", "--mcp-config", &config, &script]);
+    assert_eq!(json_of(&output)["value"], json!({"action": "decline", "content": null}), "{}", stdout(&output));
+    assert!(stderr(&output).contains("nobody here can answer: declined"), "{}", stderr(&output));
+}

@@ -15,7 +15,7 @@ use crate::conversation::results::{MemoryResultStore, ResultStore, ViewToolCall}
 use crate::sandbox::runtime::{Limits, Sandbox, SandboxOptions};
 use crate::sources::mcp::oauth::ServerAuth;
 use crate::sources::mcp::servers::McpServers;
-use crate::sources::mcp::{CredentialsFile, Login, McpConfig, ServerLimits};
+use crate::sources::mcp::{CredentialsFile, InputHandler, Login, McpConfig, ServerLimits};
 use crate::sources::tools::builtin::{self, Workspace};
 use crate::sources::tools::{Registry, Tool};
 use crate::state::{ConversationValues, SealedStore, ValueBounds, Values};
@@ -30,6 +30,7 @@ pub struct SessionBuilder {
     servers: McpConfig,
     server_limits: ServerLimits,
     server_auth: ServerAuth,
+    input: Option<Arc<dyn InputHandler>>,
     managed: Option<Layer>,
     settings_sources: Vec<SettingsSource>,
     deferral: DeferralTable,
@@ -58,6 +59,7 @@ impl Default for SessionBuilder {
             servers: McpConfig::default(),
             server_limits: ServerLimits::default(),
             server_auth: ServerAuth { credentials: CredentialsFile::default_path().map(CredentialsFile::at), login: None },
+            input: None,
             managed: None,
             settings_sources: Vec::new(),
             deferral: DeferralTable::default(),
@@ -133,6 +135,14 @@ impl SessionBuilder {
     /// with the sentence that names `exec-host mcp login`).
     pub fn mcp_login(mut self, login: Login) -> Self {
         self.server_auth.login = Some(login);
+        self
+    }
+
+    /// Who answers an MCP server that asks for input in the middle of a call (elicitation:
+    /// a form or a URL). Without one, servers are not told this client can be asked, and one
+    /// that asks anyway is declined.
+    pub fn mcp_input(mut self, handler: Arc<dyn InputHandler>) -> Self {
+        self.input = Some(handler);
         self
     }
 
@@ -324,7 +334,7 @@ impl SessionBuilder {
             tools.push(Arc::new(ViewToolCall::new(store.clone())));
         }
         let registry = Arc::new(Registry::new(tools)?);
-        let servers = McpServers::new(registry.clone(), self.server_limits, self.server_auth);
+        let servers = McpServers::new(registry.clone(), self.server_limits, self.server_auth, self.input);
         let sandbox = async {
             match self.sandbox {
                 Some(sandbox) => Ok(sandbox),

@@ -23,9 +23,17 @@ use tracing::{debug, error, info, warn};
 
 use super::config::{ServerConfig, Transport};
 use super::credentials::CredentialsFile;
+use super::input::{self, InputAnswer, InputHandler, InputKind, InputRequest};
 use super::oauth::{self, Login, ServerAuth};
 use super::stdio::ChildTransport;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
+    UrlElicitationCapability,
+};
+use rmcp::service::RequestContext;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
+use serde_json::Value;
 
 /// The lines of a server's stderr kept to explain a failed start.
 const STDERR_TAIL_LINES: usize = 12;
@@ -47,6 +55,8 @@ pub(crate) struct Connection {
 pub(crate) struct Events {
     server: Arc<str>,
     tools_changed: Arc<Notify>,
+    /// Who answers the server's input requests; without one, elicitation is not declared.
+    input: Option<Arc<dyn InputHandler>>,
 }
 
 impl ClientHandler for Events {
@@ -76,7 +86,57 @@ impl ClientHandler for Events {
     }
 
     fn get_info(&self) -> InitializeRequestParams {
-        InitializeRequestParams::new(ClientCapabilities::default(), Implementation::new("exec-host", env!("CARGO_PKG_VERSION")))
+        let mut capabilities = ClientCapabilities::default();
+        if self.input.is_some() {
+            capabilities.elicitation = Some(
+                ElicitationCapability::new()
+                    .with_form(FormElicitationCapability::default())
+                    .with_url(UrlElicitationCapability::new()),
+            );
+        }
+        InitializeRequestParams::new(capabilities, Implementation::new("exec-host", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let declined = ElicitResult::new(ElicitationAction::Decline);
+        let Some(handler) = &self.input else {
+            warn!(server = %self.server, "the server asked for input, and nobody here can answer: declined");
+            return Ok(declined);
+        };
+        let (message, kind, fields) = match request {
+            ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
+                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+                match input::form_fields(&schema) {
+                    Ok(fields) => (message, InputKind::Form(fields.clone()), fields),
+                    Err(why) => {
+                        warn!(server = %self.server, "the server's input request is declined unseen: {why}");
+                        return Ok(declined);
+                    }
+                }
+            }
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => (message, InputKind::Url(url), Vec::new()),
+            _ => {
+                warn!(server = %self.server, "the server asked for a kind of input this host does not know: declined");
+                return Ok(declined);
+            }
+        };
+        let request = InputRequest { server: self.server.to_string(), message, kind };
+        // The server withdrawing its request (or the connection closing) ends the wait.
+        let answer = tokio::select! {
+            answer = handler.answer(request) => answer,
+            _ = context.ct.cancelled() => InputAnswer::Cancel,
+        };
+        Ok(match answer {
+            InputAnswer::Accept(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(input::with_defaults(&fields, content)))
+            }
+            InputAnswer::Decline => declined,
+            InputAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 }
 
@@ -89,10 +149,11 @@ pub(crate) async fn connect(
     server: &str,
     config: &ServerConfig,
     auth: &ServerAuth,
+    input: Option<&Arc<dyn InputHandler>>,
     timeout: Duration,
 ) -> Result<Connection, String> {
     let tools_changed = Arc::new(Notify::new());
-    let events = || Events { server: server.into(), tools_changed: tools_changed.clone() };
+    let events = || Events { server: server.into(), tools_changed: tools_changed.clone(), input: input.cloned() };
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let (child, stderr) = spawn(server, command, args, env, cwd.as_ref())?;
@@ -181,7 +242,7 @@ pub async fn log_in(
     let Transport::Http { url, headers } = &server.transport else {
         return Err(format!("`{name}` is a stdio server: only HTTP servers sign in with OAuth"));
     };
-    let events = || Events { server: name.into(), tools_changed: Arc::new(Notify::new()) };
+    let events = || Events { server: name.into(), tools_changed: Arc::new(Notify::new()), input: None };
     let challenge = match connect_http(events(), url, headers, None, timeout).await {
         Ok((service, _)) => {
             let _ = service.cancel().await;

@@ -10,6 +10,7 @@
 mod config;
 mod connection;
 mod credentials;
+pub mod input;
 pub(crate) mod oauth;
 pub(crate) mod servers;
 pub(crate) mod stdio;
@@ -19,6 +20,7 @@ pub use crate::sources::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
 pub use config::{ConfigError, McpConfig, OAuthClient, ServerConfig, Transport};
 pub use connection::{INHERITED_ENV, LoggedIn, log_in};
 pub use credentials::{CredentialsFile, MAX_CREDENTIALS_FILE_BYTES, SignIn};
+pub use input::{AcceptDefaults, InputAnswer, InputHandler, InputRequest};
 pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS};
 pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, ServerLimits, ServerState, StartError};
 pub use stdio::MAX_MESSAGE_BYTES;

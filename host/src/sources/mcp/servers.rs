@@ -20,6 +20,7 @@ use tracing::{info, warn};
 
 use super::config::{self, McpConfig, ServerConfig};
 use super::connection::{self, Connection};
+use super::input::InputHandler;
 use super::oauth::ServerAuth;
 use super::tool::{ServerLink, SkippedTool, tools_of};
 use crate::sources::tools::{Registry, Tool};
@@ -112,12 +113,13 @@ pub struct McpServers {
     registry: Arc<Registry>,
     limits: ServerLimits,
     auth: ServerAuth,
+    input: Option<Arc<dyn InputHandler>>,
     servers: Mutex<BTreeMap<String, Supervised>>,
 }
 
 impl McpServers {
-    pub fn new(registry: Arc<Registry>, limits: ServerLimits, auth: ServerAuth) -> Self {
-        McpServers { registry, limits, auth, servers: Mutex::new(BTreeMap::new()) }
+    pub fn new(registry: Arc<Registry>, limits: ServerLimits, auth: ServerAuth, input: Option<Arc<dyn InputHandler>>) -> Self {
+        McpServers { registry, limits, auth, input, servers: Mutex::new(BTreeMap::new()) }
     }
 
     /// Connects every configured server at once. Each failure is returned (and nothing is
@@ -135,7 +137,8 @@ impl McpServers {
             return Err(fail("a server of that name is already connected; remove it first".into()));
         }
         let connect_timeout = self.limits.connect_timeout;
-        let connection = connection::connect(name, &server, &self.auth, connect_timeout).await.map_err(fail)?;
+        let connection =
+            connection::connect(name, &server, &self.auth, self.input.as_ref(), connect_timeout).await.map_err(fail)?;
         let link = ServerLink::new(name, connection.service.peer().clone(), self.limits.queued_bytes)
             .with_step_up(connection.auth.clone());
         let listed = tokio::time::timeout(connect_timeout, list_tools(&link))
