@@ -70,7 +70,7 @@ fn prompt(request: &InputRequest) -> InputAnswer {
                 Some(_) => InputAnswer::Decline,
             }
         }
-        InputKind::Form(fields) => {
+        InputKind::Form { fields, .. } => {
             say("Answer? [y] fill in the form, [n] decline, [c] cancel: ");
             match read_line().as_deref().map(str::trim) {
                 Some("y" | "Y" | "yes") => {}

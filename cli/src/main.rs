@@ -178,6 +178,7 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
             store: store.map(|store| (store, config.store.conversation.clone())),
             values: config.values,
             running_lease: config.store.running_lease,
+            input: Some(Arc::new(serve::elicit::OutsideAnyCall)),
             ..Start::for_a_model(Arc::new(nobody))
         };
         let (mcp_files, mcp) = (config.session.mcp_files.clone(), config.session.mcp.clone());

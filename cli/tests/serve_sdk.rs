@@ -547,3 +547,28 @@ fn over_http_a_client_that_vanishes_mid_exec_has_it_aborted_down_to_the_downstre
         assert!(!logged.contains("error"), "{mode:?}:\n{logged}");
     }
 }
+
+#[test]
+fn a_downstream_servers_input_request_is_passed_on_to_the_client_whose_call_it_is() {
+    let setup = Setup::new();
+    let asking = json!({"mcpServers": {"asker": {"command": fixture_mcp_server(), "env": {"FIXTURE_ELICIT": "1"}}}});
+    std::fs::write(setup.path().join("asker.json"), asking.to_string()).unwrap();
+    over_both(&setup, &["--mcp-config", "asker.json", "--allow", "mcp__asker"], |connect, transport| {
+        let seen = sdk(
+            connect,
+            json!([exec("return await tools.mcp__asker__ask({})"), exec("return await tools.mcp__asker__ask({})")]),
+            Some(json!([{"name": "Grace", "age": 41}, "decline"])),
+        );
+        let asked = &seen[1]["elicitations"][0];
+        assert_eq!(asked["message"], "MCP server `asker` asks: Who is asking?", "{transport}: {asked}");
+        assert_eq!(asked["requestedSchema"]["properties"]["age"]["default"], 30, "{transport}: the schema as sent: {asked}");
+        let answer: Value = serde_json::from_str(seen[1]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            answer,
+            json!({"action": "accept", "content": {"name": "Grace", "age": 41, "status": "active", "verified": true}}),
+            "{transport}: the client's answer, with the defaults it left out"
+        );
+        let declined: Value = serde_json::from_str(seen[2]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(declined["action"], "decline", "{transport}: {declined}");
+    });
+}

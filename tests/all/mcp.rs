@@ -472,7 +472,7 @@ async fn a_servers_input_request_reaches_the_embedders_handler_and_its_answer_ge
     let asked = handler.0.lock().unwrap().clone();
     assert_eq!(asked.len(), 1);
     assert_eq!((asked[0].server.as_str(), asked[0].message.as_str()), ("fx", "Who is asking?"));
-    let InputKind::Form(fields) = &asked[0].kind else { panic!("a form: {asked:?}") };
+    let InputKind::Form { fields, .. } = &asked[0].kind else { panic!("a form: {asked:?}") };
     let age = fields.iter().find(|field| field.name == "age").unwrap();
     assert_eq!((age.kind, age.default.clone(), age.required), (FieldKind::Integer, Some(json!(30)), false));
 

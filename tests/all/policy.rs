@@ -549,7 +549,7 @@ async fn a_session_for_another_client_asks_that_client_and_shares_the_tools() {
     let first = allow_once();
     let harness = harness(json!({}), Some(PermissionMode::Default), &first).await;
     let second = TestApprover::new(|_| Approval::Deny { reason: "the second client said no".into() });
-    let other = harness.session.for_client(Arc::new(SharedApprover(second.clone())));
+    let other = harness.session.for_client(Arc::new(SharedApprover(second.clone())), None);
     assert_ne!(other.id(), harness.session.id(), "hooks see a session id of its own");
 
     let run = |session: &exec_host::Session, code: &str| {

@@ -42,9 +42,12 @@ async fn a_quick_exec_does_not_yield_and_a_cancelled_one_is_aborted() {
     let never = harness.session.call_with(exec_call("await tools.never({}); return 'unreachable'"), options).await;
     let handle = never.running.expect("it runs on").handle;
     // Another client's session over the same tools cannot see it.
-    let other = harness.session.for_client(std::sync::Arc::new(exec_host_tests::SharedApprover(
-        exec_host_tests::TestApprover::new(|_| exec_host::Approval::AllowOnce),
-    )));
+    let other = harness.session.for_client(
+        std::sync::Arc::new(exec_host_tests::SharedApprover(exec_host_tests::TestApprover::new(|_| {
+            exec_host::Approval::AllowOnce
+        }))),
+        None,
+    );
     assert!(matches!(other.cancel(&handle).await, Err(ResumeError::Unknown { .. })));
     let cancelled = harness.session.cancel(&handle).await.unwrap();
     assert!(!cancelled.client.ok);

@@ -13,7 +13,8 @@
 //          {"do": "exec_parallel", "codes", "stagger_ms"}  Execs at once, each started `stagger_ms` after the last
 //          {"do": "write", "path", "text"}                  writes a file (a config edit, say)
 //          {"do": "close"}                                   closes the connection
-// elicit:  answers to elicitation requests, in order: "once", "always", "deny" or "decline".
+// elicit:  answers to elicitation requests, in order: "once", "always", "deny" or "decline"
+//          (an approval's decision), or an object (the content of another form).
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -36,6 +37,8 @@ if (plan.elicit) {
     elicitations.push(request.params);
     const answer = answers.shift() ?? "decline";
     if (answer === "decline") return { action: "decline" };
+    // An object answers a form of its own fields (a downstream server's, passed on).
+    if (typeof answer === "object") return { action: "accept", content: answer };
     return { action: "accept", content: { decision: answer } };
   });
 }

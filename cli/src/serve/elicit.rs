@@ -118,3 +118,71 @@ impl Approver for ClientApprover {
         })
     }
 }
+
+/// Input a downstream server asks for during one of this client's calls is passed on to the
+/// client as an elicitation of its own (2025-11-25, when the client declared elicitation),
+/// the form's schema or the URL as the server sent it. A client of 2026-07-28, which is
+/// sent no requests, and one that cannot be asked, are not asked: the server is declined.
+impl exec_host::mcp::InputHandler for ClientApprover {
+    fn answer(&self, request: exec_host::mcp::InputRequest) -> BoxFuture<'static, exec_host::mcp::InputAnswer> {
+        use exec_host::mcp::InputAnswer;
+        use exec_host::mcp::input::InputKind;
+        let client = self.client.get().cloned();
+        let asking = *self.asking.lock().unwrap_or_else(|e| e.into_inner());
+        Box::pin(async move {
+            let declined = |why: &str| {
+                tracing::warn!(server = %request.server, "its input request is declined: {why}");
+                InputAnswer::Decline
+            };
+            if asking != Asking::Request {
+                return declined("the MCP client of the call is not sent requests");
+            }
+            let Some(client) = client.filter(|c| c.peer_info().is_some_and(|info| info.capabilities.elicitation.is_some()))
+            else {
+                return declined("the MCP client of the call did not declare elicitation");
+            };
+            let message = format!("MCP server `{}` asks: {}", request.server, request.message);
+            let params = match &request.kind {
+                InputKind::Form { schema, .. } => match serde_json::from_value(schema.clone()) {
+                    Ok(requested_schema) => ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema },
+                    Err(e) => return declined(&format!("its form cannot be passed on ({e})")),
+                },
+                InputKind::Url(url) => ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message,
+                    url: url.clone(),
+                    elicitation_id: format!("{:032x}", rand_id()),
+                },
+                _ => return declined("it is of a kind this gateway does not pass on"),
+            };
+            match client.create_elicitation(params).await {
+                Ok(answer) => match answer.action {
+                    ElicitationAction::Accept => {
+                        InputAnswer::Accept(answer.content.and_then(|c| c.as_object().cloned()).unwrap_or_default())
+                    }
+                    ElicitationAction::Cancel => InputAnswer::Cancel,
+                    _ => InputAnswer::Decline,
+                },
+                Err(e) => declined(&format!("asking the MCP client failed: {e}")),
+            }
+        })
+    }
+}
+
+/// A random 128-bit id.
+fn rand_id() -> u128 {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).unwrap_or_default();
+    u128::from_le_bytes(bytes)
+}
+
+/// The gateway's own answer to input a downstream server asks for outside any client's call
+/// (no client is waiting on it): declined. Its presence tells the servers they may ask.
+pub struct OutsideAnyCall;
+
+impl exec_host::mcp::InputHandler for OutsideAnyCall {
+    fn answer(&self, request: exec_host::mcp::InputRequest) -> BoxFuture<'static, exec_host::mcp::InputAnswer> {
+        tracing::warn!(server = %request.server, "it asked for input outside any client's call: declined");
+        Box::pin(std::future::ready(exec_host::mcp::InputAnswer::Decline))
+    }
+}

@@ -156,7 +156,7 @@ impl Gateway {
         parking: Option<Arc<Parking>>,
         metrics: Option<Arc<Metrics>>,
     ) -> Self {
-        let session = shared.for_client(Arc::new(approver.clone()));
+        let session = shared.for_client(Arc::new(approver.clone()), Some(Arc::new(approver.clone())));
         let mut gateway = Gateway {
             call_ids: CallIds::new(session.id()),
             session,

@@ -131,6 +131,10 @@ impl Funnel {
         // context; the funnel keeps only the token.
         let cancel = context.cancel.clone();
         let origin = context.origin.clone();
+        let mut context = context;
+        if context.input.is_none() {
+            context.input = self.policy().input();
+        }
         let result = tokio::select! {
             biased;
             result = tool.call(args, context) => result,

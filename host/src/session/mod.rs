@@ -18,6 +18,7 @@
 //! The builder and the start are in `builder`, the scope one `Exec`'s script reaches in
 //! `scope`, the hints a refusal gives (the names close to a wrong one) in `hints`.
 
+use crate::sources::tools::input::InputHandler;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -229,8 +230,10 @@ impl Session {
     /// in this session is not allowed in the new one, except through a rule saved to the
     /// settings) and its own `session_id` for hooks. Shutting down either closes the
     /// shared MCP servers.
-    pub fn for_client(&self, approver: Arc<dyn Approver>) -> Session {
-        let policy = self.funnel.policy().for_client(approver);
+    /// A server that asks for input during one of its calls is answered by `input` (an MCP
+    /// gateway passes the request on to its client), else by the session's own handler.
+    pub fn for_client(&self, approver: Arc<dyn Approver>, input: Option<Arc<dyn InputHandler>>) -> Session {
+        let policy = self.funnel.policy().for_client(approver, input);
         Session { inner: self.inner.clone(), funnel: Arc::new(self.funnel.with_policy(policy)) }
     }
 

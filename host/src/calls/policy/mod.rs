@@ -19,6 +19,7 @@
 
 pub(crate) mod hooks;
 
+use crate::sources::tools::input::InputHandler;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -87,6 +88,9 @@ pub(crate) struct Policy {
     session_id: String,
     /// The conversation's transcript, which hooks are told of, when the embedder keeps one.
     transcript_path: Option<PathBuf>,
+    /// Who answers a tool's source that asks for input during this client's calls, when not
+    /// the session's own handler.
+    input: Option<Arc<dyn InputHandler>>,
 }
 
 /// A call the policy let through.
@@ -127,6 +131,7 @@ impl Policy {
             allowed_always: Default::default(),
             session_id: session_id(),
             transcript_path: None,
+            input: None,
         }
     }
 
@@ -136,10 +141,11 @@ impl Policy {
         self
     }
 
-    /// The same policy for another client: its calls that must ask go to `approver`, and
-    /// it starts with nothing allowed always and a `session_id` of its own.
-    pub fn for_client(&self, approver: Arc<dyn Approver>) -> Self {
-        Policy::new(
+    /// The same policy for another client: its calls that must ask go to `approver`, the
+    /// input its calls' sources ask for to `input`, and it starts with nothing allowed
+    /// always and a `session_id` of its own.
+    pub fn for_client(&self, approver: Arc<dyn Approver>, input: Option<Arc<dyn InputHandler>>) -> Self {
+        let mut policy = Policy::new(
             self.workspace.clone(),
             self.cwd.clone(),
             self.mode,
@@ -147,7 +153,14 @@ impl Policy {
             self.rules_file.clone(),
             self.settings.clone(),
         )
-        .with_transcript_path(self.transcript_path.clone())
+        .with_transcript_path(self.transcript_path.clone());
+        policy.input = input;
+        policy
+    }
+
+    /// Who answers input requests during this client's calls, when not the session's handler.
+    pub fn input(&self) -> Option<Arc<dyn InputHandler>> {
+        self.input.clone()
     }
 
     pub fn session_id(&self) -> &str {

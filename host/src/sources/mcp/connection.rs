@@ -23,9 +23,9 @@ use tracing::{debug, error, info, warn};
 
 use super::config::{ServerConfig, Transport};
 use super::credentials::CredentialsFile;
-use super::input::{self, InputAnswer, InputHandler, InputKind, InputRequest};
 use super::oauth::{self, Login, ServerAuth};
 use super::stdio::ChildTransport;
+use crate::sources::tools::input::{self, InputAnswer, InputHandler, InputKind, InputRequest};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
@@ -49,14 +49,56 @@ pub(crate) struct Connection {
     pub tools_changed: Arc<Notify>,
     /// The OAuth of an HTTP server, for calls it refuses with a challenge.
     pub auth: Option<Arc<oauth::StepUp>>,
+    /// The input handlers of its calls in flight.
+    pub callers: Arc<Callers>,
 }
 
 /// What this client does with a server's notifications.
 pub(crate) struct Events {
     server: Arc<str>,
     tools_changed: Arc<Notify>,
-    /// Who answers the server's input requests; without one, elicitation is not declared.
+    /// Who answers the server's input requests when no call in flight names its own; without
+    /// one, elicitation is not declared.
     input: Option<Arc<dyn InputHandler>>,
+    callers: Arc<Callers>,
+}
+
+/// The input handlers of the calls in flight to one server: a request the server makes
+/// during a call goes to the client whose call it is.
+#[derive(Default)]
+pub(crate) struct Callers {
+    handlers: std::sync::Mutex<Vec<(u64, Arc<dyn InputHandler>)>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+/// A call's handler among the [`Callers`] while the call is in flight.
+pub(crate) struct Caller {
+    callers: Arc<Callers>,
+    id: u64,
+}
+
+impl Callers {
+    pub(crate) fn enter(self: &Arc<Self>, handler: Arc<dyn InputHandler>) -> Caller {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.handlers.locked().push((id, handler));
+        Caller { callers: self.clone(), id }
+    }
+
+    /// The one handler of the calls in flight; `Err` when calls of several clients are.
+    fn only(&self) -> Result<Option<Arc<dyn InputHandler>>, ()> {
+        let handlers = self.handlers.locked();
+        let Some((_, first)) = handlers.first() else { return Ok(None) };
+        match handlers.iter().all(|(_, handler)| Arc::ptr_eq(handler, first)) {
+            true => Ok(Some(first.clone())),
+            false => Err(()),
+        }
+    }
+}
+
+impl Drop for Caller {
+    fn drop(&mut self) {
+        self.callers.handlers.locked().retain(|(id, _)| *id != self.id);
+    }
 }
 
 impl ClientHandler for Events {
@@ -103,15 +145,25 @@ impl ClientHandler for Events {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
         let declined = ElicitResult::new(ElicitationAction::Decline);
-        let Some(handler) = &self.input else {
-            warn!(server = %self.server, "the server asked for input, and nobody here can answer: declined");
-            return Ok(declined);
+        let handler = match self.callers.only() {
+            Ok(Some(handler)) => handler,
+            Ok(None) => match &self.input {
+                Some(handler) => handler.clone(),
+                None => {
+                    warn!(server = %self.server, "the server asked for input, and nobody here can answer: declined");
+                    return Ok(declined);
+                }
+            },
+            Err(()) => {
+                warn!(server = %self.server, "the server asked for input while calls of several clients were in flight to it, and which one it is for cannot be told: declined");
+                return Ok(declined);
+            }
         };
         let (message, kind, fields) = match request {
             ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
                 let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
                 match input::form_fields(&schema) {
-                    Ok(fields) => (message, InputKind::Form(fields.clone()), fields),
+                    Ok(fields) => (message, InputKind::Form { fields: fields.clone(), schema }, fields),
                     Err(why) => {
                         warn!(server = %self.server, "the server's input request is declined unseen: {why}");
                         return Ok(declined);
@@ -153,12 +205,18 @@ pub(crate) async fn connect(
     timeout: Duration,
 ) -> Result<Connection, String> {
     let tools_changed = Arc::new(Notify::new());
-    let events = || Events { server: server.into(), tools_changed: tools_changed.clone(), input: input.cloned() };
+    let callers = Arc::new(Callers::default());
+    let events = || Events {
+        server: server.into(),
+        tools_changed: tools_changed.clone(),
+        input: input.cloned(),
+        callers: callers.clone(),
+    };
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let (child, stderr) = spawn(server, command, args, env, cwd.as_ref())?;
             match tokio::time::timeout(timeout, serve_client(events(), child)).await {
-                Ok(Ok(service)) => Ok(Connection { service, tools_changed, auth: None }),
+                Ok(Ok(service)) => Ok(Connection { service, tools_changed, auth: None, callers }),
                 Ok(Err(error)) => {
                     let reason = match &error {
                         ClientInitializeError::TransportError { error, .. } => {
@@ -180,7 +238,7 @@ pub(crate) async fn connect(
             let challenge = match connect_http(events(), url, headers, manager, timeout).await {
                 Ok((service, manager)) => {
                     let auth = step_up(server, url, config, auth, manager);
-                    return Ok(Connection { service, tools_changed, auth });
+                    return Ok(Connection { service, tools_changed, auth, callers });
                 }
                 Err(HttpFailure::Challenged(challenge)) => challenge,
                 Err(HttpFailure::Failed(reason)) => return Err(reason),
@@ -192,7 +250,7 @@ pub(crate) async fn connect(
             match connect_http(events(), url, headers, Some(manager), timeout).await {
                 Ok((service, manager)) => {
                     let auth = step_up(server, url, config, auth, manager);
-                    Ok(Connection { service, tools_changed, auth })
+                    Ok(Connection { service, tools_changed, auth, callers })
                 }
                 Err(HttpFailure::Challenged(_)) => Err(format!("{url} refused the token of a fresh sign-in")),
                 Err(HttpFailure::Failed(reason)) => Err(reason),
@@ -242,7 +300,7 @@ pub async fn log_in(
     let Transport::Http { url, headers } = &server.transport else {
         return Err(format!("`{name}` is a stdio server: only HTTP servers sign in with OAuth"));
     };
-    let events = || Events { server: name.into(), tools_changed: Arc::new(Notify::new()), input: None };
+    let events = || Events { server: name.into(), tools_changed: Arc::new(Notify::new()), input: None, callers: Arc::default() };
     let challenge = match connect_http(events(), url, headers, None, timeout).await {
         Ok((service, _)) => {
             let _ = service.cancel().await;

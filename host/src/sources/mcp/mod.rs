@@ -10,7 +10,7 @@
 mod config;
 mod connection;
 mod credentials;
-pub mod input;
+pub use crate::sources::tools::input;
 pub(crate) mod oauth;
 pub(crate) mod servers;
 pub(crate) mod stdio;

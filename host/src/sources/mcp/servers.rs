@@ -20,9 +20,9 @@ use tracing::{info, warn};
 
 use super::config::{self, McpConfig, ServerConfig};
 use super::connection::{self, Connection};
-use super::input::InputHandler;
 use super::oauth::ServerAuth;
 use super::tool::{ServerLink, SkippedTool, tools_of};
+use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::{Registry, Tool};
 use crate::support::lock::Unpoisoned;
 
@@ -140,7 +140,8 @@ impl McpServers {
         let connection =
             connection::connect(name, &server, &self.auth, self.input.as_ref(), connect_timeout).await.map_err(fail)?;
         let link = ServerLink::new(name, connection.service.peer().clone(), self.limits.queued_bytes)
-            .with_step_up(connection.auth.clone());
+            .with_step_up(connection.auth.clone())
+            .with_callers(connection.callers.clone());
         let listed = tokio::time::timeout(connect_timeout, list_tools(&link))
             .await
             .map_err(|_| fail(format!("no answer to `tools/list` within {connect_timeout:?}")))?

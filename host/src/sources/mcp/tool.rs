@@ -41,6 +41,8 @@ pub struct ServerLink {
     queued_bytes: usize,
     /// The server's OAuth, when a call it refuses with a challenge may sign in again.
     step_up: Option<Arc<super::oauth::StepUp>>,
+    /// Who answers the server's input requests during each call in flight.
+    callers: Arc<super::connection::Callers>,
 }
 
 impl ServerLink {
@@ -53,7 +55,13 @@ impl ServerLink {
             outgoing: Arc::new(Semaphore::new(queued_bytes)),
             queued_bytes,
             step_up: None,
+            callers: Arc::default(),
         }
+    }
+
+    pub(crate) fn with_callers(mut self, callers: Arc<super::connection::Callers>) -> Self {
+        self.callers = callers;
+        self
     }
 
     pub(crate) fn with_step_up(mut self, step_up: Option<Arc<super::oauth::StepUp>>) -> Self {
@@ -151,8 +159,10 @@ impl Tool for McpTool {
         &self.definition
     }
 
-    fn call(&self, args: Map<String, Value>, _context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
+            // What the server asks during this call goes to the client that made it.
+            let _caller = context.input.map(|handler| self.link.callers.enter(handler));
             loop {
                 let answer = self.send(args.clone()).await;
                 match answer {

@@ -4,6 +4,7 @@
 //! model directly, goes through the one funnel.
 
 pub(crate) mod builtin;
+pub mod input;
 pub mod names;
 pub(crate) mod params;
 mod registry;
@@ -298,18 +299,31 @@ pub struct ParkRequest {
 }
 
 /// What a call carries besides its arguments.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct CallContext {
     pub origin: Origin,
     /// Fires when the caller gives up (the model's call was aborted, or the Exec around a
     /// nested call ended). Long tools stop.
     pub cancel: CancellationToken,
+    /// Who answers when the tool's source asks for input during the call (the client of
+    /// the session that made it), when that is not the session's own handler.
+    pub input: Option<Arc<dyn input::InputHandler>>,
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallContext")
+            .field("origin", &self.origin)
+            .field("cancel", &self.cancel)
+            .field("input", &self.input.as_ref().map(|_| "a handler"))
+            .finish()
+    }
 }
 
 impl CallContext {
     pub fn new(origin: Origin, cancel: CancellationToken) -> Self {
-        CallContext { origin, cancel }
+        CallContext { origin, cancel, input: None }
     }
 }
 

@@ -1,6 +1,7 @@
-//! Input a server asks for in the middle of a call (MCP elicitation: a form of a few
-//! fields, or a URL to visit), and who answers it: an [`InputHandler`] the embedder gives
-//! the session (the terminal in `exec-host run`). A session without one does not declare
+//! Input a tool's source asks for in the middle of a call (MCP elicitation: a form of a
+//! few fields, or a URL to visit), and who answers it: the [`InputHandler`] of the client
+//! whose call it is (`serve` passes it on to its MCP client), else the one the embedder gives
+//! the session (the terminal in `exec-host run`). A session with neither does not declare
 //! elicitation to its servers, and declines a server that asks anyway.
 //!
 //! What a server sends is bounded before anyone sees it ([`MAX_INPUT_FIELDS`],
@@ -31,8 +32,9 @@ pub struct InputRequest {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum InputKind {
-    /// A form: its fields, in the schema's order.
-    Form(Vec<InputField>),
+    /// A form: its fields, in the schema's order, and the schema as the server sent it (for
+    /// a handler that passes the request on, to another MCP client).
+    Form { fields: Vec<InputField>, schema: Value },
     /// A page the person is sent to, and comes back from (the answer carries nothing).
     Url(String),
 }
@@ -84,7 +86,7 @@ pub struct AcceptDefaults;
 impl InputHandler for AcceptDefaults {
     fn answer(&self, request: InputRequest) -> BoxFuture<'static, InputAnswer> {
         let answer = match &request.kind {
-            InputKind::Form(fields) if fields.iter().all(|field| !field.required || field.default.is_some()) => {
+            InputKind::Form { fields, .. } if fields.iter().all(|field| !field.required || field.default.is_some()) => {
                 InputAnswer::Accept(Map::new())
             }
             _ => InputAnswer::Decline,
