@@ -12,7 +12,19 @@ use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, Origin};
 const SHOWN_INPUT_CHARS: usize = 300;
 
 /// One prompt on the terminal at a time: an approval, or a server's input request.
-pub static TERMINAL_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+static TERMINAL_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Runs `prompt` on the terminal when it is this caller's turn (one prompt at a time), on a
+/// thread of its own: a read of stdin cannot be cancelled, and an abandoned prompt must not
+/// keep the process from exiting. `failed` when the prompt's thread died.
+pub async fn on_the_terminal<T: Send + 'static>(prompt: impl FnOnce() -> T + Send + 'static, failed: T) -> T {
+    let _turn = TERMINAL_TURN.lock().await;
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = answer.send(prompt());
+    });
+    answered.await.unwrap_or(failed)
+}
 
 /// Whether there is a person at a terminal to ask.
 pub fn at_a_terminal() -> bool {
@@ -40,16 +52,8 @@ struct Terminal;
 
 impl Approver for Terminal {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
-        Box::pin(async move {
-            let _turn = TERMINAL_TURN.lock().await;
-            // A thread of its own: a read of stdin cannot be cancelled, and an abandoned
-            // prompt must not keep the process from exiting.
-            let (answer, answered) = tokio::sync::oneshot::channel();
-            std::thread::spawn(move || {
-                let _ = answer.send(prompt(&request));
-            });
-            answered.await.unwrap_or(Approval::Deny { reason: "the prompt on the terminal failed".into() })
-        })
+        let failed = Approval::Deny { reason: "the prompt on the terminal failed".into() };
+        Box::pin(on_the_terminal(move || prompt(&request), failed))
     }
 }
 

@@ -11,7 +11,7 @@ use exec_host::mcp::input::{FieldKind, InputField, InputKind, of_kind};
 use exec_host::mcp::{AcceptDefaults, InputAnswer, InputHandler, InputRequest};
 use serde_json::{Map, Value};
 
-use crate::approve::{TERMINAL_TURN, at_a_terminal};
+use crate::approve::{at_a_terminal, on_the_terminal};
 use crate::terminal::neutralise;
 
 /// Times a field is asked again after an answer that is not of its kind.
@@ -33,15 +33,7 @@ struct Terminal;
 
 impl InputHandler for Terminal {
     fn answer(&self, request: InputRequest) -> BoxFuture<'static, InputAnswer> {
-        Box::pin(async move {
-            let _turn = TERMINAL_TURN.lock().await;
-            // A thread of its own: a read of stdin cannot be cancelled.
-            let (answer, answered) = tokio::sync::oneshot::channel();
-            std::thread::spawn(move || {
-                let _ = answer.send(prompt(&request));
-            });
-            answered.await.unwrap_or(InputAnswer::Cancel)
-        })
+        Box::pin(on_the_terminal(move || prompt(&request), InputAnswer::Cancel))
     }
 }
 

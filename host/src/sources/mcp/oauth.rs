@@ -110,8 +110,15 @@ pub(crate) async fn manager_for(
 ) -> Result<AuthorizationManager, String> {
     let mut manager = AuthorizationManager::new(url).await.map_err(|e| format!("OAuth for {url}: {e}"))?;
     manager.set_credential_store(credentials.store_for(server, url));
-    if credentials.sign_in(server, url)? != super::credentials::SignIn::SignedIn {
-        return Ok(manager);
+    match credentials.sign_in(server, url) {
+        Ok(super::credentials::SignIn::SignedIn) => {}
+        Ok(_) => return Ok(manager),
+        // A server that asks for no token does not depend on the file; one that does is
+        // told to sign in, and the sign-in says what is wrong with the file.
+        Err(why) => {
+            tracing::warn!("server `{server}`: no kept token is used: {why}");
+            return Ok(manager);
+        }
     }
     match manager.initialize_from_store().await {
         Ok(true) => {}
