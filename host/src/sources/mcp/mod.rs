@@ -2,10 +2,13 @@
 //! format), the connection to each (`connection`, with `stdio` reading a child's messages
 //! defensively), the servers of a session and their
 //! lifecycle (`servers`), and one server tool as a [`Tool`](crate::Tool) (`tool`). Every
-//! MCP tool is named `mcp__<server>__<tool>`.
+//! MCP tool is named `mcp__<server>__<tool>`. An HTTP server behind OAuth is signed in to
+//! by `oauth` (the loopback redirect, a person's bounded wait, step-up) with its tokens kept
+//! in the `credentials` file; a server's input requests reach the handler of the client
+//! whose call it is (`connection`'s callers, the types in `tools::input`).
 //!
-//! Only the configuration and the states a session reports are public: the rmcp client
-//! stays inside the crate.
+//! Only the configuration, the states a session reports, sign-in and input handling are
+//! public: the rmcp client stays inside the crate.
 
 mod config;
 mod connection;

@@ -308,3 +308,42 @@ async fn respond(stream: &mut tokio::net::TcpStream, status: &str, text: &str) -
     stream.write_all(response.as_bytes()).await?;
     stream.shutdown().await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends `request` to the listener and returns the status line of its answer.
+    async fn hit(port: u16, request: String) -> String {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer).await;
+        answer.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[tokio::test]
+    async fn the_redirect_listener_answers_only_its_own_state_and_waits_on_past_anything_else() {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiting = tokio::spawn(async move { redirect(&listener, port, "the-state").await });
+        let get = |target: &str| format!("GET {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+        assert!(hit(port, get("/callback?code=stolen&state=another")).await.contains("400"), "another login's state");
+        assert!(hit(port, get("/elsewhere?code=x&state=the-state")).await.contains("404"), "another path");
+        assert!(hit(port, "POST /callback HTTP/1.1\r\n\r\n".into()).await.contains("400"), "not a GET");
+        let endless = format!("GET /callback?state=the-state HTTP/1.1\r\nx: {}", "a".repeat(CALLBACK_REQUEST_BYTES));
+        assert!(hit(port, endless).await.contains("400"), "a request head past the bound");
+        assert!(!waiting.is_finished(), "none of these ends the wait");
+        assert!(hit(port, get("/callback?code=good&state=the-state&iss=https%3A%2F%2Fas")).await.contains("200"));
+        let url = waiting.await.unwrap().unwrap();
+        assert!(url.contains("code=good") && url.contains("iss="), "{url}");
+
+        // The authorization server's refusal ends the wait with its reason.
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiting = tokio::spawn(async move { redirect(&listener, port, "s").await });
+        hit(port, get("/callback?error=access_denied&error_description=no+thanks&state=s")).await;
+        let refused = waiting.await.unwrap().unwrap_err();
+        assert!(refused.contains("refused the sign-in (access_denied: no thanks)"), "{refused}");
+    }
+}
