@@ -90,7 +90,10 @@ fn prompt(request: &InputRequest) -> InputAnswer {
 fn ask_field(field: &InputField) -> Option<Option<Value>> {
     let label = field.title.as_deref().unwrap_or(&field.name);
     let about = field.description.as_deref().map(|d| format!(" ({})", neutralise(d))).unwrap_or_default();
-    let choices = if field.choices.is_empty() { String::new() } else { format!(" one of {}", field.choices.join(", ")) };
+    let choices = match field.choices.is_empty() {
+        true => String::new(),
+        false => format!(" one of {}", neutralise(&field.choices.join(", "))),
+    };
     let kind = match field.kind {
         FieldKind::Text => "text",
         FieldKind::Integer => "a whole number",
@@ -98,7 +101,7 @@ fn ask_field(field: &InputField) -> Option<Option<Value>> {
         FieldKind::Boolean => "y or n",
         _ => "a value",
     };
-    let default = field.default.as_ref().map(|d| format!(" [{d}]")).unwrap_or_default();
+    let default = field.default.as_ref().map(|d| format!(" [{}]", neutralise(&d.to_string()))).unwrap_or_default();
     let required = if field.required && field.default.is_none() { ", required" } else { "" };
     for _ in 0..=ASKED_AGAIN {
         say(&format!("  {}{about}: {kind}{choices}{required}{default}: ", neutralise(label)));

@@ -504,3 +504,34 @@ fn a_client_of_2026_07_28_that_drops_its_request_mid_exec_stops_it_down_to_the_d
     let logged = server.stderr.lock().unwrap().clone();
     assert!(!logged.contains("error"), "a cancellation that worked is no error:\n{logged}");
 }
+
+#[test]
+fn a_downstream_servers_input_request_during_a_call_of_2026_07_28_is_declined_not_sent_to_the_client() {
+    let setup = Setup::new();
+    let config = json!({"mcpServers": {"asker": {"command": fixture_mcp_server(), "env": {"FIXTURE_ELICIT": "1"}}}});
+    std::fs::write(setup.workspace.path().join("servers.json"), config.to_string()).unwrap();
+    let server = setup.serve(None, &["--mcp-config", "servers.json", "--allow", "mcp__asker"]);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "Exec", "arguments": {"code": "return await tools.mcp__asker__ask({})"}, "_meta": meta}});
+    let answer = reqwest::blocking::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "Exec")
+        .body(call.to_string())
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    // The answer may come as one JSON body or as an SSE event.
+    let body = answer.lines().find_map(|line| line.strip_prefix("data: ")).unwrap_or(&answer);
+    let answer: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{answer}"));
+    let value: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(value, json!({"action": "decline", "content": null}), "{answer}");
+    assert!(server.stderr.lock().unwrap().contains("is not sent requests"), "{}", server.stderr.lock().unwrap());
+}
