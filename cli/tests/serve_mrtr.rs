@@ -469,6 +469,18 @@ fn a_replica_that_dies_mid_task_leaves_it_to_another_which_takes_it_up_from_its_
     assert!(text.contains("before") && text.contains("taken up") && text.contains("may have taken effect"), "{report}");
 }
 
+/// The HTTP headers of an `Exec` call by a client of 2026-07-28.
+fn exec_call_headers() -> reqwest::header::HeaderMap {
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "Exec"),
+    ];
+    headers.into_iter().map(|(name, value)| (name.parse().unwrap(), value.parse().unwrap())).collect()
+}
+
 #[test]
 fn a_client_of_2026_07_28_that_drops_its_request_mid_exec_stops_it_down_to_the_downstream_call() {
     let setup = Setup::new();
@@ -481,14 +493,7 @@ fn a_client_of_2026_07_28_that_drops_its_request_mid_exec_stops_it_down_to_the_d
         "params": {"name": "Exec", "arguments": {"code": "await tools.mcp__fx__never({})"}, "_meta": meta}});
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
-        let request = reqwest::Client::new()
-            .post(&server.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "Exec")
-            .body(call.to_string());
+        let request = reqwest::Client::new().post(&server.url).headers(exec_call_headers()).body(call.to_string());
         // The client gives up: its request, and with it its connection, is dropped.
         let gave_up = tokio::time::timeout(std::time::Duration::from_secs(2), async { request.send().await?.text().await }).await;
         assert!(gave_up.is_err(), "the call cannot end by itself: {gave_up:?}");
@@ -517,11 +522,7 @@ fn a_downstream_servers_input_request_during_a_call_of_2026_07_28_is_declined_no
         "params": {"name": "Exec", "arguments": {"code": "return await tools.mcp__asker__ask({})"}, "_meta": meta}});
     let answer = reqwest::blocking::Client::new()
         .post(&server.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "Exec")
+        .headers(exec_call_headers())
         .body(call.to_string())
         .send()
         .unwrap()

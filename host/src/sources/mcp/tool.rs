@@ -159,12 +159,14 @@ impl Tool for McpTool {
         &self.definition
     }
 
-    fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, mut args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             // What the server asks during this call goes to the client that made it.
             let _caller = context.input.map(|handler| self.link.callers.enter(handler));
             loop {
-                let answer = self.send(args.clone()).await;
+                // The arguments are kept for a second attempt only where a sign-in can lead to one.
+                let sent = if self.link.step_up.is_some() { args.clone() } else { std::mem::take(&mut args) };
+                let answer = self.send(sent).await;
                 match answer {
                     Ok(result) => return output_of(&self.link.server, &self.remote_name, result),
                     Err(error) => {
