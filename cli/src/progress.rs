@@ -1,5 +1,6 @@
 //! What `exec-host run` shows on a terminal while a script runs: one status line on standard
-//! error (how many calls the script made, and the tools it is waiting on now), and the
+//! error (how many calls the script made, the tools it is waiting on now, and the last step
+//! each reported), and the
 //! script's `console` lines as they are written. The status line is redrawn in place and
 //! erased before anything else is printed, so the result on standard output, and every
 //! line above it, reads as if there had been no status line at all.
@@ -10,7 +11,9 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use exec_host::{CallOptions, CallOutcome, ConsoleLevel, NestedCall};
+use std::collections::HashMap;
+
+use exec_host::{CallOptions, CallOutcome, CallProgress, ConsoleLevel, NestedCall};
 
 use crate::terminal;
 
@@ -31,7 +34,10 @@ struct State {
     /// The status line as drawn; empty when none is on the screen.
     drawn: String,
     calls: usize,
-    running: Vec<String>,
+    /// The calls in flight: their number in the record and their tool.
+    running: Vec<(u32, String)>,
+    /// The last step each call in flight reported, by its number.
+    steps: HashMap<u32, String>,
 }
 
 impl Progress {
@@ -41,11 +47,13 @@ impl Progress {
         shown.then(|| Progress { state: Arc::new(Mutex::new(State::default())) })
     }
 
-    /// `options` with this view watching the calls and the console.
+    /// `options` with this view watching the calls, their steps and the console.
     pub fn watch(&self, options: CallOptions) -> CallOptions {
-        let calls = self.clone();
-        let console = self.clone();
-        options.on_nested_call(move |record| calls.calls(record)).on_console(move |level, line| console.console(level, line))
+        let (calls, console, steps) = (self.clone(), self.clone(), self.clone());
+        options
+            .on_nested_call(move |record| calls.calls(record))
+            .on_console(move |level, line| console.console(level, line))
+            .on_tool_progress(move |progress| steps.step(progress))
     }
 
     /// Takes the status line off the screen; call it before printing the result.
@@ -61,11 +69,24 @@ impl Progress {
         state.calls = record.len();
         state.running = record
             .iter()
-            .filter(|call| call.outcome == CallOutcome::Unfinished)
-            .map(|call| terminal::neutralise(&call.name).into_owned())
+            .zip(0u32..)
+            .filter(|(call, _)| call.outcome == CallOutcome::Unfinished)
+            .map(|(call, number)| (number, terminal::neutralise(&call.name).into_owned()))
             .collect();
+        let State { running, steps, .. } = &mut *state;
+        steps.retain(|number, _| running.iter().any(|(running, _)| running == number));
         let mut err = std::io::stderr().lock();
         draw(&mut err, &mut state);
+    }
+
+    fn step(&self, progress: &CallProgress) {
+        let Some(number) = progress.call else { return };
+        let mut state = self.lock();
+        if state.running.iter().any(|(running, _)| *running == number) {
+            state.steps.insert(number, terminal::neutralise(&progress.step.to_string()).into_owned());
+            let mut err = std::io::stderr().lock();
+            draw(&mut err, &mut state);
+        }
     }
 
     fn console(&self, level: ConsoleLevel, line: &str) {
@@ -96,7 +117,15 @@ fn status(state: &State) -> String {
     let plural = if state.calls == 1 { "" } else { "s" };
     let mut line = format!("{} tool call{plural}", state.calls);
     if !state.running.is_empty() {
-        let shown: Vec<&str> = state.running.iter().take(MAX_NAMES_SHOWN).map(String::as_str).collect();
+        let shown: Vec<String> = state
+            .running
+            .iter()
+            .take(MAX_NAMES_SHOWN)
+            .map(|(number, name)| match state.steps.get(number) {
+                Some(step) => format!("{name} ({step})"),
+                None => name.clone(),
+            })
+            .collect();
         line += &format!(", waiting on {}", shown.join(", "));
         if state.running.len() > shown.len() {
             line += &format!(" and {} more", state.running.len() - shown.len());
@@ -143,11 +172,15 @@ mod tests {
         let state = |calls, running: &[&str]| State {
             drawn: String::new(),
             calls,
-            running: running.iter().map(|name| name.to_string()).collect(),
+            running: running.iter().zip(0..).map(|(name, number)| (number, name.to_string())).collect(),
+            steps: HashMap::from([(7, "2/3: step 2".to_string())]),
         };
         assert_eq!(status(&state(0, &[])), "", "nothing to show before the first call");
         assert_eq!(status(&state(1, &["read_file"])), "1 tool call, waiting on read_file");
         assert_eq!(status(&state(5, &["a", "b", "c", "d", "e"])), "5 tool calls, waiting on a, b, c and 2 more");
+        let mut stepping = state(2, &["a", "mcp__fx__steps"]);
+        stepping.running[1].0 = 7;
+        assert_eq!(status(&stepping), "2 tool calls, waiting on a, mcp__fx__steps (2/3: step 2)", "a call's last step");
         let long = status(&state(1, &[&"x".repeat(500)]));
         assert!(long.ends_with('…') && long.chars().count() < 500, "{long}");
     }

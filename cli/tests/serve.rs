@@ -163,12 +163,12 @@ impl rmcp::ClientHandler for ProgressRecorder {
 }
 
 #[tokio::test]
-async fn a_client_that_sends_a_progress_token_hears_of_each_nested_call() {
+async fn a_client_that_sends_a_progress_token_hears_of_each_nested_call_and_each_downstream_step() {
     use rmcp::model::{NumberOrString, ProgressToken, RequestMetaObject};
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(
         workspace.path().join("servers.json"),
-        json!({"mcpServers": {"fx": {"command": fixture_mcp_server()}}}).to_string(),
+        json!({"mcpServers": {"fx": {"command": fixture_mcp_server(), "env": {"FIXTURE_PROGRESS": "1"}}}}).to_string(),
     )
     .unwrap();
     let mut command = tokio::process::Command::from(exec_host(workspace.path(), &shared_cache()));
@@ -189,6 +189,21 @@ async fn a_client_that_sends_a_progress_token_hears_of_each_nested_call() {
     assert!(!seen.is_empty(), "no progress was reported");
     assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "progress only grows: {seen:?}");
     assert_eq!(seen.last().unwrap(), &(6.0, "6 tool calls, the last `mcp__fx__slow`".to_string()), "{seen:?}");
+
+    // The steps a downstream tool reports are steps of the Exec.
+    recorder.seen.lock().unwrap().clear();
+    let code = "return await tools.mcp__fx__steps({ count: 3, ms: 100 })";
+    let params = CallToolRequestParams::new("Exec").with_arguments(json!({ "code": code }).as_object().unwrap().clone());
+    let mut options = PeerRequestOptions::no_options();
+    options.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::String("p2".into()))));
+    let handle =
+        client.send_request_with_option(ClientRequest::CallToolRequest(CallToolRequest::new(params)), options).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(60), handle.await_response()).await.unwrap().unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let seen = recorder.seen.lock().unwrap().clone();
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "progress only grows: {seen:?}");
+    assert_eq!(seen.first().map(|s| s.1.as_str()), Some("1 tool call, the last `mcp__fx__steps`"), "{seen:?}");
+    assert_eq!(seen.last().map(|s| s.1.as_str()), Some("`mcp__fx__steps`: 3/3: step 3"), "{seen:?}");
     client.cancel().await.unwrap();
 }
 

@@ -137,8 +137,8 @@ pub use session::{
     ResumeError, Session, SessionBuilder, SessionError, ToolCall,
 };
 pub use sources::tools::{
-    CallContext, DefinitionError, Effect, Image, Origin, ParkRequest, RegistryError, Stage, Tool, ToolDefinition, ToolError,
-    ToolOutput, ToolSource, WorkspaceError,
+    CallContext, CallProgress, DefinitionError, Effect, Image, Origin, ParkRequest, ProgressSink, ProgressWatcher, RegistryError,
+    Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolProgress, ToolSource, WorkspaceError,
 };
 pub use state::ValueBounds;
 pub use support::report::error_sentence;
@@ -173,6 +173,7 @@ pub mod limits {
         MAX_ARGUMENT_DEPTH, MAX_GUEST_COMPONENT_BYTES, MAX_MEMORY_BYTES, MAX_PENDING_TIMERS, MAX_TRACE_BYTES, MAX_TRACE_EVENTS,
         MIN_MEMORY_BYTES, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS,
     };
+    pub use crate::sources::tools::MAX_PROGRESS_MESSAGE_CHARS;
     pub use crate::sources::tools::MAX_TOOL_NAME_LEN;
     pub use crate::support::text_file::MAX_SCRIPT_FILE_BYTES;
 }

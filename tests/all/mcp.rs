@@ -482,3 +482,25 @@ async fn a_servers_input_request_reaches_the_embedders_handler_and_its_answer_ge
     assert!(outcome.ok(), "{}", outcome.text());
     assert_eq!(outcome.value().unwrap(), &json!({"action": "decline", "content": null}));
 }
+
+#[tokio::test]
+async fn a_servers_progress_reaches_the_embedders_watcher_named_by_tool_and_call() {
+    let steps = std::sync::Arc::new(std::sync::Mutex::new(Vec::<exec_host::CallProgress>::new()));
+    let harness = harness_with(&[("fx", fixture().with_env("FIXTURE_PROGRESS", "1"))]).await;
+    let seen = steps.clone();
+    let options = CallOptions::default().on_tool_progress(move |step| seen.lock().unwrap().push(step.clone()));
+    let code = "await tools.mcp__fx__echo({}); return await tools.mcp__fx__steps({ count: 3, ms: 20 })";
+    let outcome = harness.run_options(code, options).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(outcome.value().unwrap(), &json!({"steps": 3}));
+    let steps = steps.lock().unwrap().clone();
+    let seen: Vec<(String, Option<u32>, String)> =
+        steps.iter().map(|step| (step.tool.clone(), step.call, step.step.to_string())).collect();
+    let expected: Vec<(String, Option<u32>, String)> =
+        (1..=3).map(|i| ("mcp__fx__steps".to_string(), Some(1), format!("{i}/3: step {i}"))).collect();
+    assert_eq!(seen, expected, "each step, in order, named by the tool and its number in the record");
+
+    // Nobody watching: the steps go nowhere, and the call is as it was.
+    let outcome = harness.run("return await tools.mcp__fx__steps({ count: 2 })").await;
+    assert_eq!(outcome.value().unwrap(), &json!({"steps": 2}));
+}

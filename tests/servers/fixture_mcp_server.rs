@@ -16,6 +16,8 @@
 //! With `FIXTURE_PAGES=endless` or `wide`, `tools/list` pages without end or very wide.
 //! With `FIXTURE_ELICIT=1`, it also lists `ask`, which asks its client for a form (fields
 //! with and without defaults) and answers with the client's action and content.
+//! With `FIXTURE_PROGRESS=1`, it also lists `steps`, which reports `count` steps of progress
+//! (to the call's progress token), `ms` apart, then answers.
 //! With `FIXTURE_CANCEL_LOG=<file>` set, the `slow` and `never` tools append `started <tool>`
 //! to that file when they start, and `cancelled <tool>` when the client cancels them.
 
@@ -130,6 +132,14 @@ impl Fixture {
         if std::env::var_os("FIXTURE_ELICIT").is_some() {
             tools.push(tool("ask", "Asks its client for a form and answers with what came back", object(json!({}), &[])));
         }
+        if std::env::var_os("FIXTURE_PROGRESS").is_some() {
+            let properties = json!({"count": {"type": "integer"}, "ms": {"type": "integer"}});
+            tools.push(tool(
+                "steps",
+                "Reports `count` steps of progress, `ms` apart, then answers",
+                object(properties, &["count"]),
+            ));
+        }
         tools
     }
 
@@ -217,6 +227,21 @@ impl Fixture {
                     Ok(answer) => structured(json!({"action": answer.action, "content": answer.content})),
                     Err(error) => text(format!("the elicitation failed: {error}")),
                 }
+            }
+            "steps" => {
+                let count = args.get("count").and_then(Value::as_u64).ok_or_else(|| not_a_number("count"))?;
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                let token = context.meta.get_progress_token();
+                for step in 1..=count {
+                    if let Some(token) = &token {
+                        let progress = rmcp::model::ProgressNotificationParam::new(token.clone(), step as f64)
+                            .with_total(count as f64)
+                            .with_message(format!("step {step}"));
+                        let _ = context.peer.notify_progress(progress).await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                }
+                structured(json!({"steps": count}))
             }
             other if self.added.lock().unwrap().iter().any(|n| n == other) => structured(Value::Object(args)),
             other => return Err(ErrorData::invalid_params(format!("no tool named {other}"), None)),

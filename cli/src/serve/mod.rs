@@ -468,8 +468,9 @@ impl Gateway {
     fn call_options(&self, abort: &CancellationToken, context: &RequestContext<RoleServer>) -> CallOptions {
         let mut options = CallOptions::new(abort.clone());
         if let Some(token) = context.meta.get_progress_token() {
-            // Each nested call reaching the host is a step. One task sends the latest step
-            // whenever there is a newer one: in order, and never a backlog for a slow client.
+            // Each nested call reaching the host is a step, and so is each step a downstream
+            // tool reports. One task sends the latest step whenever there is a newer one: in
+            // order, and never a backlog for a slow client.
             let (latest, mut changed) = tokio::sync::watch::channel(None::<ProgressNotificationParam>);
             let peer = context.peer.clone();
             tokio::spawn(async move {
@@ -482,18 +483,28 @@ impl Gateway {
                     }
                 }
             });
-            // Progress must grow with each notification: a call that finishes is not news.
+            // Progress must grow with each notification: it counts the steps so far, counted
+            // and handed on under one lock so that they leave in order.
+            let steps = Mutex::new(0u64);
+            let step = move |message: String| {
+                let mut count = steps.lock().unwrap_or_else(|e| e.into_inner());
+                *count += 1;
+                latest.send_replace(Some(ProgressNotificationParam::new(token.clone(), *count as f64).with_message(message)));
+            };
+            let step = Arc::new(step);
             let reported = std::sync::atomic::AtomicUsize::new(0);
-            options = options.on_nested_call(move |calls| {
-                if reported.swap(calls.len(), Ordering::Relaxed) == calls.len() {
-                    return;
-                }
-                let Some(last) = calls.last() else { return };
-                let plural = if calls.len() == 1 { "" } else { "s" };
-                let message = format!("{} tool call{plural}, the last `{}`", calls.len(), last.name);
-                latest
-                    .send_replace(Some(ProgressNotificationParam::new(token.clone(), calls.len() as f64).with_message(message)));
-            });
+            let on_call = step.clone();
+            options = options
+                .on_nested_call(move |calls| {
+                    // A call that finishes is not news.
+                    if reported.swap(calls.len(), Ordering::Relaxed) == calls.len() {
+                        return;
+                    }
+                    let Some(last) = calls.last() else { return };
+                    let plural = if calls.len() == 1 { "" } else { "s" };
+                    on_call(format!("{} tool call{plural}, the last `{}`", calls.len(), last.name));
+                })
+                .on_tool_progress(move |progress| step(format!("`{}`: {}", progress.tool, progress.step)));
         }
         options
     }

@@ -153,6 +153,18 @@ fn a_terminal_sees_calls_and_console_lines_while_the_script_runs() {
     let erased = screen.rfind("\r\u{1b}[2K").unwrap();
     assert!(one < erased && erased < summary, "the status line is gone before the summary: {screen:?}");
 
+    // A downstream tool's steps show beside its name while it runs.
+    let servers = json!({"mcpServers": {"fx": {"command": fixture_mcp_server(), "env": {"FIXTURE_PROGRESS": "1"}}}});
+    std::fs::write(setup.workspace.path().join("stepping.json"), servers.to_string()).unwrap();
+    let stepping = "stepping.json".to_string();
+    let steps = setup.script("steps.js", "return await tools.mcp__fx__steps({ count: 3, ms: 300 })");
+    let (status, _, steps_screen) = run_on_a_terminal(&setup, &["run", "--mcp-config", &stepping, &steps], &[]);
+    assert_eq!(status, Some(0), "{steps_screen}");
+    for step in 1..=3 {
+        let line = format!("1 tool call, waiting on mcp__fx__steps ({step}/3: step {step})");
+        assert!(steps_screen.contains(&line), "{line} in {steps_screen:?}");
+    }
+
     // --quiet shows none of it; --json output is the same object as ever.
     let (status, stdout, screen) =
         run_on_a_terminal(&setup, &["run", "--quiet", "--json", "--mcp-config", &config, &script], &[]);

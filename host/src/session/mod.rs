@@ -47,7 +47,9 @@ use crate::sources::mcp::servers::McpServers;
 use crate::sources::mcp::{Connected, ServerConfig, ServerState, StartError};
 use crate::sources::tools::builtin::WorkspaceError;
 use crate::sources::tools::names::EXEC;
-use crate::sources::tools::{CallContext, Effect, Origin, Registry, RegistryError, ToolError, ToolSet};
+use crate::sources::tools::{
+    CallContext, CallProgress, Effect, Origin, ProgressWatcher, Registry, RegistryError, ToolError, ToolSet,
+};
 use crate::state::ConversationValues;
 use crate::support::lock::Unpoisoned;
 
@@ -116,6 +118,8 @@ pub struct CallOptions {
     pub on_nested_call: Option<CallWatcher>,
     /// Sees each console line of an `Exec` as the script writes it.
     pub on_console: Option<ConsoleWatcher>,
+    /// Sees each step a tool reports while it runs (a nested call's or a direct call's).
+    pub on_tool_progress: Option<ProgressWatcher>,
     /// An `Exec` still running this long after it started returns a handle and keeps
     /// running (see [`CallOptions::yield_after`]).
     pub yield_after: Option<std::time::Duration>,
@@ -125,7 +129,14 @@ pub struct CallOptions {
 
 impl CallOptions {
     pub fn new(abort: CancellationToken) -> Self {
-        CallOptions { abort, on_nested_call: None, on_console: None, yield_after: None, checkpoints: None }
+        CallOptions {
+            abort,
+            on_nested_call: None,
+            on_console: None,
+            on_tool_progress: None,
+            yield_after: None,
+            checkpoints: None,
+        }
     }
 
     /// Calls `watcher` with the whole record of an `Exec`'s nested calls each time one
@@ -139,6 +150,13 @@ impl CallOptions {
     /// the log cap, which bounds what it sees): its level and its text.
     pub fn on_console(mut self, watcher: impl Fn(crate::sandbox::runtime::ConsoleLevel, &str) + Send + Sync + 'static) -> Self {
         self.on_console = Some(Arc::new(watcher));
+        self
+    }
+
+    /// Calls `watcher` with each step a tool reports while it runs (an MCP server's progress
+    /// notifications), naming the tool and, for a script's call, its number in the record.
+    pub fn on_tool_progress(mut self, watcher: impl Fn(&CallProgress) + Send + Sync + 'static) -> Self {
+        self.on_tool_progress = Some(Arc::new(watcher));
         self
     }
 }
@@ -267,7 +285,7 @@ impl Session {
             record_exec(&span, &result);
             result
         } else {
-            self.flat(id, name, input, options.abort, started).await
+            self.flat(id, name, input, options, started).await
         };
         self.compact(result)
     }
@@ -396,7 +414,7 @@ impl Session {
             Err(error) => return refuse(error),
         };
         let notes = Notes::default();
-        let scope = self.exec_scope(&view, &id, &notes);
+        let scope = self.exec_scope(&view, &id, &notes, &options);
         let parking = if self.inner.parking.is_some() { Parking::Allowed } else { Parking::Never };
         let request = self.exec_request(params.code, options, parking);
         let mut outcome = self.inner.sandbox.exec(request.clone(), scope.clone()).await;
@@ -441,7 +459,7 @@ impl Session {
     }
 
     /// What one `Exec`'s script reaches: the pool of `view`, through the funnel.
-    fn exec_scope(&self, view: &Arc<View>, exec_call_id: &str, notes: &Notes) -> Arc<ExecScope> {
+    fn exec_scope(&self, view: &Arc<View>, exec_call_id: &str, notes: &Notes, options: &CallOptions) -> Arc<ExecScope> {
         Arc::new(ExecScope {
             session: self.inner.clone(),
             reachable: view.reachable.clone(),
@@ -449,6 +467,7 @@ impl Session {
             exec_call_id: exec_call_id.into(),
             view: view.clone(),
             notes: notes.clone(),
+            progress: options.on_tool_progress.clone(),
         })
     }
 
@@ -465,7 +484,7 @@ impl Session {
 
     /// A call of a tool declared flat. A pooled tool is not declared: the model reaches it
     /// from an `Exec` script, and a direct call of it is refused with the way to call it.
-    async fn flat(&self, id: String, name: String, input: Value, abort: CancellationToken, started: Instant) -> ToolResult {
+    async fn flat(&self, id: String, name: String, input: Value, options: CallOptions, started: Instant) -> ToolResult {
         let notes = Notes::default();
         let outcome = match self.view() {
             Err(error) => {
@@ -477,7 +496,9 @@ impl Session {
             ))),
             Ok(view) if !view.tools.contains(&name) => Err(ToolError::discovery(unknown_tool(&name, &view))),
             Ok(view) => {
-                let context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, abort);
+                let mut context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, options.abort);
+                context.progress =
+                    options.on_tool_progress.as_ref().map(|watcher| CallProgress::sink(watcher, &name, &context.origin));
                 let settings = Some(view.settings.clone());
                 let request = CallRequest { name: name.clone(), input, context, settings, notes: notes.clone(), answered: None };
                 self.funnel.call(request).await

@@ -231,7 +231,7 @@ impl Session {
         started: std::time::Instant,
     ) -> ToolResult {
         let notes = Notes::default();
-        let scope = self.exec_scope(view, &exec_call_id, &notes);
+        let scope = self.exec_scope(view, &exec_call_id, &notes, &options);
         let request = self.exec_request(String::new(), options, ExecParking::Resume(Box::new(suspended), answers));
         let span = super::exec_span(&exec_call_id);
         let mut outcome = self.inner.sandbox.exec(request, scope).instrument(span.clone()).await;

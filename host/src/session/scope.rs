@@ -12,7 +12,7 @@ use crate::catalogue::search::{self, Reachable};
 use crate::sandbox::runtime::{ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
 use crate::sources::tools::names::split_mcp_name;
-use crate::sources::tools::{Approval, CallContext, Origin, ToolError};
+use crate::sources::tools::{Approval, CallContext, CallProgress, Origin, ProgressWatcher, ToolError};
 use crate::state::ConversationValues;
 
 use super::hints::did_you_mean;
@@ -28,6 +28,8 @@ pub(super) struct ExecScope {
     pub(super) view: Arc<View>,
     /// What the hooks of the script's calls add to the conversation.
     pub(super) notes: Notes,
+    /// Who watches the steps the script's calls report.
+    pub(super) progress: Option<ProgressWatcher>,
 }
 
 impl ScriptTools for ExecScope {
@@ -47,7 +49,8 @@ impl ScriptTools for ExecScope {
             return Box::pin(std::future::ready(Err(self.unreachable(&name))));
         }
         let funnel = self.funnel.clone();
-        let context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone(), call: id }, cancel);
+        let mut context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone(), call: id }, cancel);
+        context.progress = self.progress.as_ref().map(|watcher| CallProgress::sink(watcher, &name, &context.origin));
         // The settings are read at the moment of the call: a rule added while the script
         // runs applies to it.
         let tool = name.clone();

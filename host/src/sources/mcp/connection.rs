@@ -26,11 +26,13 @@ use super::credentials::CredentialsFile;
 use super::oauth::{self, Login, ServerAuth};
 use super::stdio::ChildTransport;
 use crate::sources::tools::input::{self, InputAnswer, InputHandler, InputKind, InputRequest};
+use crate::sources::tools::{ProgressSink, ToolProgress};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
     UrlElicitationCapability,
 };
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use serde_json::Value;
@@ -63,12 +65,26 @@ pub(crate) struct Events {
     callers: Arc<Callers>,
 }
 
-/// The input handlers of the calls in flight to one server: a request the server makes
-/// during a call goes to the client whose call it is.
+/// The calls in flight to one server: a request the server makes during a call goes to the
+/// client whose call it is, and the progress it reports to whoever watches that call.
 #[derive(Default)]
 pub(crate) struct Callers {
     handlers: std::sync::Mutex<Vec<(u64, Arc<dyn InputHandler>)>>,
+    /// By the progress token the call was sent with.
+    watchers: std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>,
     next: std::sync::atomic::AtomicU64,
+}
+
+/// A call's progress watcher among the [`Callers`] while the call is in flight.
+pub(crate) struct Watched {
+    callers: Arc<Callers>,
+    token: ProgressToken,
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        self.callers.watchers.locked().remove(&self.token);
+    }
 }
 
 /// A call's handler among the [`Callers`] while the call is in flight.
@@ -82,6 +98,13 @@ impl Callers {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.handlers.locked().push((id, handler));
         Caller { callers: self.clone(), id }
+    }
+
+    /// Routes the progress notifications of the request sent with `token` (rmcp gives every
+    /// request its own) to `sink` until the guard is dropped.
+    pub(crate) fn watch(self: &Arc<Self>, token: ProgressToken, sink: ProgressSink) -> Watched {
+        self.watchers.locked().insert(token.clone(), sink);
+        Watched { callers: self.clone(), token }
     }
 
     /// The one handler of the calls in flight; `Err` when calls of several clients are.
@@ -105,6 +128,22 @@ impl ClientHandler for Events {
     fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
         debug!(server = %self.server, "tool list changed");
         self.tools_changed.notify_one();
+        std::future::ready(())
+    }
+
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        // Only the token of a watched call in flight is heard; the step is bounded before
+        // anyone sees it.
+        let sink = self.callers.watchers.locked().get(&params.progress_token).cloned();
+        if let Some(sink) = sink
+            && let Some(step) = ToolProgress::new(params.progress, params.total, params.message.as_deref())
+        {
+            sink(step);
+        }
         std::future::ready(())
     }
 

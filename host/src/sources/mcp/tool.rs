@@ -13,7 +13,9 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
-use crate::sources::tools::{CallContext, DefinitionError, Image, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource};
+use crate::sources::tools::{
+    CallContext, DefinitionError, Image, ProgressSink, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource,
+};
 
 /// `_meta` key a server sets on a tool that must never be deferred.
 pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
@@ -166,7 +168,7 @@ impl Tool for McpTool {
             loop {
                 // The arguments are kept for a second attempt only where a sign-in can lead to one.
                 let sent = if self.link.step_up.is_some() { args.clone() } else { std::mem::take(&mut args) };
-                let answer = self.send(sent).await;
+                let answer = self.send(sent, context.progress.as_ref()).await;
                 match answer {
                     Ok(result) => return output_of(&self.link.server, &self.remote_name, result),
                     Err(error) => {
@@ -187,7 +189,8 @@ impl Tool for McpTool {
 }
 
 impl McpTool {
-    async fn send(&self, args: Map<String, Value>) -> Result<CallToolResult, ServiceError> {
+    /// Sends one `tools/call`; the progress the server reports for it goes to `progress`.
+    async fn send(&self, args: Map<String, Value>, progress: Option<&ProgressSink>) -> Result<CallToolResult, ServiceError> {
         let room = self.link.room_for(json_len(&args)).await;
         let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
         let mut request = CallToolRequest::new(params);
@@ -199,6 +202,7 @@ impl McpTool {
             .await
         {
             Ok(handle) => {
+                let _watched = progress.map(|sink| self.link.callers.watch(handle.progress_token.clone(), sink.clone()));
                 // Dropped before the answer (abort, the Exec ending): the server is told.
                 let mut pending = CancelOnDrop { link: self.link.clone(), id: Some(handle.id.clone()) };
                 let answer = handle.await_response().await;

@@ -309,6 +309,8 @@ pub struct CallContext {
     /// Who answers when the tool's source asks for input during the call (the client of
     /// the session that made it), when that is not the session's own handler.
     pub input: Option<Arc<dyn input::InputHandler>>,
+    /// Where the steps the tool reports while it runs go, when someone watches them.
+    pub progress: Option<ProgressSink>,
 }
 
 impl fmt::Debug for CallContext {
@@ -317,13 +319,89 @@ impl fmt::Debug for CallContext {
             .field("origin", &self.origin)
             .field("cancel", &self.cancel)
             .field("input", &self.input.as_ref().map(|_| "a handler"))
+            .field("progress", &self.progress.as_ref().map(|_| "a watcher"))
             .finish()
     }
 }
 
 impl CallContext {
     pub fn new(origin: Origin, cancel: CancellationToken) -> Self {
-        CallContext { origin, cancel, input: None }
+        CallContext { origin, cancel, input: None, progress: None }
+    }
+}
+
+/// Longest progress message kept, in characters; the rest is cut.
+pub const MAX_PROGRESS_MESSAGE_CHARS: usize = 200;
+
+/// A step a call reports while it runs (an MCP server's progress notification): how far,
+/// out of how much when that is known, and what it is doing.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ToolProgress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    /// At most [`MAX_PROGRESS_MESSAGE_CHARS`] characters.
+    pub message: Option<String>,
+}
+
+impl ToolProgress {
+    /// A step as a tool reports it; `None` when `progress` is not a finite number. A total
+    /// that is not finite is dropped, and the message cut to its bound.
+    pub fn new(progress: f64, total: Option<f64>, message: Option<&str>) -> Option<Self> {
+        if !progress.is_finite() {
+            return None;
+        }
+        let message =
+            message.map(str::trim).filter(|m| !m.is_empty()).map(|m| match m.char_indices().nth(MAX_PROGRESS_MESSAGE_CHARS) {
+                Some((cut, _)) => format!("{}…", &m[..cut]),
+                None => m.to_string(),
+            });
+        Some(ToolProgress { progress, total: total.filter(|t| t.is_finite()), message })
+    }
+}
+
+impl fmt::Display for ToolProgress {
+    /// `3/10: indexing`, `3`, or `40%` when the total is 100.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.total {
+            Some(100.0) => write!(f, "{}%", self.progress)?,
+            Some(total) => write!(f, "{}/{}", self.progress, total)?,
+            None => write!(f, "{}", self.progress)?,
+        }
+        match &self.message {
+            Some(message) => write!(f, ": {message}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Where one call's [`ToolProgress`] goes.
+pub type ProgressSink = Arc<dyn Fn(ToolProgress) + Send + Sync>;
+
+/// A step of one call of a model's request: the tool, which of an Exec's nested calls it is
+/// (`None` for a direct call), and the step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct CallProgress {
+    pub tool: String,
+    /// The nested call's number, as in the Exec's call record (its index there).
+    pub call: Option<u32>,
+    pub step: ToolProgress,
+}
+
+/// Watches the steps of every call of a request (see [`CallProgress`]).
+pub type ProgressWatcher = Arc<dyn Fn(&CallProgress) + Send + Sync>;
+
+impl CallProgress {
+    /// The sink of one call of tool `tool` made from `origin`, reporting to `watcher`.
+    pub(crate) fn sink(watcher: &ProgressWatcher, tool: &str, origin: &Origin) -> ProgressSink {
+        let watcher = watcher.clone();
+        let tool = tool.to_string();
+        let call = match origin {
+            Origin::Nested { call, .. } => Some(*call),
+            Origin::Direct { .. } => None,
+        };
+        Arc::new(move |step| watcher(&CallProgress { tool: tool.clone(), call, step }))
     }
 }
 
@@ -514,6 +592,17 @@ mod tests {
         assert_eq!(named("PreToolUse:write_file hook error: no", "write_file"), "PreToolUse:write_file hook error: no");
         assert_eq!(named("no such entry in tools", "ls"), "ls: no such entry in tools", "`ls` inside `tools` is not the tool");
         assert_eq!(named("mcp__fx__add_more failed", "mcp__fx__add"), "mcp__fx__add: mcp__fx__add_more failed");
+    }
+
+    #[test]
+    fn progress_is_bounded_and_reads_as_a_step() {
+        assert_eq!(ToolProgress::new(f64::NAN, None, None), None);
+        let step = ToolProgress::new(3.0, Some(10.0), Some(" indexing ")).unwrap();
+        assert_eq!(step.to_string(), "3/10: indexing");
+        assert_eq!(ToolProgress::new(40.0, Some(100.0), None).unwrap().to_string(), "40%");
+        assert_eq!(ToolProgress::new(2.5, Some(f64::INFINITY), Some("")).unwrap().to_string(), "2.5");
+        let long = ToolProgress::new(1.0, None, Some(&"é".repeat(5000))).unwrap();
+        assert_eq!(long.message.unwrap().chars().count(), MAX_PROGRESS_MESSAGE_CHARS + 1);
     }
 
     #[test]
