@@ -504,3 +504,87 @@ async fn a_servers_progress_reaches_the_embedders_watcher_named_by_tool_and_call
     let outcome = harness.run("return await tools.mcp__fx__steps({ count: 2 })").await;
     assert_eq!(outcome.value().unwrap(), &json!({"steps": 2}));
 }
+
+#[tokio::test]
+async fn scripts_list_and_read_the_resources_of_servers_that_offer_them_under_rules_by_server() {
+    use exec_host::settings::Layer;
+    let resourceful = || fixture().with_env("FIXTURE_RESOURCES", "1");
+    // Only a server with resources brings the resource tools.
+    let harness = harness_with(&[("plain", fixture())]).await;
+    assert!(!available(&harness, "ListMcpResourcesTool") && !available(&harness, "ReadMcpResourceTool"));
+    harness.session.add_server("fx", resourceful()).await.unwrap();
+    harness.session.add_server("more", resourceful()).await.unwrap();
+    assert!(available(&harness, "ListMcpResourcesTool") && available(&harness, "ReadMcpResourceTool"));
+
+    let listed = harness.run("return await tools.ListMcpResourcesTool({ server: 'fx' })").await;
+    assert_eq!(
+        listed.value().unwrap(),
+        &json!({"resources": [
+            {"server": "fx", "uri": "memo://today", "name": "today", "description": "today's memo", "mimeType": "text/plain"},
+            {"server": "fx", "uri": "memo://archive", "name": "archive", "title": "Archive"},
+            {"server": "fx", "uri": "pixel://one", "name": "pixel", "mimeType": "image/png"}
+        ]}),
+        "both pages"
+    );
+    let every = harness.run("return (await tools.ListMcpResourcesTool({})).resources.map(r => r.server)").await;
+    assert_eq!(every.value().unwrap(), &json!(["fx", "fx", "fx", "more", "more", "more"]));
+    let memo = harness.run("return await tools.ReadMcpResourceTool({ server: 'fx', uri: 'memo://today' })").await;
+    assert_eq!(
+        memo.value().unwrap(),
+        &json!({"contents": [{"uri": "memo://today", "mimeType": "text/plain", "text": "buy milk"}]})
+    );
+    let picture = harness.run("return await tools.ReadMcpResourceTool({ server: 'fx', uri: 'pixel://one' })").await;
+    assert_eq!(picture.value().unwrap()["contents"][0]["binary"], "an image, attached for the model");
+    assert_eq!(picture.client.images.len(), 1, "the image is attached");
+    let refusal = |code: &str| format!("try {{ await {code}; return 'ran' }} catch (e) {{ return e.message }}");
+    let missing = harness.run(&refusal("tools.ReadMcpResourceTool({ server: 'fx', uri: 'memo://nope' })")).await;
+    assert!(missing.value().unwrap().as_str().unwrap().contains("no resource memo://nope"), "{}", missing.text());
+    let unknown = harness.run(&refusal("tools.ListMcpResourcesTool({ server: 'plain' })")).await;
+    assert_eq!(
+        unknown.value().unwrap(),
+        "ListMcpResourcesTool: no connected MCP server `plain` offers resources; those that do: `fx`, `more`"
+    );
+
+    // A tool's rule with a server is about that server; a whole server's rule applies too.
+    let with_rules = |permissions: serde_json::Value| async move {
+        let layer = Layer::from_value(json!({ "permissions": permissions })).unwrap();
+        let harness =
+            Harness::with(move |builder| builder.managed_settings(layer).mcp_connect_timeout(Duration::from_secs(20))).await;
+        harness.session.add_server("fx", resourceful()).await.unwrap();
+        harness.session.add_server("more", resourceful()).await.unwrap();
+        harness
+    };
+    let harness = with_rules(json!({"deny": ["ListMcpResourcesTool(fx)"]})).await;
+    let every = harness.run("return (await tools.ListMcpResourcesTool({})).resources.map(r => r.server)").await;
+    assert_eq!(every.value().unwrap(), &json!(["more", "more", "more"]), "the denied server is left out");
+    let one = harness.run(&refusal("tools.ListMcpResourcesTool({ server: 'fx' })")).await;
+    assert!(
+        one.value().unwrap().as_str().unwrap().contains("denied by the permissions.deny rule `ListMcpResourcesTool(fx)`"),
+        "{}",
+        one.text()
+    );
+    let read =
+        harness.run("return (await tools.ReadMcpResourceTool({ server: 'fx', uri: 'memo://today' })).contents[0].text").await;
+    assert_eq!(read.value().unwrap(), "buy milk", "a rule about listing does not keep a read out");
+
+    let harness = with_rules(json!({"ask": ["mcp__fx"]})).await;
+    let read = harness.run(&refusal("tools.ReadMcpResourceTool({ server: 'fx', uri: 'memo://today' })")).await;
+    assert!(read.value().unwrap().as_str().unwrap().contains("the permissions.ask rule `mcp__fx`"), "{}", read.text());
+    let read =
+        harness.run("return (await tools.ReadMcpResourceTool({ server: 'more', uri: 'memo://today' })).contents[0].text").await;
+    assert_eq!(read.value().unwrap(), "buy milk");
+
+    let denied = |rules: serde_json::Value| with_rules(json!({ "deny": rules }));
+    let harness = denied(json!(["ReadMcpResourceTool(more)"])).await;
+    let read = harness.run(&refusal("tools.ReadMcpResourceTool({ server: 'more', uri: 'memo://today' })")).await;
+    assert!(read.value().unwrap().as_str().unwrap().contains("`ReadMcpResourceTool(more)`"), "{}", read.text());
+    let read =
+        harness.run("return (await tools.ReadMcpResourceTool({ server: 'fx', uri: 'memo://today' })).contents[0].text").await;
+    assert_eq!(read.value().unwrap(), "buy milk");
+    let listed = harness.run("return (await tools.ListMcpResourcesTool({})).resources.length").await;
+    assert_eq!(listed.value().unwrap(), &json!(6), "a rule about reading does not hide the list");
+
+    // The tools leave with the last server that has resources.
+    assert!(harness.session.remove_server("fx").await && harness.session.remove_server("more").await);
+    assert!(!available(&harness, "ListMcpResourcesTool"));
+}

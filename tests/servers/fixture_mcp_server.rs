@@ -18,6 +18,8 @@
 //! with and without defaults) and answers with the client's action and content.
 //! With `FIXTURE_PROGRESS=1`, it also lists `steps`, which reports `count` steps of progress
 //! (to the call's progress token), `ms` apart, then answers.
+//! With `FIXTURE_RESOURCES=1`, it declares resources: two text memos and a picture, listed
+//! over two pages.
 //! With `FIXTURE_CANCEL_LOG=<file>` set, the `slow` and `never` tools append `started <tool>`
 //! to that file when they start, and `cancelled <tool>` when the client cancels them.
 
@@ -291,7 +293,54 @@ fn not_a_number(key: &str) -> ErrorData {
 
 impl ServerHandler for Fixture {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed();
+        match std::env::var_os("FIXTURE_RESOURCES") {
+            Some(_) => ServerConfig::new(capabilities.enable_resources().build()),
+            None => ServerConfig::new(capabilities.build()),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        let second_page = request.and_then(|r| r.cursor).is_some();
+        let resources = match second_page {
+            false => vec![
+                Resource::new("memo://today", "today").with_description("today's memo").with_mime_type("text/plain"),
+                Resource::new("memo://archive", "archive").with_title("Archive"),
+            ],
+            true => vec![Resource::new("pixel://one", "pixel").with_mime_type("image/png")],
+        };
+        let mut result = rmcp::model::ListResourcesResult::with_all_items(resources);
+        result.next_cursor = (!second_page).then(|| "2".to_string());
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let text = |text: &str| ResourceContents::TextResourceContents {
+            uri: request.uri.clone(),
+            mime_type: Some("text/plain".into()),
+            text: text.into(),
+            meta: None,
+        };
+        let contents = match request.uri.as_str() {
+            "memo://today" => text("buy milk"),
+            "memo://archive" => text("sold the car"),
+            "pixel://one" => ResourceContents::BlobResourceContents {
+                uri: request.uri.clone(),
+                mime_type: Some("image/png".into()),
+                blob: PIXEL_PNG.into(),
+                meta: None,
+            },
+            other => return Err(ErrorData::resource_not_found(format!("no resource {other}"), None)),
+        };
+        Ok(rmcp::model::ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn list_tools(

@@ -14,6 +14,7 @@ use tracing::{Instrument, debug};
 
 use crate::calls::policy::{Approval, Authorized, Notes, Policy};
 use crate::calls::settings::{Settings, SettingsFiles};
+use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::names::split_mcp_name;
 use crate::sources::tools::{CallContext, Effect, Registry, ToolError, ToolOutput};
 
@@ -134,6 +135,10 @@ impl Funnel {
         let mut context = context;
         if context.input.is_none() {
             context.input = self.policy().input();
+        }
+        if RESOURCE_TOOLS.contains(&name.as_str()) {
+            let (settings, tool) = (settings.clone(), name.clone());
+            context.resources_denied = Some(Arc::new(move |server| settings.denying_resources(&tool, server).is_some()));
         }
         let result = tokio::select! {
             biased;

@@ -30,7 +30,8 @@ pub use hooks::HOOK_OUTPUT_BYTES;
 pub(crate) use hooks::Notes;
 use hooks::PreOutcome;
 
-use crate::calls::settings::{PermissionMode, Rule, Settings, SettingsFiles, Sourced};
+use crate::calls::settings::{PermissionMode, Rule, Settings, SettingsFiles, Sourced, Touched};
+use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::builtin::{PATH_TOOLS, Workspace};
 use crate::sources::tools::{Effect, Origin, ParkRequest, ToolError};
 use crate::support::lock::Unpoisoned;
@@ -209,8 +210,8 @@ impl Policy {
             PreOutcome::Block(message) => return Err(ToolError::authorization(message)),
             PreOutcome::Continue { input, decision } => (input, decision),
         };
-        let paths = self.paths_of(tool, &input);
-        if let Some(rule) = first_applying(&settings.deny, tool, &paths) {
+        let touched = self.touched_by(tool, &input);
+        if let Some(rule) = first_applying(&settings.deny, tool, &touched) {
             return Err(ToolError::authorization(format!(
                 "`{tool}` is denied by the permissions.deny rule `{}` in {}",
                 rule.value, rule.source
@@ -222,7 +223,7 @@ impl Policy {
                 Verdict::Ask { why: format!("a PreToolUse hook asks: {reason}"), lifted: false }
             }
             Some(hooks::Decision::Allow) => Verdict::Allow,
-            None => self.verdict(tool, effect, &paths, settings, mode),
+            None => self.verdict(tool, effect, &touched, settings, mode),
         };
         match verdict {
             Verdict::Allow => Ok(input),
@@ -268,25 +269,32 @@ impl Policy {
         }
     }
 
-    /// The workspace places a call touches, for rules with a path pattern.
-    fn paths_of(&self, tool: &str, input: &Value) -> Vec<String> {
+    /// What a call touches, for rules with a specifier: the workspace places of a file
+    /// tool's call, the server of a resource tool's.
+    fn touched_by(&self, tool: &str, input: &Value) -> Touched {
         match &self.workspace {
-            Some(workspace) if PATH_TOOLS.contains(&tool) => workspace.rule_paths(input.get("path").and_then(Value::as_str)),
-            _ => Vec::new(),
+            Some(workspace) if PATH_TOOLS.contains(&tool) => {
+                Touched::paths(workspace.rule_paths(input.get("path").and_then(Value::as_str)))
+            }
+            _ if RESOURCE_TOOLS.contains(&tool) => match input.get("server").and_then(Value::as_str) {
+                Some(server) => Touched::server(server),
+                None => Touched::default(),
+            },
+            _ => Touched::default(),
         }
     }
 
     /// What a person allowed always in this session, then `ask` rules, then `allow` rules,
     /// then the mode.
-    fn verdict(&self, tool: &str, effect: Effect, paths: &[String], settings: &Settings, mode: PermissionMode) -> Verdict {
+    fn verdict(&self, tool: &str, effect: Effect, touched: &Touched, settings: &Settings, mode: PermissionMode) -> Verdict {
         if self.allowed_always().iter().any(|t| t == tool) {
             return Verdict::Allow;
         }
-        if let Some(rule) = first_applying(&settings.ask, tool, paths) {
+        if let Some(rule) = first_applying(&settings.ask, tool, touched) {
             let why = format!("the permissions.ask rule `{}` in {}", rule.value, rule.source);
             return Verdict::Ask { why, lifted: false };
         }
-        if first_applying(&settings.allow, tool, paths).is_some() {
+        if first_applying(&settings.allow, tool, touched).is_some() {
             return Verdict::Allow;
         }
         let runs = match mode {
@@ -402,9 +410,9 @@ pub(crate) fn what_lets_it_run(tool: &str, lifted: bool) -> String {
     }
 }
 
-/// The first rule of `rules` that applies to a call of `tool` touching `paths`.
-fn first_applying<'a>(rules: &'a [Sourced<Rule>], tool: &str, paths: &[String]) -> Option<&'a Sourced<Rule>> {
-    rules.iter().find(|rule| rule.value.applies(tool, paths))
+/// The first rule of `rules` that applies to a call of `tool` touching `touched`.
+fn first_applying<'a>(rules: &'a [Sourced<Rule>], tool: &str, touched: &Touched) -> Option<&'a Sourced<Rule>> {
+    rules.iter().find(|rule| rule.value.applies(tool, touched))
 }
 
 /// An id for the session's hooks (`session_id`): random, 32 hex digits.

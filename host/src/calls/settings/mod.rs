@@ -36,7 +36,7 @@ mod rules;
 pub use file::{Layer, SettingsError};
 pub(crate) use files::SettingsFiles;
 pub use files::{MANAGED_FILE, PROJECT_FILE, SettingsSource, standard_sources, user_file};
-pub use rules::{PathPattern, PermissionMode, Rule, RuleError, UnknownMode};
+pub use rules::{PathPattern, PermissionMode, Rule, RuleError, Touched, UnknownMode};
 
 /// Where a setting comes from, so a refusal can say which rule of which file made it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -218,6 +218,12 @@ impl Settings {
     /// The first `deny` rule that removes tool `name` altogether, with its source.
     pub fn denying_rule(&self, name: &str) -> Option<&Sourced<Rule>> {
         self.deny.iter().find(|rule| rule.value.covers_tool(name))
+    }
+
+    /// The deny rule that keeps resource tool `tool` from MCP server `server`'s resources
+    /// (`mcp__server`, `tool(server)`), when one does.
+    pub fn denying_resources(&self, tool: &str, server: &str) -> Option<&Sourced<Rule>> {
+        self.deny.iter().find(|rule| rule.value.applies(tool, &Touched::server(server)))
     }
 }
 

@@ -6,6 +6,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::builtin::PATH_TOOLS;
 use crate::sources::tools::names::{EXEC, MCP_PREFIX};
 
@@ -86,9 +87,11 @@ const CLAUDE_CODE_ONLY: [&str; 12] = [
     "Agent",
 ];
 
-/// One permission rule: `Tool`, `mcp__server`, `mcp__server__*`, `mcp__server__tool`, or
-/// a workspace tool with a path pattern: `read_file(secrets/**)`; Claude Code's names of the
-/// workspace tools (`Read(./src/**)`, `Edit`, `Write`, `Glob`, `Grep`, `LS`) apply to ours.
+/// One permission rule: `Tool`, `mcp__server`, `mcp__server__*`, `mcp__server__tool`, a
+/// workspace tool with a path pattern: `read_file(secrets/**)`, or a resource tool with a
+/// server: `ReadMcpResourceTool(docs)`; Claude Code's names of the workspace tools
+/// (`Read(./src/**)`, `Edit`, `Write`, `Glob`, `Grep`, `LS`) apply to ours. A whole server's
+/// rule (`mcp__docs`) also applies to the resource tools' calls on that server.
 #[derive(Clone, Debug)]
 pub struct Rule {
     /// The tool (or `mcp__server`) the rule names, as written.
@@ -99,6 +102,29 @@ pub struct Rule {
     pub pattern: Option<String>,
     /// The pattern as a path pattern, for the workspace tools.
     path: Option<PathPattern>,
+    /// The pattern as a server's name, for the resource tools.
+    server: Option<String>,
+}
+
+/// What a call touches that a rule's specifier may be about: the workspace places of a
+/// file tool's call (normalised, relative to the workspace; see [`PathPattern`]), the MCP
+/// server of a resource tool's call.
+#[derive(Clone, Debug, Default)]
+pub struct Touched {
+    pub paths: Vec<String>,
+    pub server: Option<String>,
+}
+
+impl Touched {
+    /// A call that touches the workspace places `paths`.
+    pub fn paths(paths: Vec<String>) -> Self {
+        Touched { paths, server: None }
+    }
+
+    /// A call on the resources of MCP server `server`.
+    pub fn server(server: &str) -> Self {
+        Touched { paths: Vec::new(), server: Some(server.to_string()) }
+    }
 }
 
 impl PartialEq for Rule {
@@ -130,8 +156,16 @@ impl Rule {
         if tool.chars().any(|c| c.is_whitespace() || c.is_control() || c == ')') {
             return Err(RuleError::BadToolName { rule: rule() });
         }
+        let server = match &pattern {
+            Some(server) if RESOURCE_TOOLS.contains(&tool) => match server.trim() {
+                "" => return Err(RuleError::EmptyPattern { rule: rule() }),
+                server => Some(server.to_string()),
+            },
+            _ => None,
+        };
         let path = match &pattern {
             None => None,
+            Some(_) if server.is_some() => None,
             Some(_) if tool.starts_with(MCP_PREFIX) => {
                 return Err(RuleError::McpSpecifier { rule: rule(), tool: tool.to_string() });
             }
@@ -142,7 +176,7 @@ impl Rule {
             Some(_) => None,
         };
         let stands_for = claude_code_tools(tool).unwrap_or(&[]);
-        Ok(Rule { tool: tool.to_string(), stands_for, pattern, path })
+        Ok(Rule { tool: tool.to_string(), stands_for, pattern, path, server })
     }
 
     /// Why the rule applies to no call here, when that is so: a tool of Claude Code's this
@@ -151,7 +185,7 @@ impl Rule {
         if CLAUDE_CODE_ONLY.contains(&self.tool.as_str()) {
             return Some(format!("`{}` is a tool of Claude Code's that exec-host does not have", self.tool));
         }
-        (self.pattern.is_some() && self.path.is_none())
+        (self.pattern.is_some() && self.path.is_none() && self.server.is_none())
             .then(|| format!("`{}` takes no specifier here, or is a tool this host does not have", self.tool))
     }
 
@@ -186,17 +220,18 @@ impl Rule {
         self.pattern.is_none() && self.names_tool(name)
     }
 
-    /// Whether the rule applies to a call of tool `name` that touches the workspace paths
-    /// `paths` (normalised, relative to the workspace; see [`PathPattern`]).
-    pub fn applies(&self, name: &str, paths: &[String]) -> bool {
+    /// Whether the rule applies to a call of tool `name` that touches `touched`.
+    pub fn applies(&self, name: &str, touched: &Touched) -> bool {
         if !self.names_tool(name) {
-            return false;
+            // A whole server's rule is about its resources too.
+            return touched.server.as_deref().is_some_and(|server| self.covers_server(server));
         }
-        match (&self.pattern, &self.path) {
-            (None, _) => true,
-            (Some(_), Some(pattern)) => paths.iter().any(|path| pattern.matches(path)),
+        match (&self.pattern, &self.path, &self.server) {
+            (None, _, _) => true,
+            (Some(_), Some(pattern), _) => touched.paths.iter().any(|path| pattern.matches(path)),
+            (Some(_), None, Some(server)) => touched.server.as_deref() == Some(server.as_str()),
             // A specifier for a tool this host does not have matches nothing.
-            (Some(_), None) => false,
+            (Some(_), None, None) => false,
         }
     }
 

@@ -17,7 +17,10 @@ fn rules_parse_as_claude_code_writes_them() {
     assert_eq!((rule.tool.as_str(), rule.pattern.as_deref()), ("write_file", None));
     let foreign = Rule::parse("Bash(rm:*)").unwrap();
     assert_eq!((foreign.tool.as_str(), foreign.pattern.as_deref()), ("Bash", Some("rm:*")));
-    assert!(foreign.is_foreign() && !foreign.applies("Bash", &[]), "a tool this host does not have: never applies");
+    assert!(
+        foreign.is_foreign() && !foreign.applies("Bash", &Touched::default()),
+        "a tool this host does not have: never applies"
+    );
     assert_eq!(Rule::parse("Read(./secrets/(x))").unwrap().pattern.as_deref(), Some("./secrets/(x)"));
     assert_eq!(Rule::parse("Bash(rm:*)").unwrap().to_string(), "Bash(rm:*)");
     for bad in ["", "(x)", "Bash(rm", "two words", "mcp__srv__tool(x)", "Exec(x)", "read_file()", "read_file([)"] {
@@ -27,7 +30,8 @@ fn rules_parse_as_claude_code_writes_them() {
 
 #[test]
 fn claude_codes_names_of_the_file_tools_apply_to_ours_and_its_other_tools_to_nothing() {
-    let applies = |rule: &str, tool: &str, path: &str| Rule::parse(rule).unwrap().applies(tool, &[path.to_string()]);
+    let applies =
+        |rule: &str, tool: &str, path: &str| Rule::parse(rule).unwrap().applies(tool, &Touched::paths(vec![path.to_string()]));
     for tool in ["read_file", "ls", "glob", "grep"] {
         assert!(applies("Read(./src/**)", tool, "src/main.rs"), "Read covers {tool}");
         assert!(!applies("Read(./src/**)", tool, "docs/a.md"), "only under src: {tool}");
@@ -81,7 +85,7 @@ fn a_bare_rule_covers_its_tool_its_server_or_all_of_a_servers_tools() {
 #[test]
 fn path_patterns_read_as_gitignore_writes_them() {
     let matches = |pattern: &str, path: &str| {
-        Rule::parse(&format!("read_file({pattern})")).unwrap().applies("read_file", &[path.to_string()])
+        Rule::parse(&format!("read_file({pattern})")).unwrap().applies("read_file", &Touched::paths(vec![path.to_string()]))
     };
     assert!(matches("secrets/**", "secrets/a.txt") && matches("secrets/**", "secrets/deep/b"));
     assert!(!matches("secrets/**", "public/secrets/a"), "a pattern with a slash is anchored");
@@ -90,7 +94,7 @@ fn path_patterns_read_as_gitignore_writes_them() {
     assert!(matches("/out/*.md", "out/r.md") && !matches("/out/*.md", "out/deep/r.md"), "* stays within a folder");
     assert!(matches("./out/**/*.md", "out/deep/r.md"));
     assert!(matches("docs/", "docs/guide.md") && !matches("docs/", "notes/docs.md"));
-    assert!(!Rule::parse("read_file(secrets/**)").unwrap().applies("write_file", &["secrets/a".into()]));
+    assert!(!Rule::parse("read_file(secrets/**)").unwrap().applies("write_file", &Touched::paths(vec!["secrets/a".into()])));
 }
 
 #[test]

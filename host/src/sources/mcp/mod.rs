@@ -5,7 +5,8 @@
 //! MCP tool is named `mcp__<server>__<tool>`. An HTTP server behind OAuth is signed in to
 //! by `oauth` (the loopback redirect, a person's bounded wait, step-up) with its tokens kept
 //! in the `credentials` file; a server's input requests reach the handler of the client
-//! whose call it is (`connection`'s callers, the types in `tools::input`).
+//! whose call it is (`connection`'s callers, the types in `tools::input`). The servers'
+//! resources reach scripts through two tools (`resources`).
 //!
 //! Only the configuration, the states a session reports, sign-in and input handling are
 //! public: the rmcp client stays inside the crate.
@@ -15,6 +16,7 @@ mod connection;
 mod credentials;
 pub use crate::sources::tools::input;
 pub(crate) mod oauth;
+pub(crate) mod resources;
 pub(crate) mod servers;
 pub(crate) mod stdio;
 pub(crate) mod tool;
@@ -25,6 +27,7 @@ pub use connection::{INHERITED_ENV, LoggedIn, log_in};
 pub use credentials::{CredentialsFile, MAX_CREDENTIALS_FILE_BYTES, SignIn};
 pub use input::{AcceptDefaults, InputAnswer, InputHandler, InputRequest};
 pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS};
+pub use resources::{LIST_RESOURCES, MAX_RESOURCE_PAGES, MAX_RESOURCES_LISTED, READ_RESOURCE, RESOURCE_TOOLS};
 pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, ServerLimits, ServerState, StartError};
 pub use stdio::MAX_MESSAGE_BYTES;
 pub use tool::SkippedTool;

@@ -21,6 +21,7 @@ use tracing::{info, warn};
 use super::config::{self, McpConfig, ServerConfig};
 use super::connection::{self, Connection};
 use super::oauth::ServerAuth;
+use super::resources::ResourceServers;
 use super::tool::{ServerLink, SkippedTool, tools_of};
 use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::{Registry, Tool};
@@ -111,6 +112,7 @@ impl Supervised {
 /// Every MCP server of a session.
 pub struct McpServers {
     registry: Arc<Registry>,
+    resources: Arc<ResourceServers>,
     limits: ServerLimits,
     auth: ServerAuth,
     input: Option<Arc<dyn InputHandler>>,
@@ -119,7 +121,8 @@ pub struct McpServers {
 
 impl McpServers {
     pub fn new(registry: Arc<Registry>, limits: ServerLimits, auth: ServerAuth, input: Option<Arc<dyn InputHandler>>) -> Self {
-        McpServers { registry, limits, auth, input, servers: Mutex::new(BTreeMap::new()) }
+        let resources = ResourceServers::new(registry.clone());
+        McpServers { registry, resources, limits, auth, input, servers: Mutex::new(BTreeMap::new()) }
     }
 
     /// Connects every configured server at once. Each failure is returned (and nothing is
@@ -155,6 +158,10 @@ impl McpServers {
             return Err(fail("a server of that name is already connected; remove it first".into()));
         }
         self.registry.replace_server_tools(name, tools);
+        let has_resources = link.peer.peer_info().is_some_and(|info| info.capabilities.resources.is_some());
+        if has_resources {
+            self.resources.connected(name, link.clone());
+        }
         info!(server = name, tools = connected.tools, "MCP server connected");
         let state = Arc::new(Mutex::new(ServerState::Connected { tools: connected.tools }));
         let stop = CancellationToken::new();
@@ -162,6 +169,7 @@ impl McpServers {
             server: name.to_string(),
             always_load: server.always_load,
             registry: self.registry.clone(),
+            resources: self.resources.clone(),
             state: state.clone(),
             refresh_timeout: connect_timeout,
         };
@@ -227,6 +235,7 @@ struct Watch {
     server: String,
     always_load: bool,
     registry: Arc<Registry>,
+    resources: Arc<ResourceServers>,
     state: Arc<Mutex<ServerState>>,
     refresh_timeout: Duration,
 }
@@ -251,6 +260,7 @@ impl Watch {
                 }
                 _ = stop.cancelled() => {
                     self.registry.remove_server_tools(&self.server);
+                    self.resources.left(&self.server);
                     close.cancel();
                     // The transport closes the child's stdin, then sends SIGTERM, then
                     // kills it; past the grace the task is dropped and the child killed
@@ -264,6 +274,7 @@ impl Watch {
             }
         };
         self.registry.remove_server_tools(&self.server);
+        self.resources.left(&self.server);
         warn!("MCP server `{}` disconnected ({gone}); its tools are no longer reachable", self.server);
         *self.state.locked() = ServerState::Disconnected { reason: gone };
         close.cancel();

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use rmcp::model::GetExtensions as _;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock, ErrorCode,
     RequestId, ResourceContents, ServerResult,
@@ -191,30 +192,35 @@ impl Tool for McpTool {
 impl McpTool {
     /// Sends one `tools/call`; the progress the server reports for it goes to `progress`.
     async fn send(&self, args: Map<String, Value>, progress: Option<&ProgressSink>) -> Result<CallToolResult, ServiceError> {
-        let room = self.link.room_for(json_len(&args)).await;
+        let weight = json_len(&args);
         let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
-        let mut request = CallToolRequest::new(params);
-        request.extensions.insert(Queued { _room: Arc::new(room) });
-        let answer = match self
-            .link
-            .peer
-            .send_request_with_option(ClientRequest::CallToolRequest(request), PeerRequestOptions::default())
-            .await
-        {
-            Ok(handle) => {
-                let _watched = progress.map(|sink| self.link.callers.watch(handle.progress_token.clone(), sink.clone()));
-                // Dropped before the answer (abort, the Exec ending): the server is told.
-                let mut pending = CancelOnDrop { link: self.link.clone(), id: Some(handle.id.clone()) };
-                let answer = handle.await_response().await;
-                pending.id = None;
-                answer
-            }
-            Err(error) => Err(error),
-        };
-        answer.and_then(|result| match result {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        match self.link.send(request, weight, progress).await? {
             ServerResult::CallToolResult(result) => Ok(result),
             _ => Err(ServiceError::UnexpectedResponse),
-        })
+        }
+    }
+}
+
+impl ServerLink {
+    /// Sends `request`, whose parameters weigh `weight` bytes, within the outgoing bound, and
+    /// waits for its answer. The server is told when the caller stops waiting first (an
+    /// abort, the Exec ending); the progress it reports meanwhile goes to `progress`.
+    pub(crate) async fn send(
+        &self,
+        mut request: ClientRequest,
+        weight: usize,
+        progress: Option<&ProgressSink>,
+    ) -> Result<ServerResult, ServiceError> {
+        let room = self.room_for(weight).await;
+        request.extensions_mut().insert(Queued { _room: Arc::new(room) });
+        let handle = self.peer.send_request_with_option(request, PeerRequestOptions::default()).await?;
+        let _watched = progress.map(|sink| self.callers.watch(handle.progress_token.clone(), sink.clone()));
+        // Dropped before the answer (abort, the Exec ending): the server is told.
+        let mut pending = CancelOnDrop { link: self.clone(), id: Some(handle.id.clone()) };
+        let answer = handle.await_response().await;
+        pending.id = None;
+        answer
     }
 }
 
@@ -260,7 +266,7 @@ impl Drop for CancelOnDrop {
 }
 
 /// The length of `value` as JSON text, without writing it anywhere.
-fn json_len(value: &Map<String, Value>) -> usize {
+pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {

@@ -311,7 +311,13 @@ pub struct CallContext {
     pub input: Option<Arc<dyn input::InputHandler>>,
     /// Where the steps the tool reports while it runs go, when someone watches them.
     pub progress: Option<ProgressSink>,
+    /// Whether the permission rules keep this call from an MCP server's resources (set by
+    /// the funnel; a resource tool that lists every server skips those).
+    pub resources_denied: Option<ServerCheck>,
 }
+
+/// Answers a question about an MCP server by its name.
+pub type ServerCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl fmt::Debug for CallContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -320,13 +326,14 @@ impl fmt::Debug for CallContext {
             .field("cancel", &self.cancel)
             .field("input", &self.input.as_ref().map(|_| "a handler"))
             .field("progress", &self.progress.as_ref().map(|_| "a watcher"))
+            .field("resources_denied", &self.resources_denied.as_ref().map(|_| "a rule check"))
             .finish()
     }
 }
 
 impl CallContext {
     pub fn new(origin: Origin, cancel: CancellationToken) -> Self {
-        CallContext { origin, cancel, input: None, progress: None }
+        CallContext { origin, cancel, input: None, progress: None, resources_denied: None }
     }
 }
 

@@ -107,6 +107,21 @@ impl Registry {
         });
     }
 
+    /// Puts `tools` in by their names when `present`, else takes those names out: tools
+    /// that are there while some condition holds (the resource tools, while a connected
+    /// server has resources). Their names are no MCP tool's and no fixed tool's.
+    pub fn set_tools(&self, tools: &[Arc<dyn Tool>], present: bool) {
+        self.update(|map| {
+            for tool in tools {
+                let name = &tool.definition().name;
+                match present {
+                    true => map.insert(name.clone(), tool.clone()),
+                    false => map.remove(name),
+                };
+            }
+        });
+    }
+
     /// Removes every tool of MCP server `server`.
     pub fn remove_server_tools(&self, server: &str) {
         self.update(|map| map.retain(|_, tool| !is_from(tool, server)));
