@@ -588,3 +588,68 @@ async fn scripts_list_and_read_the_resources_of_servers_that_offer_them_under_ru
     assert!(harness.session.remove_server("fx").await && harness.session.remove_server("more").await);
     assert!(!available(&harness, "ListMcpResourcesTool"));
 }
+
+/// Answers every input request with one interpretation, and keeps the messages asked.
+struct Interpreting(std::sync::Mutex<Vec<String>>);
+
+impl exec_host::mcp::InputHandler for Interpreting {
+    fn answer(&self, request: exec_host::mcp::InputRequest) -> exec_host::BoxFuture<'static, exec_host::mcp::InputAnswer> {
+        self.0.lock().unwrap().push(request.message);
+        let content = serde_json::Map::from_iter([("interpretation".to_string(), json!("historical"))]);
+        Box::pin(std::future::ready(exec_host::mcp::InputAnswer::Accept(content)))
+    }
+}
+
+#[tokio::test]
+async fn a_published_tool_that_runs_only_as_a_task_is_called_as_one_with_its_status_as_progress_and_its_input_requests_answered()
+{
+    let handler = std::sync::Arc::new(Interpreting(Default::default()));
+    let harness = Harness::with(|builder| builder.mcp_input(handler.clone()).mcp_connect_timeout(Duration::from_secs(20))).await;
+    harness.session.add_server("everything", everything_server()).await.unwrap();
+    let steps = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = steps.clone();
+    let options = CallOptions::default().on_tool_progress(move |step| seen.lock().unwrap().push(step.step.to_string()));
+    let code = r#"
+        const research = tools["mcp__everything__simulate-research-query"];
+        const [plain, asked] = await Promise.all([research({ topic: "rust" }), research({ topic: "rome", ambiguous: true })]);
+        return { plain, asked }"#;
+    let outcome = within(60, harness.run_options(code, options)).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let value = outcome.value().unwrap();
+    assert!(value["plain"].as_str().unwrap().contains("# Research Report: rust"), "{value}");
+    assert!(
+        value["asked"].as_str().unwrap().contains("# Research Report: rome (historical)"),
+        "the answer reached the task: {value}"
+    );
+    let asked = handler.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("could have multiple interpretations"), "{asked:?}");
+    let steps = steps.lock().unwrap().clone();
+    assert!(
+        steps.iter().any(|step| step.ends_with(": Gathering sources...")),
+        "the task's status messages are its progress: {steps:?}"
+    );
+    assert!(steps.iter().any(|step| step.contains("Generating report")), "{steps:?}");
+}
+
+#[tokio::test]
+async fn a_task_reports_its_status_ends_with_its_result_is_cancelled_when_left_and_a_bad_one_fails_clearly() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let tasks = stdio(FIXTURE, &["--tasks"]).with_env("FIXTURE_CANCEL_LOG", log.path().display().to_string());
+    let harness = harness_with(&[("t", tasks)]).await;
+    let steps = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = steps.clone();
+    let options = CallOptions::default().on_tool_progress(move |step| seen.lock().unwrap().push(step.step.to_string()));
+    let outcome = harness.run_options("return await tools.mcp__t__research({})", options).await;
+    assert_eq!(outcome.value(), Some(&json!("research is done")), "{}", outcome.text());
+    assert_eq!(*steps.lock().unwrap(), ["1: reading", "2: thinking", "3: writing", "4: done"]);
+
+    // Left running when the Exec ends: the task is cancelled.
+    let outcome = harness.run("tools.mcp__t__endless({}); await new Promise(r => setTimeout(r, 300)); return 'left'").await;
+    assert_eq!(outcome.value(), Some(&json!("left")), "{}", outcome.text());
+    eventually("the task to be cancelled", || std::fs::read_to_string(log.path()).unwrap().contains("cancelled endless")).await;
+
+    let outcome = harness.run("try { await tools.mcp__t__bad_id({}) } catch (e) { return e.message }").await;
+    let message = outcome.value().unwrap().as_str().unwrap().to_string();
+    assert!(message.starts_with("mcp__t__bad_id: MCP server `t`") && message.len() < 300, "{message}");
+}

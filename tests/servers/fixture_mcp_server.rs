@@ -11,6 +11,8 @@
 //! fixture-mcp-server --linger     serve stdio, then keep running after stdin closes
 //! fixture-mcp-server --hostile    speak MCP by hand, answering each tool with a different
 //!                                 unreadable or abusive message (see `hostile`)
+//! fixture-mcp-server --tasks      speak MCP by hand with tools that run only as tasks
+//!                                 (2025-11-25), well and badly (see `tasks`)
 //! ```
 //!
 //! With `FIXTURE_PAGES=endless` or `wide`, `tools/list` pages without end or very wide.
@@ -400,6 +402,7 @@ async fn main() -> anyhow::Result<()> {
             }
         }
         "--hostile" => hostile()?,
+        "--tasks" => tasks()?,
         "--fail-start" => {
             eprintln!("fixture: cannot open its database");
             std::process::exit(1);
@@ -533,6 +536,68 @@ fn hostile() -> anyhow::Result<()> {
             }
             _ => writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": id, "result": {}}))?,
         }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// Tools that run only as tasks: `research` works through three status messages and
+/// answers; `endless` works forever (its cancellation is written to `FIXTURE_CANCEL_LOG`);
+/// `bad_id` creates a task whose id is past any bound.
+fn tasks() -> anyhow::Result<()> {
+    use std::io::BufRead;
+    let stdin = std::io::stdin();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // Polls of each task so far.
+    let mut polls: std::collections::HashMap<String, usize> = Default::default();
+    for line in stdin.lock().lines() {
+        let request: Value = match serde_json::from_str(&line?) {
+            Ok(request) => request,
+            Err(_) => continue,
+        };
+        let Some(id) = request.get("id").cloned() else { continue };
+        let answer = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        let task_id = request["params"]["taskId"].as_str().unwrap_or_default().to_string();
+        let task = |task_id: &str, status: &str, message: &str| {
+            json!({"taskId": task_id, "status": status, "statusMessage": message, "createdAt": "2026-01-01T00:00:00Z",
+                   "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttl": 60000, "pollInterval": 50})
+        };
+        let reply = match request["method"].as_str().unwrap_or_default() {
+            "initialize" => answer(json!({"protocolVersion": request["params"]["protocolVersion"],
+                "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}, "cancel": {}}},
+                "serverInfo": {"name": "tasks", "version": "1"}})),
+            "tools/list" => {
+                let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}});
+                answer(json!({"tools": [tool("research"), tool("endless"), tool("bad_id")]}))
+            }
+            "tools/call" if request["params"].get("task").is_none() => json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": "Tool requires task augmentation (taskSupport: 'required')"}})
+            .to_string(),
+            "tools/call" => match request["params"]["name"].as_str().unwrap_or_default() {
+                "bad_id" => answer(json!({"task": task(&"x".repeat(100_000), "working", "")})),
+                name => {
+                    note(&format!("started {name}"));
+                    answer(json!({"task": task(name, "working", "starting")}))
+                }
+            },
+            "tasks/get" => {
+                let count = polls.entry(task_id.clone()).or_default();
+                *count += 1;
+                let stages = ["reading", "thinking", "writing"];
+                match (task_id.as_str(), stages.get(*count - 1)) {
+                    ("research", Some(stage)) => answer(task(&task_id, "working", stage)),
+                    ("research", None) => answer(task(&task_id, "completed", "done")),
+                    _ => answer(task(&task_id, "working", "still going")),
+                }
+            }
+            "tasks/result" => answer(json!({"content": [{"type": "text", "text": format!("{task_id} is done")}]})),
+            "tasks/cancel" => {
+                note(&format!("cancelled {task_id}"));
+                answer(task(&task_id, "cancelled", "cancelled"))
+            }
+            _ => answer(json!({})),
+        };
+        writeln!(out, "{reply}")?;
         out.flush()?;
     }
     Ok(())

@@ -6,7 +6,8 @@
 //! by `oauth` (the loopback redirect, a person's bounded wait, step-up) with its tokens kept
 //! in the `credentials` file; a server's input requests reach the handler of the client
 //! whose call it is (`connection`'s callers, the types in `tools::input`). The servers'
-//! resources reach scripts through two tools (`resources`).
+//! resources reach scripts through two tools (`resources`); a tool that runs only as a task
+//! is called as one (`task`).
 //!
 //! Only the configuration, the states a session reports, sign-in and input handling are
 //! public: the rmcp client stays inside the crate.
@@ -19,6 +20,7 @@ pub(crate) mod oauth;
 pub(crate) mod resources;
 pub(crate) mod servers;
 pub(crate) mod stdio;
+pub(crate) mod task;
 pub(crate) mod tool;
 
 pub use crate::sources::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
@@ -30,4 +32,5 @@ pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS};
 pub use resources::{LIST_RESOURCES, MAX_RESOURCE_PAGES, MAX_RESOURCES_LISTED, READ_RESOURCE, RESOURCE_TOOLS};
 pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, ServerLimits, ServerState, StartError};
 pub use stdio::MAX_MESSAGE_BYTES;
+pub use task::{MAX_TASK_ID_BYTES, TASK_TTL_MS};
 pub use tool::SkippedTool;

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::future::BoxFuture;
 use rmcp::model::GetExtensions as _;
@@ -14,6 +15,7 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
+use super::task;
 use crate::sources::tools::{
     CallContext, DefinitionError, Image, ProgressSink, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource,
 };
@@ -22,6 +24,11 @@ use crate::sources::tools::{
 pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
 /// `_meta` key carrying a tool's search hint.
 pub const SEARCH_HINT_META: &str = "anthropic/searchHint";
+
+/// Arguments up to this size are kept while a call is in flight, for a second attempt when
+/// the server refuses a plain call of a tool that runs only as a task; a larger call so
+/// refused fails once, and the tool is called as a task from then on.
+const RETRY_COPY_BYTES: usize = 64 * 1024;
 
 /// What a message to a server weighs besides a call's arguments, in the bound on bytes
 /// waiting to reach the server: its envelope, or a cancellation notice.
@@ -101,6 +108,8 @@ pub struct McpTool {
     /// The tool's name on its server (without the `mcp__<server>__` prefix).
     remote_name: Arc<str>,
     link: ServerLink,
+    /// Set once the server said the tool runs only as a task (see [`super::task`]).
+    as_task: AtomicBool,
 }
 
 /// A tool a server listed that cannot be offered, and why.
@@ -124,7 +133,12 @@ pub fn tools_of(link: &ServerLink, listed: Vec<rmcp::model::Tool>, always_load: 
             continue;
         }
         match definition_of(server, &tool, always_load) {
-            Ok(definition) => tools.push(Arc::new(McpTool { definition, remote_name: remote_name.into(), link: link.clone() })),
+            Ok(definition) => tools.push(Arc::new(McpTool {
+                definition,
+                remote_name: remote_name.into(),
+                link: link.clone(),
+                as_task: AtomicBool::new(false),
+            })),
             Err(error) => skipped.push(SkippedTool { name: remote_name, reason: error.reason() }),
         }
     }
@@ -166,10 +180,29 @@ impl Tool for McpTool {
         Box::pin(async move {
             // What the server asks during this call goes to the client that made it.
             let _caller = context.input.map(|handler| self.link.callers.enter(handler));
+            let weight = json_len(&args);
             loop {
-                // The arguments are kept for a second attempt only where a sign-in can lead to one.
-                let sent = if self.link.step_up.is_some() { args.clone() } else { std::mem::take(&mut args) };
-                let answer = self.send(sent, context.progress.as_ref()).await;
+                let as_task = self.as_task.load(Ordering::Relaxed);
+                // The arguments are kept for a second attempt only where one may come: after a
+                // sign-in, or when a plain call is refused because the tool runs only as a task.
+                let may_resend = self.link.step_up.is_some() || (!as_task && weight <= RETRY_COPY_BYTES);
+                let sent = if may_resend { args.clone() } else { std::mem::take(&mut args) };
+                let progress = context.progress.as_ref();
+                let answer = match as_task {
+                    true => task::call_as_task(&self.link, &self.remote_name, sent, progress).await,
+                    false => self.send(sent, weight, progress).await,
+                };
+                if !as_task && task::wants_a_task(&answer) {
+                    self.as_task.store(true, Ordering::Relaxed);
+                    if may_resend {
+                        continue;
+                    }
+                    return Err(ToolError::execution(format!(
+                        "MCP server `{}` runs `{}` only as a task, which it said when refusing this call; \
+                         it is called as one from now on, so calling it again works",
+                        self.link.server, self.remote_name
+                    )));
+                }
                 match answer {
                     Ok(result) => return output_of(&self.link.server, &self.remote_name, result),
                     Err(error) => {
@@ -191,8 +224,12 @@ impl Tool for McpTool {
 
 impl McpTool {
     /// Sends one `tools/call`; the progress the server reports for it goes to `progress`.
-    async fn send(&self, args: Map<String, Value>, progress: Option<&ProgressSink>) -> Result<CallToolResult, ServiceError> {
-        let weight = json_len(&args);
+    async fn send(
+        &self,
+        args: Map<String, Value>,
+        weight: usize,
+        progress: Option<&ProgressSink>,
+    ) -> Result<CallToolResult, ServiceError> {
         let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         match self.link.send(request, weight, progress).await? {
