@@ -103,6 +103,7 @@ fn the_kubernetes_container_arguments_start_a_gateway_that_answers_probes_and_ca
                 .replace("/etc/exec-host/token", &token_dir.display().to_string())
                 .replace("redis://exec-host-redis:6379/0", &redis.url(0))
                 .replace("/var/lib/exec-host/state.key", &key.display().to_string())
+                .replace("/var/lib/exec-host/credentials.json", &state.path().join("credentials.json").display().to_string())
                 .replace("/workspace", &workspace.display().to_string()),
         })
         .collect();
