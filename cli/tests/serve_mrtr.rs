@@ -14,15 +14,9 @@ use serde_json::{Value, json};
 mod common;
 use common::{HttpServer, exec_host, fixture_mcp_server, shared_cache};
 
-/// The Python of the venv holding the pinned SDK, installed first when it is not.
+/// The Python of the venv holding the pinned SDK.
 fn python() -> PathBuf {
-    static INSTALL: std::sync::Once = std::sync::Once::new();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    INSTALL.call_once(|| {
-        let status = Command::new("bash").arg(root.join("scripts/install-python-sdk")).status().expect("bash runs");
-        assert!(status.success(), "scripts/install-python-sdk failed: the MCP Python SDK is needed for these tests");
-    });
-    root.join("tests/python/.venv/bin/python")
+    common::python_sdk()
 }
 
 /// Runs the driver with `spec` and gives its report.

@@ -255,3 +255,122 @@ fn run_answers_a_servers_input_request_with_its_defaults_when_told_to() {
     assert_eq!(json_of(&output)["value"], json!({"action": "decline", "content": null}), "{}", stdout(&output));
     assert!(stderr(&output).contains("nobody here can answer: declined"), "{}", stderr(&output));
 }
+
+/// The OAuth-protected server of tests/python/oauth_server.py (the official Python SDK's
+/// server auth), its tokens living `token_seconds`; killed when dropped.
+struct PythonOAuthServer {
+    child: std::process::Child,
+    url: String,
+    log: tempfile::NamedTempFile,
+}
+
+impl PythonOAuthServer {
+    fn start(token_seconds: u32) -> Self {
+        use std::io::BufRead;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let mut child = std::process::Command::new(crate::common::python_sdk())
+            .arg(root.join("tests/python/oauth_server.py"))
+            .arg(log.path())
+            .arg(token_seconds.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert!(line.starts_with("http://"), "the server did not start: {line:?}");
+        let url = line.trim().to_string();
+        // The URL is printed before the server listens.
+        let address = url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+        let listening = (0..200).any(|_| {
+            std::net::TcpStream::connect(&address).is_ok() || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                false
+            }
+        });
+        assert!(listening, "the server does not listen at {address}");
+        PythonOAuthServer { child, url, log }
+    }
+
+    /// What the server logged: its grants and calls.
+    fn events(&self) -> Vec<String> {
+        std::fs::read_to_string(self.log.path()).unwrap().lines().map(str::to_string).collect()
+    }
+}
+
+impl Drop for PythonOAuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_python_sdk_server_behind_oauth_is_signed_in_to_once_and_its_expiring_token_refreshed_mid_run() {
+    let server = PythonOAuthServer::start(2);
+    let setup = Setup::new();
+    let config = mcp_config(&setup, json!({"notes": {"type": "http", "url": server.url}}));
+    let credentials = setup.workspace.path().join("credentials.json");
+    let credentials = credentials.to_str().unwrap();
+    let follow = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/follow_redirect.py");
+    let browser = format!("{} {}", crate::common::python_sdk().display(), follow.display());
+
+    // Without a sign-in, run cannot start the server and says how to sign in.
+    let script = setup.script(
+        "notes.js",
+        "const first = await tools.mcp__notes__note_count({});
+         await new Promise(resolve => setTimeout(resolve, 3000));
+         const second = await tools.mcp__notes__note_count({});
+         return [first, second]",
+    );
+    let output = setup.run(&["run", "--mcp-config", &config, "--mcp-credentials", credentials, &script]);
+    assert!(stderr(&output).contains("exec-host mcp login notes"), "{}", stderr(&output));
+
+    let login = exec_host(setup.workspace.path(), &setup.cache)
+        .args(["mcp", "login", "notes", "--mcp-config", &config, "--mcp-credentials", credentials])
+        .env("BROWSER", &browser)
+        .output()
+        .unwrap();
+    assert_eq!(login.status.code(), Some(0), "{}", stderr(&login));
+    assert_eq!(server.events(), ["authorization_code"], "dynamic registration, PKCE and the code exchange");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(credentials).unwrap().permissions().mode() & 0o777, 0o600);
+    // The tokens kept, wherever they sit in the file.
+    fn tokens(value: &serde_json::Value, into: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => map.iter().for_each(|(key, value)| match value.as_str() {
+                Some(token) if key.ends_with("_token") || key.ends_with("Token") => into.push(token.to_string()),
+                _ => tokens(value, into),
+            }),
+            serde_json::Value::Array(items) => items.iter().for_each(|item| tokens(item, into)),
+            _ => {}
+        }
+    }
+    let mut kept = Vec::new();
+    tokens(&serde_json::from_str(&std::fs::read_to_string(credentials).unwrap()).unwrap(), &mut kept);
+    assert!(kept.len() >= 2, "an access and a refresh token are kept");
+
+    // The token expires while the script waits: the next call goes with a refreshed one.
+    let output = setup.run(&["run", "--json", "--mcp-config", &config, "--mcp-credentials", credentials, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let calls = json_of(&output)["value"].clone();
+    let text =
+        |call: &serde_json::Value| call.as_str().or(call["result"].as_str()).unwrap_or_else(|| panic!("{calls}")).to_string();
+    let (first, second) = (text(&calls[0]), text(&calls[1]));
+    assert!(first.starts_with("called with ...") && second.starts_with("called with ..."), "{calls}");
+    assert_ne!(first, second, "the second call carried another token");
+    let events = server.events();
+    assert_eq!(events.iter().filter(|e| *e == "authorization_code").count(), 1, "no second sign-in: {events:?}");
+    assert!(events.iter().any(|e| e == "refresh_token"), "{events:?}");
+    // No token reaches any output.
+    for secret in &kept {
+        for text in [stdout(&output), stderr(&output), stdout(&login), stderr(&login)] {
+            assert!(!text.contains(secret.as_str()), "a token was printed: {text}");
+        }
+    }
+    // The refreshed tokens were kept: a later run needs no sign-in either.
+    let output = setup.run(&["run", "--json", "--mcp-config", &config, "--mcp-credentials", credentials, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.events().iter().filter(|e| *e == "authorization_code").count(), 1);
+}

@@ -47,6 +47,17 @@ pub fn test_crate_binary(name: &str) -> PathBuf {
 }
 
 /// The npm packages pinned in tests/mcp-servers (installed with `npm ci` if needed).
+/// The Python of the venv holding the pinned MCP Python SDK, installed first when it is not.
+pub fn python_sdk() -> PathBuf {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    INSTALL.call_once(|| {
+        let status = Command::new("bash").arg(root.join("scripts/install-python-sdk")).status().expect("bash runs");
+        assert!(status.success(), "scripts/install-python-sdk failed: the MCP Python SDK is needed for these tests");
+    });
+    root.join("tests/python/.venv/bin/python")
+}
+
 pub fn test_packages() -> std::path::PathBuf {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers");
