@@ -391,3 +391,46 @@ fn bad_lines_on_stdio_get_json_rpc_errors_and_the_connection_goes_on() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[tokio::test]
+async fn a_client_lists_and_reads_the_downstream_servers_resources_under_the_rules() {
+    use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+    let workspace = tempfile::tempdir().unwrap();
+    let fixture = |env: serde_json::Value| json!({"command": fixture_mcp_server(), "env": env});
+    let servers = json!({"mcpServers": {"fx": fixture(json!({"FIXTURE_RESOURCES": "1"})), "plain": fixture(json!({}))}});
+    std::fs::write(workspace.path().join("servers.json"), servers.to_string()).unwrap();
+    std::fs::write(workspace.path().join("deny.json"), json!({"permissions": {"deny": ["ReadMcpResourceTool(fx)"]}}).to_string())
+        .unwrap();
+    let start = |extra: &[&str]| {
+        let mut command = tokio::process::Command::from(exec_host(workspace.path(), &shared_cache()));
+        command.args(["serve", "--mcp-config", "servers.json"]).args(extra);
+        ().serve(TokioChildProcess::new(command).unwrap())
+    };
+    let client = start(&[]).await.expect("initialize");
+    assert!(client.peer_info().unwrap().capabilities.resources.is_some(), "a downstream server offers resources");
+    let listed = client.list_resources(None).await.unwrap();
+    let uris: Vec<&str> = listed.resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["memo://today", "memo://archive", "pixel://one"]);
+    assert_eq!(listed.resources[0].meta.as_ref().unwrap().0["exec-host/server"], "fx");
+    assert_eq!(listed.resources[0].description.as_deref(), Some("today's memo"));
+    let read = client.read_resource(ReadResourceRequestParams::new("memo://today")).await.unwrap();
+    assert!(
+        matches!(&read.contents[..], [ResourceContents::TextResourceContents { text, .. }] if text == "buy milk"),
+        "{read:?}"
+    );
+    let picture = client.read_resource(ReadResourceRequestParams::new("pixel://one")).await.unwrap();
+    assert!(
+        matches!(&picture.contents[..], [ResourceContents::BlobResourceContents { mime_type: Some(mime), .. }] if mime == "image/png"),
+        "{picture:?}"
+    );
+    let missing = client.read_resource(ReadResourceRequestParams::new("memo://nowhere")).await.unwrap_err().to_string();
+    assert!(missing.contains("no connected MCP server lists the resource memo://nowhere"), "{missing}");
+    client.cancel().await.unwrap();
+
+    // The client's rules apply to what it reads.
+    let client = start(&["--settings", "deny.json"]).await.expect("initialize");
+    assert_eq!(client.list_resources(None).await.unwrap().resources.len(), 3, "listing is not reading");
+    let refused = client.read_resource(ReadResourceRequestParams::new("memo://today")).await.unwrap_err().to_string();
+    assert!(refused.contains("`ReadMcpResourceTool(fx)`"), "{refused}");
+    client.cancel().await.unwrap();
+}

@@ -22,6 +22,7 @@ pub mod jsonrpc;
 pub mod metrics;
 pub mod mrtr;
 pub mod reload;
+pub mod resources;
 pub mod stdio;
 pub mod tasks;
 pub mod traces;
@@ -32,11 +33,13 @@ use std::sync::{Arc, Mutex};
 use exec_host::{CallOptions, CancellationToken, ContentBlock, Declaration, Message, Session, ToolCall, ToolResult};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock as McpContent,
-    DiscoverResult, GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
+    DiscoverResult, GetTaskParams, GetTaskResult, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
+use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub use elicit::{Asking, ClientApprover};
@@ -234,12 +237,16 @@ pub fn call_tool_result(result: &ToolResult, announcements: Vec<String>) -> Call
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed();
+        let builder = ServerCapabilities::builder().enable_tools().enable_tool_list_changed();
         // Tasks live in the store: without one there are none.
-        let capabilities = match self.parking {
-            Some(_) => capabilities.enable_tasks().build(),
-            None => capabilities.build(),
+        let mut capabilities = match self.parking {
+            Some(_) => builder.enable_tasks().build(),
+            None => builder.build(),
         };
+        // The downstream servers' resources, when one offers any.
+        if self.session.offers_resources() {
+            capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
+        }
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new("exec-host", env!("CARGO_PKG_VERSION")));
         if self.instructions.is_empty() { info } else { info.with_instructions(self.instructions.clone()) }
     }
@@ -301,6 +308,33 @@ impl ServerHandler for Gateway {
         answer
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.approver.connected(context.peer.clone());
+        let listed = self.session.list_resources(context.ct.child_token()).await.map_err(resource_error)?;
+        let resources = listed["resources"].as_array().cloned().unwrap_or_default();
+        let resources = resources.into_iter().filter_map(|entry| resources::listed(&entry)).collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.approver.connected(context.peer.clone());
+        let server = resources::server_of(&request);
+        let output = self.session.read_resource(server.as_deref(), &request.uri, context.ct.child_token()).await;
+        let output = output.map_err(|error| match error.stage {
+            exec_host::Stage::Discovery => ErrorData::resource_not_found(error.message, Some(json!({"uri": request.uri}))),
+            _ => resource_error(error),
+        })?;
+        Ok(ReadResourceResult::new(resources::contents(&request.uri, output)).into())
+    }
+
     async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
         let tasks = self.tasks_of(&context)?;
         tasks.get(&self.session, &mrtr::client_identity(&context), &request.task_id).await
@@ -314,6 +348,15 @@ impl ServerHandler for Gateway {
     async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         let tasks = self.tasks_of(&context)?;
         tasks.cancel(&self.session, &mrtr::client_identity(&context), &request.task_id).await
+    }
+}
+
+/// A resource request the session refused, as the protocol's error.
+fn resource_error(error: exec_host::ToolError) -> ErrorData {
+    match error.stage {
+        exec_host::Stage::Authorization => ErrorData::invalid_request(error.message, None),
+        exec_host::Stage::Params => ErrorData::invalid_params(error.message, None),
+        _ => ErrorData::internal_error(error.message, None),
     }
 }
 

@@ -57,6 +57,7 @@ mod builder;
 mod checkpoint;
 mod hints;
 mod parking;
+mod resources;
 mod running;
 mod scope;
 
