@@ -457,16 +457,10 @@ const HOSTILE_TOOLS: &[&str] = &[
 /// A server written by hand, so it can send what rmcp would never write. Its `tools/list`
 /// also carries an entry whose schema is not an object and one that has no name.
 fn hostile() -> anyhow::Result<()> {
-    use std::io::BufRead;
-    let stdin = std::io::stdin();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut fine_calls = 0;
-    for line in stdin.lock().lines() {
-        let request: Value = match serde_json::from_str(&line?) {
-            Ok(request) => request,
-            Err(_) => continue,
-        };
-        let Some(id) = request.get("id").cloned() else { continue };
+    for request in requests() {
+        let (id, request) = request?;
         let answer = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
         let text = |text: &str| json!({"content": [{"type": "text", "text": text}]});
         match request["method"].as_str().unwrap_or_default() {
@@ -545,17 +539,11 @@ fn hostile() -> anyhow::Result<()> {
 /// answers; `endless` works forever (its cancellation is written to `FIXTURE_CANCEL_LOG`);
 /// `bad_id` creates a task whose id is past any bound.
 fn tasks() -> anyhow::Result<()> {
-    use std::io::BufRead;
-    let stdin = std::io::stdin();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     // Polls of each task so far.
     let mut polls: std::collections::HashMap<String, usize> = Default::default();
-    for line in stdin.lock().lines() {
-        let request: Value = match serde_json::from_str(&line?) {
-            Ok(request) => request,
-            Err(_) => continue,
-        };
-        let Some(id) = request.get("id").cloned() else { continue };
+    for request in requests() {
+        let (id, request) = request?;
         let answer = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
         let task_id = request["params"]["taskId"].as_str().unwrap_or_default().to_string();
         let task = |task_id: &str, status: &str, message: &str| {
@@ -601,4 +589,17 @@ fn tasks() -> anyhow::Result<()> {
         out.flush()?;
     }
     Ok(())
+}
+
+/// The requests read from stdin by hand, each with its id; lines that are not JSON, and
+/// notifications, are skipped.
+fn requests() -> impl Iterator<Item = std::io::Result<(Value, Value)>> {
+    use std::io::BufRead;
+    std::io::stdin().lock().lines().filter_map(|line| {
+        let request: Value = match line {
+            Ok(line) => serde_json::from_str(&line).ok()?,
+            Err(error) => return Some(Err(error)),
+        };
+        Some(Ok((request.get("id").cloned()?, request)))
+    })
 }
