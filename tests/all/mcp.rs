@@ -32,9 +32,15 @@ struct HttpFixture {
 
 impl HttpFixture {
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// The fixture with `env` set.
+    async fn start_with(env: &[(&str, &str)]) -> Self {
         use tokio::io::AsyncBufReadExt;
         let mut child = tokio::process::Command::new(FIXTURE)
             .arg("--http")
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
@@ -652,4 +658,26 @@ async fn a_task_reports_its_status_ends_with_its_result_is_cancelled_when_left_a
     let outcome = harness.run("try { await tools.mcp__t__bad_id({}) } catch (e) { return e.message }").await;
     let message = outcome.value().unwrap().as_str().unwrap().to_string();
     assert!(message.starts_with("mcp__t__bad_id: MCP server `t`") && message.len() < 300, "{message}");
+}
+
+#[tokio::test]
+async fn an_answer_past_the_message_bound_fails_its_call_alone_awaited_or_not_over_stdio_and_http() {
+    let http = HttpFixture::start_with(&[("FIXTURE_BIG", "1")]).await;
+    let servers = [("local", fixture().with_env("FIXTURE_BIG", "1")), ("remote", http.config())];
+    let harness = harness_with(&servers).await;
+    for server in ["local", "remote"] {
+        // Awaited: the call fails with a sentence; the server stays.
+        let code =
+            format!("try {{ await tools.mcp__{server}__big({{ mib: 20 }}); return 'read' }} catch (e) {{ return e.message }}");
+        let outcome = harness.run(&code).await;
+        let message = outcome.value().unwrap().as_str().unwrap().to_string();
+        assert!(message.starts_with(&format!("mcp__{server}__big: MCP server `{server}`")), "{server}: {message}");
+        assert!(message.len() < 1_000, "{server}: {message}");
+        // Not awaited: the Exec ends; the answer is dropped as it arrives.
+        let outcome = harness.run(&format!("tools.mcp__{server}__big({{ mib: 20 }}); return 'left'")).await;
+        assert_eq!(outcome.value(), Some(&json!("left")), "{server}: {}", outcome.text());
+        // A small answer of the same tool still comes through.
+        let small = harness.run(&format!("return (await tools.mcp__{server}__big({{ mib: 1 }})).length")).await;
+        assert_eq!(small.value(), Some(&json!(1 << 20)), "{server}: {}", small.text());
+    }
 }

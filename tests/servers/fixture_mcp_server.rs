@@ -20,6 +20,7 @@
 //! with and without defaults) and answers with the client's action and content.
 //! With `FIXTURE_PROGRESS=1`, it also lists `steps`, which reports `count` steps of progress
 //! (to the call's progress token), `ms` apart, then answers.
+//! With `FIXTURE_BIG=1`, it also lists `big`, which answers `mib` MiB of text.
 //! With `FIXTURE_RESOURCES=1`, it declares resources: two text memos and a picture, listed
 //! over two pages.
 //! With `FIXTURE_CANCEL_LOG=<file>` set, the `slow` and `never` tools append `started <tool>`
@@ -136,6 +137,9 @@ impl Fixture {
         if std::env::var_os("FIXTURE_ELICIT").is_some() {
             tools.push(tool("ask", "Asks its client for a form and answers with what came back", object(json!({}), &[])));
         }
+        if std::env::var_os("FIXTURE_BIG").is_some() {
+            tools.push(tool("big", "Answers `mib` MiB of text", object(json!({"mib": {"type": "integer"}}), &["mib"])));
+        }
         if std::env::var_os("FIXTURE_PROGRESS").is_some() {
             let properties = json!({"count": {"type": "integer"}, "ms": {"type": "integer"}});
             tools.push(tool(
@@ -231,6 +235,10 @@ impl Fixture {
                     Ok(answer) => structured(json!({"action": answer.action, "content": answer.content})),
                     Err(error) => text(format!("the elicitation failed: {error}")),
                 }
+            }
+            "big" => {
+                let mib = args.get("mib").and_then(Value::as_u64).ok_or_else(|| not_a_number("mib"))?;
+                text("x".repeat((mib as usize) << 20))
             }
             "steps" => {
                 let count = args.get("count").and_then(Value::as_u64).ok_or_else(|| not_a_number("count"))?;

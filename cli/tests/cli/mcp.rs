@@ -374,3 +374,56 @@ fn a_python_sdk_server_behind_oauth_is_signed_in_to_once_and_its_expiring_token_
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(server.events().iter().filter(|e| *e == "authorization_code").count(), 1);
 }
+
+#[test]
+fn a_hostile_authorization_server_gets_a_clear_refusal_quickly_and_no_token_is_kept_or_shown() {
+    use std::io::BufRead;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = crate::common::python_sdk();
+    let browser = format!("{} {}", python.display(), root.join("tests/python/follow_redirect.py").display());
+    let cases = [
+        ("redirect", "redirect to non-same-origin URL rejected"),
+        ("huge", "response body exceeds 1048576 bytes"),
+        ("endless", "response body exceeds 1048576 bytes"),
+        ("malformed", "none published usable metadata"),
+        ("issuer", "issuer mismatch"),
+        ("error", "invalid_grant: the code was made up"),
+        ("rejected", "refused the token of a fresh sign-in"),
+    ];
+    for (mode, says) in cases {
+        let mut server = std::process::Command::new(&python)
+            .arg(root.join("tests/python/hostile_auth_server.py"))
+            .arg(mode)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut url = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap()).read_line(&mut url).unwrap();
+        let setup = Setup::new();
+        let config = mcp_config(&setup, json!({"hostile": {"type": "http", "url": url.trim()}}));
+        let credentials = setup.workspace.path().join("credentials.json");
+        let started = std::time::Instant::now();
+        let login = exec_host(setup.workspace.path(), &setup.cache)
+            .args(["mcp", "login", "hostile", "--wait", "20", "--mcp-config", &config])
+            .args(["--mcp-credentials", credentials.to_str().unwrap()])
+            .env("BROWSER", &browser)
+            .output()
+            .unwrap();
+        let _ = server.kill();
+        let other = {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut text);
+            text
+        };
+        let _ = server.wait();
+        let said = stderr(&login);
+        assert_eq!(login.status.code(), Some(1), "{mode}: {said}");
+        assert!(said.contains("cannot sign in to `hostile`") && said.contains(says), "{mode}: {said}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(15), "{mode}: no long wait ({:?})", started.elapsed());
+        assert!(!said.contains("tok-for-elsewhere") && !stdout(&login).contains("tok-for-elsewhere"), "{mode}: {said}");
+        let kept = std::fs::read_to_string(&credentials).unwrap_or_default();
+        assert!(!kept.contains("tok-for-elsewhere"), "{mode}: a refused token is not kept: {kept}");
+        assert!(!other.contains("other "), "{mode}: nothing was sent to the other origin: {other}");
+    }
+}

@@ -291,7 +291,7 @@ pub(crate) async fn connect(
                     let auth = step_up(server, url, config, auth, manager);
                     Ok(Connection { service, tools_changed, auth, callers })
                 }
-                Err(HttpFailure::Challenged(_)) => Err(format!("{url} refused the token of a fresh sign-in")),
+                Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(server, url, credentials)),
                 Err(HttpFailure::Failed(reason)) => Err(reason),
             }
         }
@@ -326,6 +326,15 @@ pub enum LoggedIn {
     NotAsked,
 }
 
+/// The server refused the token it was just signed in for (a token for another resource, or
+/// none it takes): the token is forgotten rather than kept for later runs.
+fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -> String {
+    if let Err(why) = credentials.forget(server) {
+        warn!("the refused token of `{server}` could not be forgotten: {why}");
+    }
+    format!("{url} refused the token of a fresh sign-in")
+}
+
 /// Signs in to the HTTP server `name` as `exec-host mcp login` does: asks it without a
 /// token; when it answers with an OAuth challenge, sends a person through `login`, keeps the
 /// tokens in `credentials` and checks the server accepts them.
@@ -354,7 +363,7 @@ pub async fn log_in(
             let _ = service.cancel().await;
             Ok(LoggedIn::SignedIn)
         }
-        Err(HttpFailure::Challenged(_)) => Err(format!("{url} refused the token of a fresh sign-in")),
+        Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(name, url, credentials)),
         Err(HttpFailure::Failed(reason)) => Err(reason),
     }
 }

@@ -191,7 +191,10 @@ pub(crate) async fn sign_in(
     login: &Login,
     challenge: Option<&str>,
 ) -> Result<AuthorizationManager, String> {
-    let fail = |e: &dyn std::fmt::Display| format!("signing in to {url} failed: {e}");
+    // With the causes: "metadata discovery failed" says little without its reason.
+    let fail = |e: &(dyn std::error::Error + 'static)| {
+        format!("signing in to {url} failed: {}", crate::support::report::error_sentence(e))
+    };
     let listener =
         TcpListener::bind(("127.0.0.1", client.callback_port.unwrap_or(0))).await.map_err(|e| match client.callback_port {
             Some(port) => format!("the loopback port {port} for the OAuth redirect (`oauth.callbackPort`) cannot be used: {e}"),
@@ -234,7 +237,7 @@ pub(crate) async fn sign_in(
     let expected_state = reqwest::Url::parse(&authorization_url)
         .ok()
         .and_then(|parsed| parsed.query_pairs().find(|(key, _)| key == "state").map(|(_, value)| value.into_owned()))
-        .ok_or_else(|| fail(&"the authorization URL has no `state`"))?;
+        .ok_or_else(|| format!("signing in to {url} failed: the authorization URL has no `state`"))?;
     (login.open)(server, &authorization_url)?;
     let callback = tokio::time::timeout(login.wait, redirect(&listener, port, &expected_state)).await.map_err(|_| {
         format!("no sign-in to `{server}` within {} s (the authorization server never redirected back)", login.wait.as_secs())
