@@ -681,3 +681,33 @@ async fn an_answer_past_the_message_bound_fails_its_call_alone_awaited_or_not_ov
         assert_eq!(small.value(), Some(&json!(1 << 20)), "{server}: {}", small.text());
     }
 }
+
+#[tokio::test]
+async fn a_server_of_2026_07_28_alone_is_spoken_to_in_its_lifecycle_and_its_input_rounds_are_answered() {
+    let env = [("FIXTURE_MODERN_ONLY", "1"), ("FIXTURE_ELICIT", "1")];
+    let http = HttpFixture::start_with(&env).await;
+    let stdio = fixture().with_env(env[0].0, env[0].1).with_env(env[1].0, env[1].1);
+    for (transport, modern) in [("stdio", stdio), ("http", http.config())] {
+        let handler = std::sync::Arc::new(Answering(Default::default()));
+        let harness =
+            Harness::with(|builder| builder.mcp_input(handler.clone()).mcp_connect_timeout(Duration::from_secs(20))).await;
+        harness.session.add_server("modern", modern.clone()).await.unwrap_or_else(|e| panic!("{transport}: {e}"));
+        let outcome =
+            harness.run("return [await tools.mcp__modern__add({ a: 2, b: 3 }), await tools.mcp__modern__ask({})]").await;
+        assert!(outcome.ok(), "{transport}: {}", outcome.text());
+        let value = outcome.value().unwrap();
+        assert_eq!(value[0], json!({"sum": 5}), "{transport}: {value}");
+        assert_eq!(
+            value[1],
+            json!({"answer": {"action": "accept", "content": {"name": "Ada", "colour": "blue"}}, "state": "round-1"}),
+            "{transport}: the form was answered (with its default filled in) and the state sent back: {value}"
+        );
+        let asked = handler.0.lock().unwrap().clone();
+        assert_eq!((asked.len(), asked[0].message.as_str()), (1, "Which colour?"), "{transport}");
+
+        // With nobody to ask, the round is declined, and the server hears so.
+        let harness = harness_with(&[("modern", modern)]).await;
+        let outcome = harness.run("return await tools.mcp__modern__ask({})").await;
+        assert_eq!(outcome.value().unwrap()["answer"]["action"], "decline", "{transport}: {}", outcome.text());
+    }
+}

@@ -20,6 +20,8 @@
 //! with and without defaults) and answers with the client's action and content.
 //! With `FIXTURE_PROGRESS=1`, it also lists `steps`, which reports `count` steps of progress
 //! (to the call's progress token), `ms` apart, then answers.
+//! With `FIXTURE_MODERN_ONLY=1`, it takes only the lifecycle of 2026-07-28 (it refuses
+//! `initialize`), and `ask` (with `FIXTURE_ELICIT`) asks by answering `InputRequiredResult`.
 //! With `FIXTURE_BIG=1`, it also lists `big`, which answers `mib` MiB of text.
 //! With `FIXTURE_RESOURCES=1`, it declares resources: two text memos and a picture, listed
 //! over two pages.
@@ -302,6 +304,13 @@ fn not_a_number(key: &str) -> ErrorData {
 }
 
 impl ServerHandler for Fixture {
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        match std::env::var_os("FIXTURE_MODERN_ONLY") {
+            Some(_) => std::borrow::Cow::Owned(vec![rmcp::model::ProtocolVersion::V_2026_07_28]),
+            None => std::borrow::Cow::Borrowed(rmcp::model::ProtocolVersion::KNOWN_VERSIONS),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed();
         match std::env::var_os("FIXTURE_RESOURCES") {
@@ -377,9 +386,30 @@ impl ServerHandler for Fixture {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "ask" && std::env::var_os("FIXTURE_MODERN_ONLY").is_some() {
+            return Ok(ask_by_round(request));
+        }
         let args = request.arguments.unwrap_or_default();
         self.run(&request.name, args, &context).await.map(CallToolResponse::from)
     }
+}
+
+/// `ask` on 2026-07-28: a first call answers `InputRequiredResult` (a form, and a state);
+/// the call sent again with the answer gets the action, the content and the state back.
+fn ask_by_round(request: CallToolRequestParams) -> CallToolResponse {
+    let Some(answers) = request.input_responses else {
+        let params: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form",
+            "message": "Which colour?",
+            "requestedSchema": {"type": "object", "properties": {"colour": {"type": "string", "default": "blue"}}}
+        }))
+        .expect("a valid elicitation");
+        let asked = rmcp::model::InputRequest::Elicitation(rmcp::model::ElicitRequest::new(params));
+        let requests = std::collections::BTreeMap::from([("colour".to_string(), asked)]);
+        return CallToolResponse::InputRequired(rmcp::model::InputRequiredResult::new(Some(requests), Some("round-1".into())));
+    };
+    let answer = answers.get("colour").cloned().unwrap_or(Value::Null);
+    CallToolResponse::from(structured(json!({"answer": answer, "state": request.request_state})))
 }
 
 #[tokio::main]

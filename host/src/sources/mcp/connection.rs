@@ -10,13 +10,16 @@ use std::time::Duration;
 
 use crate::support::lock::Unpoisoned;
 use futures::StreamExt as _;
+use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService, serve_client};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, NotificationContext, RoleClient, RunningService, serve_client,
+    serve_client_with_lifecycle,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::sync::Notify;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tracing::{debug, error, info, warn};
@@ -25,6 +28,7 @@ use super::config::{ServerConfig, Transport};
 use super::credentials::CredentialsFile;
 use super::oauth::{self, Login, ServerAuth};
 use super::stdio::ChildTransport;
+use super::tool::Answers;
 use crate::sources::tools::input::{self, InputAnswer, InputHandler, InputKind, InputRequest};
 use crate::sources::tools::{ProgressSink, ToolProgress};
 use rmcp::ErrorData as McpError;
@@ -32,10 +36,13 @@ use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
     UrlElicitationCapability,
 };
-use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::model::{ProgressNotificationParam, ProgressToken, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use serde_json::Value;
+
+/// Most input requests a server may make in one round of a call (2026-07-28).
+pub const MAX_INPUT_REQUESTS: usize = 16;
 
 /// The lines of a server's stderr kept to explain a failed start.
 const STDERR_TAIL_LINES: usize = 12;
@@ -59,9 +66,6 @@ pub(crate) struct Connection {
 pub(crate) struct Events {
     server: Arc<str>,
     tools_changed: Arc<Notify>,
-    /// Who answers the server's input requests when no call in flight names its own; without
-    /// one, elicitation is not declared.
-    input: Option<Arc<dyn InputHandler>>,
     callers: Arc<Callers>,
 }
 
@@ -69,6 +73,10 @@ pub(crate) struct Events {
 /// client whose call it is, and the progress it reports to whoever watches that call.
 #[derive(Default)]
 pub(crate) struct Callers {
+    server: Arc<str>,
+    /// Who answers the server's input requests when no call in flight names its own; without
+    /// one, elicitation is not declared.
+    fallback: Option<Arc<dyn InputHandler>>,
     handlers: std::sync::Mutex<Vec<(u64, Arc<dyn InputHandler>)>>,
     /// By the progress token the call was sent with.
     watchers: std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>,
@@ -98,6 +106,90 @@ impl Callers {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.handlers.locked().push((id, handler));
         Caller { callers: self.clone(), id }
+    }
+
+    pub(crate) fn new(server: &str, fallback: Option<Arc<dyn InputHandler>>) -> Self {
+        Callers { server: server.into(), fallback, ..Callers::default() }
+    }
+
+    /// Answers the server's input request `request` (an `elicitation/create`, or one of an
+    /// `InputRequiredResult`) through the handler of the call it belongs to, else the
+    /// session's; declined when there is none or which it is cannot be told. `cancelled`
+    /// ends the wait (the server withdrew the request, the connection closed).
+    pub(crate) async fn elicit(&self, request: ElicitRequestParams, cancelled: impl Future<Output = ()>) -> ElicitResult {
+        let declined = ElicitResult::new(ElicitationAction::Decline);
+        let server = &self.server;
+        let handler = match self.only() {
+            Ok(Some(handler)) => handler,
+            Ok(None) => match &self.fallback {
+                Some(handler) => handler.clone(),
+                None => {
+                    warn!(server = %server, "the server asked for input, and nobody here can answer: declined");
+                    return declined;
+                }
+            },
+            Err(()) => {
+                warn!(server = %server, "the server asked for input while calls of several clients were in flight to it, and which one it is for cannot be told: declined");
+                return declined;
+            }
+        };
+        let (message, kind, fields) = match request {
+            ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
+                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+                match input::form_fields(&schema) {
+                    Ok(fields) => (message, InputKind::Form { fields: fields.clone(), schema }, fields),
+                    Err(why) => {
+                        warn!(server = %server, "the server's input request is declined unseen: {why}");
+                        return declined;
+                    }
+                }
+            }
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => (message, InputKind::Url(url), Vec::new()),
+            _ => {
+                warn!(server = %server, "the server asked for a kind of input this host does not know: declined");
+                return declined;
+            }
+        };
+        let request = InputRequest { server: server.to_string(), message, kind };
+        let answer = tokio::select! {
+            answer = handler.answer(request) => answer,
+            _ = cancelled => InputAnswer::Cancel,
+        };
+        match answer {
+            InputAnswer::Accept(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(input::with_defaults(&fields, content)))
+            }
+            InputAnswer::Decline => declined,
+            InputAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        }
+    }
+
+    /// Answers every input request of `asked` (a server of 2026-07-28 that needs input before
+    /// it answers a call): forms through [`elicit`](Self::elicit), a roots request with no
+    /// roots. At most [`MAX_INPUT_REQUESTS`] per round; sampling is not offered.
+    pub(crate) async fn answer_all(&self, asked: rmcp::model::InputRequiredResult) -> Result<Answers, String> {
+        use rmcp::model::InputRequest as Asked;
+        let requests = asked.input_requests.unwrap_or_default();
+        if requests.len() > MAX_INPUT_REQUESTS {
+            return Err(format!(
+                "it made {} input requests at once, more than the {MAX_INPUT_REQUESTS} answered",
+                requests.len()
+            ));
+        }
+        let mut responses = rmcp::model::InputResponses::new();
+        for (key, request) in requests {
+            let response = match request {
+                Asked::Elicitation(request) => {
+                    let answer = self.elicit(request.params, std::future::pending()).await;
+                    serde_json::to_value(answer).map_err(|e| e.to_string())?
+                }
+                Asked::ListRoots(_) => serde_json::json!({"roots": []}),
+                Asked::CreateMessage(_) => return Err("it asked for a sampling request, which this host does not offer".into()),
+                _ => return Err("it asked for a kind of input this host does not know".into()),
+            };
+            responses.insert(key, response);
+        }
+        Ok(Answers { responses, state: asked.request_state })
     }
 
     /// Routes the progress notifications of the request sent with `token` (rmcp gives every
@@ -168,7 +260,7 @@ impl ClientHandler for Events {
 
     fn get_info(&self) -> InitializeRequestParams {
         let mut capabilities = ClientCapabilities::default();
-        if self.input.is_some() {
+        if self.callers.fallback.is_some() {
             capabilities.elicitation = Some(
                 ElicitationCapability::new()
                     .with_form(FormElicitationCapability::default())
@@ -183,51 +275,7 @@ impl ClientHandler for Events {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let declined = ElicitResult::new(ElicitationAction::Decline);
-        let handler = match self.callers.only() {
-            Ok(Some(handler)) => handler,
-            Ok(None) => match &self.input {
-                Some(handler) => handler.clone(),
-                None => {
-                    warn!(server = %self.server, "the server asked for input, and nobody here can answer: declined");
-                    return Ok(declined);
-                }
-            },
-            Err(()) => {
-                warn!(server = %self.server, "the server asked for input while calls of several clients were in flight to it, and which one it is for cannot be told: declined");
-                return Ok(declined);
-            }
-        };
-        let (message, kind, fields) = match request {
-            ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
-                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-                match input::form_fields(&schema) {
-                    Ok(fields) => (message, InputKind::Form { fields: fields.clone(), schema }, fields),
-                    Err(why) => {
-                        warn!(server = %self.server, "the server's input request is declined unseen: {why}");
-                        return Ok(declined);
-                    }
-                }
-            }
-            ElicitRequestParams::UrlElicitationParams { message, url, .. } => (message, InputKind::Url(url), Vec::new()),
-            _ => {
-                warn!(server = %self.server, "the server asked for a kind of input this host does not know: declined");
-                return Ok(declined);
-            }
-        };
-        let request = InputRequest { server: self.server.to_string(), message, kind };
-        // The server withdrawing its request (or the connection closing) ends the wait.
-        let answer = tokio::select! {
-            answer = handler.answer(request) => answer,
-            _ = context.ct.cancelled() => InputAnswer::Cancel,
-        };
-        Ok(match answer {
-            InputAnswer::Accept(content) => {
-                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(input::with_defaults(&fields, content)))
-            }
-            InputAnswer::Decline => declined,
-            InputAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        Ok(self.callers.elicit(request, context.ct.cancelled()).await)
     }
 }
 
@@ -244,17 +292,19 @@ pub(crate) async fn connect(
     timeout: Duration,
 ) -> Result<Connection, String> {
     let tools_changed = Arc::new(Notify::new());
-    let callers = Arc::new(Callers::default());
-    let events = || Events {
-        server: server.into(),
-        tools_changed: tools_changed.clone(),
-        input: input.cloned(),
-        callers: callers.clone(),
-    };
+    let callers = Arc::new(Callers::new(server, input.cloned()));
+    let events = || Events { server: server.into(), tools_changed: tools_changed.clone(), callers: callers.clone() };
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
-            let (child, stderr) = spawn(server, command, args, env, cwd.as_ref())?;
-            match tokio::time::timeout(timeout, serve_client(events(), child)).await {
+            let (child, mut stderr) = spawn(server, command, args, env, cwd.as_ref())?;
+            let mut started = tokio::time::timeout(timeout, serve_client(events(), child)).await;
+            if matches!(&started, Ok(Err(error)) if refuses_initialize(error)) {
+                // A server of 2026-07-28 alone: started again, and asked by its own lifecycle.
+                let (child, again) = spawn(server, command, args, env, cwd.as_ref())?;
+                stderr = again;
+                started = tokio::time::timeout(timeout, serve_client_with_lifecycle(events(), child, modern_lifecycle())).await;
+            }
+            match started {
                 Ok(Ok(service)) => Ok(Connection { service, tools_changed, auth: None, callers }),
                 Ok(Err(error)) => {
                     let reason = match &error {
@@ -274,7 +324,7 @@ pub(crate) async fn connect(
                 Some(credentials) => Some(oauth::manager_for(server, url, &config.oauth, credentials).await?),
                 None => None,
             };
-            let challenge = match connect_http(events(), url, headers, manager, timeout).await {
+            let challenge = match connect_http(&events, url, headers, manager, timeout).await {
                 Ok((service, manager)) => {
                     let auth = step_up(server, url, config, auth, manager);
                     return Ok(Connection { service, tools_changed, auth, callers });
@@ -286,7 +336,7 @@ pub(crate) async fn connect(
                 return Err(format!("{url} asks for an OAuth sign-in: run `exec-host mcp login {server}` first"));
             };
             let manager = oauth::sign_in(server, url, &config.oauth, credentials, login, Some(&challenge)).await?;
-            match connect_http(events(), url, headers, Some(manager), timeout).await {
+            match connect_http(&events, url, headers, Some(manager), timeout).await {
                 Ok((service, manager)) => {
                     let auth = step_up(server, url, config, auth, manager);
                     Ok(Connection { service, tools_changed, auth, callers })
@@ -348,8 +398,9 @@ pub async fn log_in(
     let Transport::Http { url, headers } = &server.transport else {
         return Err(format!("`{name}` is a stdio server: only HTTP servers sign in with OAuth"));
     };
-    let events = || Events { server: name.into(), tools_changed: Arc::new(Notify::new()), input: None, callers: Arc::default() };
-    let challenge = match connect_http(events(), url, headers, None, timeout).await {
+    let events =
+        || Events { server: name.into(), tools_changed: Arc::new(Notify::new()), callers: Arc::new(Callers::new(name, None)) };
+    let challenge = match connect_http(&events, url, headers, None, timeout).await {
         Ok((service, _)) => {
             let _ = service.cancel().await;
             return Ok(LoggedIn::NotAsked);
@@ -358,7 +409,7 @@ pub async fn log_in(
         Err(HttpFailure::Failed(reason)) => return Err(reason),
     };
     let manager = oauth::sign_in(name, url, &server.oauth, credentials, login, Some(&challenge)).await?;
-    match connect_http(events(), url, headers, Some(manager), timeout).await {
+    match connect_http(&events, url, headers, Some(manager), timeout).await {
         Ok((service, _)) => {
             let _ = service.cancel().await;
             Ok(LoggedIn::SignedIn)
@@ -378,24 +429,39 @@ enum HttpFailure {
 /// The handshake with the HTTP server at `url`, with the tokens of `manager` when there is
 /// one (refreshed before they expire and after a rejection, by rmcp's `AuthClient`).
 async fn connect_http(
-    events: Events,
+    events: &(dyn Fn() -> Events + Sync),
     url: &str,
     headers: &BTreeMap<String, String>,
     manager: Option<AuthorizationManager>,
     timeout: Duration,
 ) -> Result<(RunningService<RoleClient, Events>, Option<Arc<tokio::sync::Mutex<AuthorizationManager>>>), HttpFailure> {
-    let mut config =
-        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(header_map(headers).map_err(HttpFailure::Failed)?);
-    config.retry_config = Arc::new(reconnect_policy());
-    let (started, auth) = match manager {
-        Some(manager) => {
-            let client = AuthClient::new(reqwest::Client::default(), manager);
-            let auth = client.auth_manager.clone();
-            let transport = StreamableHttpClientTransport::with_client(client, config);
-            (tokio::time::timeout(timeout, events.serve(transport)).await, Some(auth))
+    let headers = header_map(headers).map_err(HttpFailure::Failed)?;
+    // One client for every attempt: the tokens it refreshes are the connection's.
+    let client = manager.map(|manager| AuthClient::new(reqwest::Client::default(), manager));
+    let auth = client.as_ref().map(|client| client.auth_manager.clone());
+    let start = |lifecycle: ClientLifecycleMode| {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers.clone());
+        config.retry_config = Arc::new(reconnect_policy());
+        let events = events();
+        let client = client.clone();
+        async move {
+            match client {
+                Some(client) => {
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    tokio::time::timeout(timeout, serve_client_with_lifecycle(events, transport, lifecycle)).await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    tokio::time::timeout(timeout, serve_client_with_lifecycle(events, transport, lifecycle)).await
+                }
+            }
         }
-        None => (tokio::time::timeout(timeout, events.serve(StreamableHttpClientTransport::from_config(config))).await, None),
     };
+    let mut started = start(ClientLifecycleMode::Initialize).await;
+    if matches!(&started, Ok(Err(error)) if refuses_initialize(error)) {
+        // A server of 2026-07-28 alone: asked again by its own lifecycle.
+        started = start(modern_lifecycle()).await;
+    }
     match started {
         Ok(Ok(service)) => Ok((service, auth)),
         Ok(Err(error)) if error.auth_challenge().is_some() => {
@@ -407,6 +473,19 @@ async fn connect_http(
         Ok(Err(error)) => Err(HttpFailure::Failed(format!("the MCP handshake with {url} failed: {error}"))),
         Err(_) => Err(HttpFailure::Failed(format!("no answer to `initialize` from {url} within {}", seconds(timeout)))),
     }
+}
+
+/// The handshake of 2026-07-28 (`server/discover`, then each request carrying its own
+/// metadata), for a server that refuses `initialize`.
+fn modern_lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+}
+
+/// Whether the server answered `initialize` with an error, as a server that takes only the
+/// lifecycle of 2026-07-28 does. Every server is asked with `initialize` first: on it, this
+/// client hears of tool list changes without subscribing.
+fn refuses_initialize(error: &ClientInitializeError) -> bool {
+    matches!(error, ClientInitializeError::JsonRpcError(_))
 }
 
 /// How often a broken response stream is resumed before its request fails: a few quick

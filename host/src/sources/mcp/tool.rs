@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use rmcp::model::GetExtensions as _;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock, ErrorCode,
-    RequestId, ResourceContents, ServerResult,
+    ProtocolVersion, RequestId, ResourceContents, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{Map, Value};
@@ -29,6 +29,22 @@ pub const SEARCH_HINT_META: &str = "anthropic/searchHint";
 /// the server refuses a plain call of a tool that runs only as a task; a larger call so
 /// refused fails once, and the tool is called as a task from then on.
 const RETRY_COPY_BYTES: usize = 64 * 1024;
+
+/// Most rounds of input requests (`InputRequiredResult`, 2026-07-28) one call answers.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// What a server answered a `tools/call`.
+enum Answer {
+    Complete(CallToolResult),
+    /// It needs input first: answer its requests and send the call again.
+    InputRequired(rmcp::model::InputRequiredResult),
+}
+
+/// The answers to a server's input requests, and the state it asked to have back.
+pub(crate) struct Answers {
+    pub responses: rmcp::model::InputResponses,
+    pub state: Option<String>,
+}
 
 /// What a message to a server weighs besides a call's arguments, in the bound on bytes
 /// waiting to reach the server: its envelope, or a cancellation notice.
@@ -181,16 +197,41 @@ impl Tool for McpTool {
             // What the server asks during this call goes to the client that made it.
             let _caller = context.input.map(|handler| self.link.callers.enter(handler));
             let weight = json_len(&args);
+            // A server of 2026-07-28 asks for input by answering `InputRequiredResult`; the
+            // call is sent again with the answers, up to a bound.
+            let modern = self.link.peer.peer_info().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
+            let mut answers = None;
+            let mut rounds = 0;
             loop {
                 let as_task = self.as_task.load(Ordering::Relaxed);
                 // The arguments are kept for a second attempt only where one may come: after a
-                // sign-in, or when a plain call is refused because the tool runs only as a task.
-                let may_resend = self.link.step_up.is_some() || (!as_task && weight <= RETRY_COPY_BYTES);
+                // sign-in, an input round, or a plain call refused because the tool runs only
+                // as a task.
+                let may_resend = self.link.step_up.is_some() || modern || (!as_task && weight <= RETRY_COPY_BYTES);
                 let sent = if may_resend { args.clone() } else { std::mem::take(&mut args) };
                 let progress = context.progress.as_ref();
                 let answer = match as_task {
                     true => task::call_as_task(&self.link, &self.remote_name, sent, progress).await,
-                    false => self.send(sent, weight, progress).await,
+                    false => match self.send(sent, weight, progress, answers.take()).await {
+                        Ok(Answer::InputRequired(asked)) => {
+                            rounds += 1;
+                            if rounds > MAX_INPUT_ROUNDS {
+                                return Err(ToolError::execution(format!(
+                                    "MCP server `{}` asked for input more than {MAX_INPUT_ROUNDS} times in one call of `{}`",
+                                    self.link.server, self.remote_name
+                                )));
+                            }
+                            answers = Some(self.link.callers.answer_all(asked).await.map_err(|why| {
+                                ToolError::execution(format!(
+                                    "MCP server `{}`, calling `{}`: {why}",
+                                    self.link.server, self.remote_name
+                                ))
+                            })?);
+                            continue;
+                        }
+                        Ok(Answer::Complete(result)) => Ok(result),
+                        Err(error) => Err(error),
+                    },
                 };
                 if !as_task && task::wants_a_task(&answer) {
                     self.as_task.store(true, Ordering::Relaxed);
@@ -223,17 +264,24 @@ impl Tool for McpTool {
 }
 
 impl McpTool {
-    /// Sends one `tools/call`; the progress the server reports for it goes to `progress`.
+    /// Sends one `tools/call`, with the answers to the server's last input requests when
+    /// there are some; the progress the server reports for it goes to `progress`.
     async fn send(
         &self,
         args: Map<String, Value>,
         weight: usize,
         progress: Option<&ProgressSink>,
-    ) -> Result<CallToolResult, ServiceError> {
-        let params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
+        answers: Option<Answers>,
+    ) -> Result<Answer, ServiceError> {
+        let mut params = CallToolRequestParams::new(self.remote_name.to_string()).with_arguments(args);
+        if let Some(Answers { responses, state }) = answers {
+            params.input_responses = Some(responses);
+            params.request_state = state;
+        }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         match self.link.send(request, weight, progress).await? {
-            ServerResult::CallToolResult(result) => Ok(result),
+            ServerResult::CallToolResult(result) => Ok(Answer::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => Ok(Answer::InputRequired(asked)),
             _ => Err(ServiceError::UnexpectedResponse),
         }
     }
