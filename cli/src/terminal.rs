@@ -77,10 +77,15 @@ where
 /// Leaves out what a dependency reports as an error but is the normal end of a call whose
 /// client has gone: rmcp's "failed to send pending response during drain" comes when a
 /// connection closes (its client cancelled or left) while the answer to it was on its way,
-/// and nobody is left to read that answer.
+/// and its "fail to response message" with a closed channel when the answer comes after the
+/// client's stream closed; nobody is left to read that answer.
 pub struct WithoutUnheardAnswers;
 
-const UNHEARD_ANSWER: (&str, &str) = ("rmcp::service", "failed to send pending response during drain");
+/// rmcp's target, and its messages for an answer nobody reads (the second only with a
+/// closed channel as its error).
+const UNHEARD_TARGET: &str = "rmcp::service";
+const UNHEARD_IN_DRAIN: &str = "failed to send pending response during drain";
+const UNHEARD_AFTER_CLOSE: &str = "fail to response message";
 
 impl<S> tracing_subscriber::layer::Filter<S> for WithoutUnheardAnswers {
     fn enabled(&self, _: &tracing::Metadata<'_>, _: &tracing_subscriber::layer::Context<'_, S>) -> bool {
@@ -88,21 +93,30 @@ impl<S> tracing_subscriber::layer::Filter<S> for WithoutUnheardAnswers {
     }
 
     fn event_enabled(&self, event: &tracing::Event<'_>, _: &tracing_subscriber::layer::Context<'_, S>) -> bool {
-        struct Message(bool);
-        impl tracing::field::Visit for Message {
+        #[derive(Default)]
+        struct Fields {
+            message: String,
+            error: String,
+        }
+        impl tracing::field::Visit for Fields {
             fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-                self.0 |= field.name() == "message" && value == UNHEARD_ANSWER.1;
+                self.record_debug(field, &format_args!("{value}"));
             }
             fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                self.0 |= field.name() == "message" && format!("{value:?}") == UNHEARD_ANSWER.1;
+                match field.name() {
+                    "message" => self.message = format!("{value:?}"),
+                    "error" => self.error = format!("{value:?}"),
+                    _ => {}
+                }
             }
         }
-        if event.metadata().target() != UNHEARD_ANSWER.0 {
+        if event.metadata().target() != UNHEARD_TARGET {
             return true;
         }
-        let mut message = Message(false);
-        event.record(&mut message);
-        !message.0
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let unheard = fields.message == UNHEARD_IN_DRAIN || (fields.message == UNHEARD_AFTER_CLOSE && fields.error.contains("closed"));
+        !unheard
     }
 }
 
