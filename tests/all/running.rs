@@ -87,11 +87,14 @@ fn a_running_exec_whose_host_stopped_is_taken_up_from_its_last_wait_and_no_call_
                 let slept; try { slept = await tools.sleep({ ms: 60000 }); } catch (e) { slept = e.message; }\n\
                 const m = await tools.count({}); return { n, m, slept };";
 
+    // A lease long enough that the second host, started on a loaded machine, still finds it
+    // held; the test then waits for it to lapse.
+    let lease = Duration::from_secs(4);
     // The first host runs on a runtime of its own, dropped at once with everything on it (no
     // cleanup runs), as a killed process would be, while the Exec waits for its 60 s call.
     let first_host = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let handle = first_host.block_on(async {
-        let session = checkpointed(dir.path(), &counter, &store).await;
+        let session = leased(dir.path(), &counter, &store, lease).await;
         let options = CallOptions::new(CancellationToken::new()).yield_after(Duration::from_millis(300));
         let first = session.call_with(exec_call(code), options).await;
         first.running.expect("it runs on after 300 ms").handle
@@ -101,11 +104,11 @@ fn a_running_exec_whose_host_stopped_is_taken_up_from_its_last_wait_and_no_call_
 
     let second_host = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     second_host.block_on(async {
-        let session = checkpointed(dir.path(), &counter, &store).await;
+        let session = leased(dir.path(), &counter, &store, lease).await;
         // Until the first host's lease lapses, nobody else runs its Exec.
         let early = session.wait(&handle, Duration::ZERO).await.unwrap_err();
         assert!(matches!(early, ResumeError::RunningElsewhere { .. }), "{early}");
-        tokio::time::sleep(Duration::from_millis(1_300)).await;
+        tokio::time::sleep(lease + Duration::from_millis(300)).await;
         let done = session.wait(&handle, Duration::from_secs(30)).await.unwrap();
         let value = done.client.value.clone().expect("it finished");
         assert_eq!(value["n"], json!(1), "the call before the checkpoint answered from the journal: {value}");
