@@ -113,12 +113,16 @@ pub(crate) fn print_result(result: &ToolResult, as_json: bool, paused: Option<Va
             .calls
             .iter()
             .map(|call| {
-                json!({
+                let mut detail = json!({
                     "name": call.name,
                     "ok": call.ok(),
                     "stage": call.stage(),
                     "ms": (call.duration.as_secs_f64() * 1e6).round() / 1e3,
-                })
+                });
+                if let Some(note) = &call.note {
+                    detail["note"] = json!(note);
+                }
+                detail
             })
             .collect();
         let mut object = json!({

@@ -115,7 +115,8 @@ impl<S> tracing_subscriber::layer::Filter<S> for WithoutUnheardAnswers {
         }
         let mut fields = Fields::default();
         event.record(&mut fields);
-        let unheard = fields.message == UNHEARD_IN_DRAIN || (fields.message == UNHEARD_AFTER_CLOSE && fields.error.contains("closed"));
+        let unheard =
+            fields.message == UNHEARD_IN_DRAIN || (fields.message == UNHEARD_AFTER_CLOSE && fields.error.contains("closed"));
         !unheard
     }
 }

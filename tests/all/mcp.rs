@@ -487,6 +487,11 @@ async fn a_servers_input_request_reaches_the_embedders_handler_and_its_answer_ge
     let outcome = harness.run("return await tools.mcp__fx__ask({})").await;
     assert!(outcome.ok(), "{}", outcome.text());
     assert_eq!(outcome.value().unwrap(), &json!({"action": "decline", "content": null}));
+    assert_eq!(
+        outcome.client.calls[0].note.as_deref(),
+        Some("the server asked for input (\"Who is asking?\"), and nobody here could answer: declined"),
+        "the call record says so"
+    );
 }
 
 #[tokio::test]

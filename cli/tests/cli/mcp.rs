@@ -252,8 +252,11 @@ fn run_answers_a_servers_input_request_with_its_defaults_when_told_to() {
     assert_eq!(value["content"], json!({"name": "John Doe", "age": 30, "status": "active", "verified": true}));
     // Off a terminal and without the flag, nobody is asked: the request is declined.
     let output = setup.run(&["run", "--json", "--mcp-config", &config, &script]);
-    assert_eq!(json_of(&output)["value"], json!({"action": "decline", "content": null}), "{}", stdout(&output));
+    let result = json_of(&output);
+    assert_eq!(result["value"], json!({"action": "decline", "content": null}), "{}", stdout(&output));
     assert!(stderr(&output).contains("nobody here can answer: declined"), "{}", stderr(&output));
+    let note = result["call_details"][0]["note"].as_str().unwrap_or_else(|| panic!("no note in the call record: {result}"));
+    assert!(note.contains("nobody here could answer: declined"), "{note}");
 }
 
 /// The OAuth-protected server of tests/python/oauth_server.py (the official Python SDK's

@@ -576,6 +576,7 @@ mod tests {
                 args: "{}".into(),
                 outcome: CallOutcome::Succeeded,
                 duration: Duration::ZERO,
+                note: None,
             })
             .collect()
     }

@@ -499,6 +499,10 @@ pub struct NestedCall {
     pub outcome: CallOutcome,
     /// From the moment the call reached the host until it finished (or the Exec ended).
     pub duration: Duration,
+    /// What happened in the call besides its outcome (an input request nobody here could
+    /// answer, declined), cut at [`RECORDED_MESSAGE_CHARS`] characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// How a nested call ended.
@@ -565,6 +569,7 @@ impl CallRecord {
             args: cut(args_json, RECORDED_ARGS_CHARS),
             outcome: CallOutcome::Unfinished,
             duration: Duration::ZERO,
+            note: None,
         });
         self.started.push(Some(Instant::now()));
         if let Some(watcher) = &self.watcher {
@@ -592,6 +597,10 @@ impl CallRecord {
             && let Some(at) = started.take()
         {
             call.duration = at.elapsed();
+            call.note = match &result {
+                Ok(output) => output.note.as_deref().map(|note| cut(note, RECORDED_MESSAGE_CHARS)),
+                Err(_) => None,
+            };
             call.outcome = match &result {
                 Ok(_) => CallOutcome::Succeeded,
                 Err(error) => CallOutcome::Failed { stage: error.stage, message: cut(&error.message, RECORDED_MESSAGE_CHARS) },

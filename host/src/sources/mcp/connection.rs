@@ -164,6 +164,12 @@ impl Callers {
         }
     }
 
+    /// Whether someone answers this server's input requests when a call names nobody (the
+    /// session's own handler).
+    pub(crate) fn can_answer(&self) -> bool {
+        self.fallback.is_some()
+    }
+
     /// Answers every input request of `asked` (a server of 2026-07-28 that needs input before
     /// it answers a call): forms through [`elicit`](Self::elicit), a roots request with no
     /// roots. At most [`MAX_INPUT_REQUESTS`] per round; sampling is not offered.

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::task;
+use crate::sources::tools::input::{InputAnswer, InputHandler, InputRequest};
 use crate::sources::tools::{
     CallContext, DefinitionError, Image, ProgressSink, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource,
 };
@@ -29,6 +30,9 @@ pub const SEARCH_HINT_META: &str = "anthropic/searchHint";
 /// the server refuses a plain call of a tool that runs only as a task; a larger call so
 /// refused fails once, and the tool is called as a task from then on.
 const RETRY_COPY_BYTES: usize = 64 * 1024;
+
+/// Longest message of a declined input request kept for a call's record, in characters.
+const MAX_NOTED_MESSAGE_CHARS: usize = 120;
 
 /// Most rounds of input requests (`InputRequiredResult`, 2026-07-28) one call answers.
 pub const MAX_INPUT_ROUNDS: usize = 8;
@@ -192,71 +196,26 @@ impl Tool for McpTool {
         &self.definition
     }
 
-    fn call(&self, mut args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            // What the server asks during this call goes to the client that made it.
-            let _caller = context.input.map(|handler| self.link.callers.enter(handler));
-            let weight = json_len(&args);
-            // A server of 2026-07-28 asks for input by answering `InputRequiredResult`; the
-            // call is sent again with the answers, up to a bound.
-            let modern = self.link.peer.peer_info().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
-            let mut answers = None;
-            let mut rounds = 0;
-            loop {
-                let as_task = self.as_task.load(Ordering::Relaxed);
-                // The arguments are kept for a second attempt only where one may come: after a
-                // sign-in, an input round, or a plain call refused because the tool runs only
-                // as a task.
-                let may_resend = self.link.step_up.is_some() || modern || (!as_task && weight <= RETRY_COPY_BYTES);
-                let sent = if may_resend { args.clone() } else { std::mem::take(&mut args) };
-                let progress = context.progress.as_ref();
-                let answer = match as_task {
-                    true => task::call_as_task(&self.link, &self.remote_name, sent, progress).await,
-                    false => match self.send(sent, weight, progress, answers.take()).await {
-                        Ok(Answer::InputRequired(asked)) => {
-                            rounds += 1;
-                            if rounds > MAX_INPUT_ROUNDS {
-                                return Err(ToolError::execution(format!(
-                                    "MCP server `{}` asked for input more than {MAX_INPUT_ROUNDS} times in one call of `{}`",
-                                    self.link.server, self.remote_name
-                                )));
-                            }
-                            answers = Some(self.link.callers.answer_all(asked).await.map_err(|why| {
-                                ToolError::execution(format!(
-                                    "MCP server `{}`, calling `{}`: {why}",
-                                    self.link.server, self.remote_name
-                                ))
-                            })?);
-                            continue;
-                        }
-                        Ok(Answer::Complete(result)) => Ok(result),
-                        Err(error) => Err(error),
-                    },
-                };
-                if !as_task && task::wants_a_task(&answer) {
-                    self.as_task.store(true, Ordering::Relaxed);
-                    if may_resend {
-                        continue;
-                    }
-                    return Err(ToolError::execution(format!(
-                        "MCP server `{}` runs `{}` only as a task, which it said when refusing this call; \
-                         it is called as one from now on, so calling it again works",
-                        self.link.server, self.remote_name
-                    )));
+            // What the server asks during this call goes to the client that made it; with
+            // nobody to ask, it is declined and the call's record says so.
+            let unanswered = match (&context.input, self.link.callers.can_answer()) {
+                (None, false) => Some(Arc::new(Unanswered::default())),
+                _ => None,
+            };
+            let handler = context.input.clone().or_else(|| unanswered.clone().map(|u| u as Arc<dyn InputHandler>));
+            let _caller = handler.map(|handler| self.link.callers.enter(handler));
+            let result = self.attempts(args, &context).await;
+            let Some(note) = unanswered.and_then(|unanswered| unanswered.note()) else { return result };
+            match result {
+                Ok(mut output) => {
+                    output.note = Some(note);
+                    Ok(output)
                 }
-                match answer {
-                    Ok(result) => return output_of(&self.link.server, &self.remote_name, result),
-                    Err(error) => {
-                        // Refused with an OAuth challenge: signed in again, the call is sent again.
-                        if let Some(signed_in) = self.link.signed_in_again(&error).await {
-                            signed_in.map_err(ToolError::execution)?;
-                            continue;
-                        }
-                        if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
-                            self.link.suspect.notify_one();
-                        }
-                        return Err(call_failed(&self.link.server, &self.remote_name, error));
-                    }
+                Err(mut error) => {
+                    error.message = format!("{} ({note})", error.message);
+                    Err(error)
                 }
             }
         })
@@ -264,6 +223,74 @@ impl Tool for McpTool {
 }
 
 impl McpTool {
+    /// The call sent until it has an answer: again after a sign-in, an input round, or a refusal
+    /// that asks for a task.
+    async fn attempts(&self, mut args: Map<String, Value>, context: &CallContext) -> Result<ToolOutput, ToolError> {
+        let weight = json_len(&args);
+        // A server of 2026-07-28 asks for input by answering `InputRequiredResult`; the
+        // call is sent again with the answers, up to a bound.
+        let modern = self.link.peer.peer_info().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
+        let mut answers = None;
+        let mut rounds = 0;
+        loop {
+            let as_task = self.as_task.load(Ordering::Relaxed);
+            // The arguments are kept for a second attempt only where one may come: after a
+            // sign-in, an input round, or a plain call refused because the tool runs only
+            // as a task.
+            let may_resend = self.link.step_up.is_some() || modern || (!as_task && weight <= RETRY_COPY_BYTES);
+            let sent = if may_resend { args.clone() } else { std::mem::take(&mut args) };
+            let progress = context.progress.as_ref();
+            let answer = match as_task {
+                true => task::call_as_task(&self.link, &self.remote_name, sent, progress).await,
+                false => match self.send(sent, weight, progress, answers.take()).await {
+                    Ok(Answer::InputRequired(asked)) => {
+                        rounds += 1;
+                        if rounds > MAX_INPUT_ROUNDS {
+                            return Err(ToolError::execution(format!(
+                                "MCP server `{}` asked for input more than {MAX_INPUT_ROUNDS} times in one call of `{}`",
+                                self.link.server, self.remote_name
+                            )));
+                        }
+                        answers = Some(self.link.callers.answer_all(asked).await.map_err(|why| {
+                            ToolError::execution(format!(
+                                "MCP server `{}`, calling `{}`: {why}",
+                                self.link.server, self.remote_name
+                            ))
+                        })?);
+                        continue;
+                    }
+                    Ok(Answer::Complete(result)) => Ok(result),
+                    Err(error) => Err(error),
+                },
+            };
+            if !as_task && task::wants_a_task(&answer) {
+                self.as_task.store(true, Ordering::Relaxed);
+                if may_resend {
+                    continue;
+                }
+                return Err(ToolError::execution(format!(
+                    "MCP server `{}` runs `{}` only as a task, which it said when refusing this call; \
+                     it is called as one from now on, so calling it again works",
+                    self.link.server, self.remote_name
+                )));
+            }
+            match answer {
+                Ok(result) => return output_of(&self.link.server, &self.remote_name, result),
+                Err(error) => {
+                    // Refused with an OAuth challenge: signed in again, the call is sent again.
+                    if let Some(signed_in) = self.link.signed_in_again(&error).await {
+                        signed_in.map_err(ToolError::execution)?;
+                        continue;
+                    }
+                    if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                        self.link.suspect.notify_one();
+                    }
+                    return Err(call_failed(&self.link.server, &self.remote_name, error));
+                }
+            }
+        }
+    }
+
     /// Sends one `tools/call`, with the answers to the server's last input requests when
     /// there are some; the progress the server reports for it goes to `progress`.
     async fn send(
@@ -414,7 +441,10 @@ pub fn output_of(server: &str, tool: &str, result: CallToolResult) -> Result<Too
         };
         return Err(ToolError::execution(message));
     }
-    Ok(ToolOutput { structured: result.structured_content, text, images })
+    let mut output = ToolOutput::empty().with_images(images);
+    output.structured = result.structured_content;
+    output.text = text;
+    Ok(output)
 }
 
 fn mime_suffix(mime_type: Option<&str>) -> String {
@@ -537,5 +567,32 @@ mod tests {
                 "[resource file:///notes.md (text/markdown)]\n# Notes\n[resource link https://example.com/r/1: report - the weekly report]"
             )
         );
+    }
+}
+
+/// The input handler of a call nobody can answer for: each request is declined, and kept for
+/// the call's record.
+#[derive(Default)]
+struct Unanswered(std::sync::Mutex<Vec<String>>);
+
+impl Unanswered {
+    /// What the call's record says of the requests declined, if there were any.
+    fn note(&self) -> Option<String> {
+        let asked = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let first = asked.first()?;
+        let more = match asked.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        Some(format!("the server asked for input ({first:?}{more}), and nobody here could answer: declined"))
+    }
+}
+
+impl InputHandler for Unanswered {
+    fn answer(&self, request: InputRequest) -> BoxFuture<'static, InputAnswer> {
+        tracing::warn!(server = %request.server, "the server asked for input, and nobody here can answer: declined");
+        let message: String = request.message.chars().take(MAX_NOTED_MESSAGE_CHARS).collect();
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(message);
+        Box::pin(std::future::ready(InputAnswer::Decline))
     }
 }

@@ -431,6 +431,9 @@ pub struct ToolOutput {
     pub structured: Option<Value>,
     pub text: Option<String>,
     pub images: Vec<Image>,
+    /// What happened in the call besides its output, for the call record (never the
+    /// script's value): an input request nobody could answer, declined.
+    pub note: Option<String>,
 }
 
 impl ToolOutput {
@@ -454,6 +457,11 @@ impl ToolOutput {
 
     pub fn with_image(mut self, image: Image) -> Self {
         self.images.push(image);
+        self
+    }
+
+    pub fn with_images(mut self, images: Vec<Image>) -> Self {
+        self.images.extend(images);
         self
     }
 
