@@ -218,7 +218,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 36] = [
+    const ORDER: [&str; 37] = [
         "session",
         "conversation::announce",
         "conversation::render",
@@ -255,6 +255,7 @@ mod layering {
         "support::report",
         "support::private",
         "support::hex",
+        "support::text",
     ];
 
     /// Where `path` (a `crate::` path without the prefix) falls in [`ORDER`].

@@ -595,6 +595,18 @@ async fn scripts_list_and_read_the_resources_of_servers_that_offer_them_under_ru
     let listed = harness.run("return (await tools.ListMcpResourcesTool({})).resources.length").await;
     assert_eq!(listed.value().unwrap(), &json!(6), "a rule about reading does not hide the list");
 
+    // What a listing keeps of a server is bounded: a URI past its bound leaves its resource
+    // out, a long description is cut.
+    harness.session.add_server("long", fixture().with_env("FIXTURE_RESOURCES", "long")).await.unwrap();
+    let long = harness.run("return await tools.ListMcpResourcesTool({ server: 'long' })").await;
+    let long = long.value().unwrap();
+    let resources = long["resources"].as_array().unwrap();
+    assert_eq!(resources.len(), 4, "{long}");
+    let wordy = resources.iter().find(|r| r["name"] == "wordy").unwrap();
+    assert_eq!(wordy["description"].as_str().unwrap().chars().count(), exec_host::mcp::MAX_RESOURCE_DESCRIPTION_CHARS + 1);
+    assert_eq!(long["notes"], json!(["MCP server `long`: resources whose URI is longer than 4096 bytes are left out (1)"]));
+    assert!(harness.session.remove_server("long").await);
+
     // The tools leave with the last server that has resources.
     assert!(harness.session.remove_server("fx").await && harness.session.remove_server("more").await);
     assert!(!available(&harness, "ListMcpResourcesTool"));

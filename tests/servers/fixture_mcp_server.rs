@@ -24,7 +24,8 @@
 //! `initialize`), and `ask` (with `FIXTURE_ELICIT`) asks by answering `InputRequiredResult`.
 //! With `FIXTURE_BIG=1`, it also lists `big`, which answers `mib` MiB of text.
 //! With `FIXTURE_RESOURCES=1`, it declares resources: two text memos and a picture, listed
-//! over two pages.
+//! over two pages; with `FIXTURE_RESOURCES=long`, also one whose URI is 5 KiB and one whose
+//! description is 5,000 characters.
 //! With `FIXTURE_CANCEL_LOG=<file>` set, the `slow` and `never` tools append `started <tool>`
 //! to that file when they start, and `cancelled <tool>` when the client cancels them.
 
@@ -332,6 +333,11 @@ impl ServerHandler for Fixture {
             ],
             true => vec![Resource::new("pixel://one", "pixel").with_mime_type("image/png")],
         };
+        let mut resources = resources;
+        if std::env::var("FIXTURE_RESOURCES").as_deref() == Ok("long") && !second_page {
+            resources.push(Resource::new(format!("memo://{}", "u".repeat(5 * 1024)), "long uri"));
+            resources.push(Resource::new("memo://wordy", "wordy").with_description("w".repeat(5_000)));
+        }
         let mut result = rmcp::model::ListResourcesResult::with_all_items(resources);
         result.next_cursor = (!second_page).then(|| "2".to_string());
         Ok(result)

@@ -28,6 +28,7 @@ use super::timers::Timers;
 use crate::sources::tools::names::TOOL_SEARCH;
 use crate::sources::tools::{Approval, Image, MAX_TOOL_NAME_LEN, ParkRequest, Stage, ToolError, ToolOutput};
 use crate::state::ConversationValues;
+use crate::support::text::cut_chars as cut;
 
 /// What a script's `tools` object reaches, as the layer above the runtime decides it.
 pub(crate) trait ScriptTools: Send + Sync + 'static {
@@ -619,14 +620,6 @@ impl CallRecord {
                 call.duration = at.elapsed();
             }
         }
-    }
-}
-
-/// `text` cut at `max` characters, with an ellipsis when cut.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((end, _)) => format!("{}…", &text[..end]),
     }
 }
 

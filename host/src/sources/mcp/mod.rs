@@ -29,7 +29,10 @@ pub use connection::{INHERITED_ENV, LoggedIn, log_in};
 pub use credentials::{CredentialsFile, MAX_CREDENTIALS_FILE_BYTES, SignIn};
 pub use input::{AcceptDefaults, InputAnswer, InputHandler, InputRequest};
 pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS};
-pub use resources::{LIST_RESOURCES, MAX_RESOURCE_PAGES, MAX_RESOURCES_LISTED, READ_RESOURCE, RESOURCE_TOOLS};
+pub use resources::{
+    LIST_RESOURCES, MAX_RESOURCE_DESCRIPTION_CHARS, MAX_RESOURCE_LABEL_CHARS, MAX_RESOURCE_PAGES, MAX_RESOURCE_URI_BYTES,
+    MAX_RESOURCES_LISTED, READ_RESOURCE, RESOURCE_TOOLS,
+};
 pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, ServerLimits, ServerState, StartError};
 pub use stdio::MAX_MESSAGE_BYTES;
 pub use task::{MAX_TASK_ID_BYTES, TASK_TTL_MS};

@@ -23,6 +23,7 @@ use super::tool::{ServerLink, json_len};
 use crate::sources::tools::params::read_params;
 use crate::sources::tools::{CallContext, Effect, Image, Registry, Tool, ToolDefinition, ToolError, ToolOutput};
 use crate::support::lock::Unpoisoned;
+use crate::support::text::cut_chars;
 
 /// The tool that lists the servers' resources.
 pub const LIST_RESOURCES: &str = "ListMcpResourcesTool";
@@ -35,6 +36,14 @@ pub const RESOURCE_TOOLS: [&str; 2] = [LIST_RESOURCES, READ_RESOURCE];
 pub const MAX_RESOURCES_LISTED: usize = 1_000;
 /// Most `resources/list` pages asked of one server for one listing.
 pub const MAX_RESOURCE_PAGES: usize = 50;
+/// Longest URI of a listed resource, in bytes: a resource with a longer one is left out
+/// (cut, it could not be read back).
+pub const MAX_RESOURCE_URI_BYTES: usize = 4 * 1024;
+/// Longest description kept of a listed resource, and longest name, title or MIME type,
+/// in characters; the rest is cut. With the URI bound, what one listing keeps of a server is
+/// bounded however large its pages.
+pub const MAX_RESOURCE_DESCRIPTION_CHARS: usize = 1_000;
+pub const MAX_RESOURCE_LABEL_CHARS: usize = 256;
 
 /// The connected servers that declared resources, and the two tools while there is one.
 pub(crate) struct ResourceServers {
@@ -213,6 +222,12 @@ impl Tool for ListResources {
 async fn list(server: &str, link: &ServerLink, into: &mut Vec<Listed>) -> Result<Option<String>, ToolError> {
     let mut cursor = None;
     let mut count = 0;
+    let mut long_uris = 0;
+    let long_uris_note = |long_uris: usize| {
+        (long_uris > 0).then(|| {
+            format!("MCP server `{server}`: resources whose URI is longer than {MAX_RESOURCE_URI_BYTES} bytes are left out ({long_uris})")
+        })
+    };
     for _ in 0..MAX_RESOURCE_PAGES {
         let request = ListResourcesRequest::with_param(PaginatedRequestParams::default().with_cursor(cursor.take()));
         let page = match ask(link, ClientRequest::ListResourcesRequest(request), 0).await? {
@@ -227,19 +242,24 @@ async fn list(server: &str, link: &ServerLink, into: &mut Vec<Listed>) -> Result
                     "MCP server `{server}` offers more than {MAX_RESOURCES_LISTED} resources; the first are listed"
                 )));
             }
+            if resource.uri.len() > MAX_RESOURCE_URI_BYTES {
+                long_uris += 1;
+                continue;
+            }
             count += 1;
+            let label = |text: String| cut_chars(&text, MAX_RESOURCE_LABEL_CHARS);
             into.push(Listed {
                 server: server.to_string(),
                 uri: resource.uri,
-                name: resource.name,
-                title: resource.title,
-                description: resource.description,
-                mime_type: resource.mime_type,
+                name: label(resource.name),
+                title: resource.title.map(label),
+                description: resource.description.map(|text| cut_chars(&text, MAX_RESOURCE_DESCRIPTION_CHARS)),
+                mime_type: resource.mime_type.map(label),
             });
         }
         match page.next_cursor {
             Some(next) => cursor = Some(next),
-            None => return Ok(None),
+            None => return Ok(long_uris_note(long_uris)),
         }
     }
     Ok(Some(format!("MCP server `{server}` lists resources past {MAX_RESOURCE_PAGES} pages; the first pages are listed")))

@@ -591,7 +591,7 @@ impl Unanswered {
 impl InputHandler for Unanswered {
     fn answer(&self, request: InputRequest) -> BoxFuture<'static, InputAnswer> {
         tracing::warn!(server = %request.server, "the server asked for input, and nobody here can answer: declined");
-        let message: String = request.message.chars().take(MAX_NOTED_MESSAGE_CHARS).collect();
+        let message = crate::support::text::cut_chars(&request.message, MAX_NOTED_MESSAGE_CHARS);
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(message);
         Box::pin(std::future::ready(InputAnswer::Decline))
     }

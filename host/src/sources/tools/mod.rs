@@ -358,11 +358,10 @@ impl ToolProgress {
         if !progress.is_finite() {
             return None;
         }
-        let message =
-            message.map(str::trim).filter(|m| !m.is_empty()).map(|m| match m.char_indices().nth(MAX_PROGRESS_MESSAGE_CHARS) {
-                Some((cut, _)) => format!("{}…", &m[..cut]),
-                None => m.to_string(),
-            });
+        let message = message
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(|m| crate::support::text::cut_chars(m, MAX_PROGRESS_MESSAGE_CHARS));
         Some(ToolProgress { progress, total: total.filter(|t| t.is_finite()), message })
     }
 }
