@@ -463,16 +463,9 @@ fn a_replica_that_dies_mid_task_leaves_it_to_another_which_takes_it_up_from_its_
     assert!(text.contains("before") && text.contains("taken up") && text.contains("may have taken effect"), "{report}");
 }
 
-/// The HTTP headers of an `Exec` call by a client of 2026-07-28.
+/// [`common::EXEC_CALL_HEADERS`] as reqwest sends them.
 fn exec_call_headers() -> reqwest::header::HeaderMap {
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "Exec"),
-    ];
-    headers.into_iter().map(|(name, value)| (name.parse().unwrap(), value.parse().unwrap())).collect()
+    common::EXEC_CALL_HEADERS.into_iter().map(|(name, value)| (name.parse().unwrap(), value.parse().unwrap())).collect()
 }
 
 #[test]

@@ -98,14 +98,7 @@ fn a_call_with_the_clients_trace_context_continues_its_trace_down_to_each_nested
     });
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "Exec", "arguments": {"code": code}, "_meta": meta}});
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "Exec"),
-    ];
-    let (status, _, body) = common::request("POST", &server.url, &headers, call.to_string().into_bytes());
+    let (status, _, body) = common::request("POST", &server.url, &common::EXEC_CALL_HEADERS, call.to_string().into_bytes());
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("traced"), "{body}");
     // A stopping server sends the spans it still holds.

@@ -47,6 +47,15 @@ pub fn test_crate_binary(name: &str) -> PathBuf {
 }
 
 /// The npm packages pinned in tests/mcp-servers (installed with `npm ci` if needed).
+/// The HTTP headers of an `Exec` call by a client of 2026-07-28.
+pub const EXEC_CALL_HEADERS: [(&str, &str); 5] = [
+    ("content-type", "application/json"),
+    ("accept", "application/json, text/event-stream"),
+    ("mcp-protocol-version", "2026-07-28"),
+    ("mcp-method", "tools/call"),
+    ("mcp-name", "Exec"),
+];
+
 /// The Python of the venv holding the pinned MCP Python SDK, installed first when it is not.
 pub fn python_sdk() -> PathBuf {
     static INSTALL: std::sync::Once = std::sync::Once::new();

@@ -73,12 +73,17 @@ pub struct ServerLink {
     step_up: Option<Arc<super::oauth::StepUp>>,
     /// Who answers the server's input requests during each call in flight.
     callers: Arc<super::connection::Callers>,
+    /// Whether the server speaks 2026-07-28, where a call may be answered with input
+    /// requests and sent again; fixed by the handshake.
+    modern: bool,
 }
 
 impl ServerLink {
     pub fn new(server: &str, peer: Peer<RoleClient>, queued_bytes: usize) -> Self {
         let queued_bytes = queued_bytes.clamp(ENVELOPE_BYTES, Semaphore::MAX_PERMITS);
+        let modern = peer.peer_info().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
         ServerLink {
+            modern,
             server: server.into(),
             peer,
             suspect: Arc::new(Notify::new()),
@@ -229,7 +234,6 @@ impl McpTool {
         let weight = json_len(&args);
         // A server of 2026-07-28 asks for input by answering `InputRequiredResult`; the
         // call is sent again with the answers, up to a bound.
-        let modern = self.link.peer.peer_info().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
         let mut answers = None;
         let mut rounds = 0;
         loop {
@@ -237,7 +241,7 @@ impl McpTool {
             // The arguments are kept for a second attempt only where one may come: after a
             // sign-in, an input round, or a plain call refused because the tool runs only
             // as a task.
-            let may_resend = self.link.step_up.is_some() || modern || (!as_task && weight <= RETRY_COPY_BYTES);
+            let may_resend = self.link.step_up.is_some() || self.link.modern || (!as_task && weight <= RETRY_COPY_BYTES);
             let sent = if may_resend { args.clone() } else { std::mem::take(&mut args) };
             let progress = context.progress.as_ref();
             let answer = match as_task {
