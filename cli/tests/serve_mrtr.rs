@@ -230,7 +230,10 @@ fn a_script_that_asks_in_more_rounds_than_the_bound_is_ended_and_what_it_waited_
     }));
     let text = report["calls"][0]["text"].as_str().unwrap();
     assert_eq!(report["calls"][0]["is_error"], true, "{report}");
-    assert!(text.contains(&format!("asked for approvals in more than {rounds} rounds")), "{report}");
+    assert!(
+        text.contains(&format!("asked its client (approvals, or a downstream server's questions) in more than {rounds} rounds")),
+        "{report}"
+    );
     assert_eq!(report["elicitations"].as_array().unwrap().len(), rounds as usize, "a form a round: {report}");
     assert!(setup.file(&format!("r{}.txt", rounds - 1)).is_some(), "the calls approved in the rounds allowed ran");
     assert_eq!(setup.file(&format!("r{rounds}.txt")), None, "the call of the round past the bound never ran");
@@ -497,29 +500,100 @@ fn a_client_of_2026_07_28_that_drops_its_request_mid_exec_stops_it_down_to_the_d
     assert!(!logged.contains("error"), "a cancellation that worked is no error:\n{logged}");
 }
 
-#[test]
-fn a_downstream_servers_input_request_during_a_call_of_2026_07_28_is_declined_not_sent_to_the_client() {
-    let setup = Setup::new();
-    let config = json!({"mcpServers": {"asker": {"command": fixture_mcp_server(), "env": {"FIXTURE_ELICIT": "1"}}}});
+/// `serve` with two asking servers: `asker` asks by elicitation (2025-11-25), `modern` only
+/// speaks 2026-07-28 and asks by answering `InputRequiredResult`.
+fn serve_with_askers(setup: &Setup, store: Option<&str>) -> HttpServer {
+    let fixture = fixture_mcp_server();
+    let config = json!({"mcpServers": {
+        "asker": {"command": fixture, "env": {"FIXTURE_ELICIT": "1"}},
+        "modern": {"command": fixture, "env": {"FIXTURE_ELICIT": "1", "FIXTURE_MODERN_ONLY": "1"}},
+    }});
     std::fs::write(setup.workspace.path().join("servers.json"), config.to_string()).unwrap();
-    let server = setup.serve(None, &["--mcp-config", "servers.json", "--allow", "mcp__asker"]);
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "Exec", "arguments": {"code": "return await tools.mcp__asker__ask({})"}, "_meta": meta}});
-    let answer = reqwest::blocking::Client::new()
-        .post(&server.url)
-        .headers(exec_call_headers())
-        .body(call.to_string())
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    // The answer may come as one JSON body or as an SSE event.
-    let body = answer.lines().find_map(|line| line.strip_prefix("data: ")).unwrap_or(&answer);
-    let answer: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"));
-    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{answer}"));
-    let value: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    assert_eq!(value, json!({"action": "decline", "content": null}), "{answer}");
-    assert!(server.stderr.lock().unwrap().contains("is not sent requests"), "{}", server.stderr.lock().unwrap());
+    setup.serve(store, &["--mcp-config", "servers.json", "--allow", "mcp__asker", "--allow", "mcp__modern"])
+}
+
+#[test]
+fn a_downstream_servers_question_during_a_call_of_2026_07_28_travels_in_the_answer_and_the_retry_answers_it() {
+    let setup = Setup::new();
+    let server = serve_with_askers(&setup, None);
+    let both = "const a = await tools.mcp__modern__ask({});\n\
+                await tools.write_file({ path: 'q.txt', content: a.answer.content.colour });\n\
+                return a";
+    let report = drive(json!({
+        "url": server.url,
+        "decisions": [{"name": "Grace", "age": 41}, {"colour": "red"}, "once", "decline"],
+        "calls": [
+            {"tool": "Exec", "args": {"code": "return await tools.mcp__asker__ask({})"}},
+            {"tool": "Exec", "args": {"code": both}},
+            {"tool": "Exec", "args": {"code": "return await tools.mcp__asker__ask({})"}},
+        ],
+    }));
+    assert_eq!(report["protocol"], "2026-07-28", "{report}");
+    let calls = report["calls"].as_array().unwrap();
+    let value = |call: &Value| -> Value {
+        let text = call["text"].as_str().unwrap_or_else(|| panic!("{report}"));
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {report}"))
+    };
+    assert_eq!(
+        value(&calls[0]),
+        json!({"action": "accept", "content": {"name": "Grace", "age": 41, "status": "active", "verified": true}}),
+        "the client's answer reached the server, with the schema's defaults for what it left out: {report}"
+    );
+    assert_eq!(value(&calls[1])["answer"], json!({"action": "accept", "content": {"colour": "red"}}), "{report}");
+    assert_eq!(setup.file("q.txt").as_deref(), Some("red"), "a question, then an approval, in two rounds");
+    assert_eq!(value(&calls[2])["action"], "decline", "a declined form declines the server: {report}");
+    let asked: Vec<&str> = report["elicitations"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert_eq!(asked[0], "MCP server `asker` asks: Who is asking?", "{report}");
+    assert_eq!(asked[1], "MCP server `modern` asks: Which colour?", "{report}");
+    assert!(asked[2].contains("`write_file` wants to run"), "{report}");
+    assert_eq!(asked.len(), 4, "{report}");
+}
+
+#[test]
+fn a_retry_of_a_call_waiting_on_a_question_that_is_replayed_sent_to_another_replica_or_answers_wrong_is_refused() {
+    let setup = Setup::new();
+    // (An answer that is no elicitation result is refused too; the SDK cannot send one: see
+    // the unit test of `waiting`.) One server per call: a server that asks while calls of two clients are in flight to it
+    // is declined (which call it asks for cannot be told), and a refused retry leaves its
+    // call waiting.
+    let askers: serde_json::Map<String, Value> =
+        (0..4).map(|n| (format!("a{n}"), json!({"command": fixture_mcp_server(), "env": {"FIXTURE_ELICIT": "1"}}))).collect();
+    std::fs::write(setup.workspace.path().join("servers.json"), json!({"mcpServers": askers}).to_string()).unwrap();
+    let allow =
+        ["--mcp-config", "servers.json", "--allow", "mcp__a0", "--allow", "mcp__a1", "--allow", "mcp__a2", "--allow", "mcp__a3"];
+    let server = setup.serve(None, &allow);
+    let other = setup.serve(None, &allow);
+    let calls = std::cell::Cell::new(0);
+    let ask = |manual: Value| {
+        let n = calls.replace(calls.get() + 1);
+        json!({"tool": "Exec", "args": {"code": format!("return await tools.mcp__a{n}__ask({{}})")}, "manual": manual})
+    };
+    let ada = json!({"input-0": {"action": "accept", "content": {"name": "Ada"}}});
+    let report = drive(json!({
+        "url": server.url,
+        "mode": "2026-07-28",
+        "calls": [
+            ask(json!({"responses": ada, "again": true})),
+            ask(json!({"responses": ada, "retry_url": other.url})),
+            ask(json!({"responses": {"input-7": {"action": "accept", "content": {}}}})),
+            ask(json!({"state": "tampered", "responses": ada})),
+        ],
+    }));
+    let calls = report["calls"].as_array().unwrap();
+    for call in calls {
+        assert_eq!(call["input_required"], json!(["input-0"]), "{report}");
+    }
+    let answered: Value = serde_json::from_str(calls[0]["retry_0"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(answered["content"]["name"], "Ada", "{report}");
+    let refusal = |call: &Value, retry: &str, needle: &str| {
+        assert_eq!(call[retry]["error"], -32602, "{report}");
+        assert!(call[retry]["message"].as_str().unwrap().contains(needle), "{needle}: {report}");
+    };
+    refusal(&calls[0], "retry_1", "the call that asked waits no more");
+    refusal(&calls[1], "retry_0", "waits in another server process");
+    refusal(&calls[2], "retry_0", "answer `input-7`, which this call did not ask");
+    refusal(&calls[3], "retry_0", "not one this server made for this client");
+    let (_, _, metrics) = common::request("GET", &format!("{}/metrics", server.base()), &[], Vec::new());
+    assert!(metrics.contains(r#"exec_host_questions_total{event="asked"} 4"#), "{metrics}");
+    assert!(metrics.contains(r#"exec_host_questions_total{event="answered"} 1"#), "{metrics}");
 }

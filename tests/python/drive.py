@@ -8,7 +8,8 @@ SPEC_JSON is one object:
   token      a bearer token to send, if any
   elicit     whether the client declares elicitation (default true)
   decisions  the answers the elicitation callback gives, in order: "once", "always",
-             "deny" (accepted with that decision) or "decline"; past the list it declines
+             "deny" (accepted with that decision), "decline", or an object (a form
+             accepted with that content); past the list it declines
   tasks      whether the client declares the Tasks extension (default false): an Exec that
              becomes a task is then followed by polling tasks/get, its forms answered with
              tasks/update from "decisions" (recorded among the elicitations)
@@ -114,6 +115,8 @@ async def main(spec):
         decision = decisions.pop(0) if decisions else "decline"
         if decision == "decline":
             return types.ElicitResult(action="decline")
+        if isinstance(decision, dict):
+            return types.ElicitResult(action="accept", content=decision)
         return types.ElicitResult(action="accept", content={"decision": decision})
 
     headers = {"Authorization": f"Bearer {spec['token']}"} if spec.get("token") else {}

@@ -126,7 +126,6 @@ impl Approver for ClientApprover {
 impl exec_host::mcp::InputHandler for ClientApprover {
     fn answer(&self, request: exec_host::mcp::InputRequest) -> BoxFuture<'static, exec_host::mcp::InputAnswer> {
         use exec_host::mcp::InputAnswer;
-        use exec_host::mcp::input::InputKind;
         let client = self.client.get().cloned();
         let asking = *self.asking.lock().unwrap_or_else(|e| e.into_inner());
         Box::pin(async move {
@@ -141,19 +140,9 @@ impl exec_host::mcp::InputHandler for ClientApprover {
             else {
                 return declined("the MCP client of the call did not declare elicitation");
             };
-            let message = format!("MCP server `{}` asks: {}", request.server, request.message);
-            let params = match &request.kind {
-                InputKind::Form { schema, .. } => match serde_json::from_value(schema.clone()) {
-                    Ok(requested_schema) => ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema },
-                    Err(e) => return declined(&format!("its form cannot be passed on ({e})")),
-                },
-                InputKind::Url(url) => ElicitRequestParams::UrlElicitationParams {
-                    meta: None,
-                    message,
-                    url: url.clone(),
-                    elicitation_id: format!("{:032x}", rand_id()),
-                },
-                _ => return declined("it is of a kind this gateway does not pass on"),
+            let params = match passed_on(&request) {
+                Ok(params) => params,
+                Err(why) => return declined(&why),
             };
             match client.create_elicitation(params).await {
                 Ok(answer) => match answer.action {
@@ -169,11 +158,25 @@ impl exec_host::mcp::InputHandler for ClientApprover {
     }
 }
 
-/// A random 128-bit id.
-fn rand_id() -> u128 {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).unwrap_or_default();
-    u128::from_le_bytes(bytes)
+/// A downstream server's question as an elicitation of this server's own: the form's schema
+/// or the URL as the server sent it, the message naming the server. Or why it cannot be
+/// passed on.
+pub(super) fn passed_on(request: &exec_host::mcp::InputRequest) -> Result<ElicitRequestParams, String> {
+    use exec_host::mcp::input::InputKind;
+    let message = format!("MCP server `{}` asks: {}", request.server, request.message);
+    match &request.kind {
+        InputKind::Form { schema, .. } => match serde_json::from_value(schema.clone()) {
+            Ok(requested_schema) => Ok(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema }),
+            Err(e) => Err(format!("its form cannot be passed on ({e})")),
+        },
+        InputKind::Url(url) => Ok(ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message,
+            url: url.clone(),
+            elicitation_id: super::tasks::random_hex(),
+        }),
+        _ => Err("it is of a kind this gateway does not pass on".into()),
+    }
 }
 
 /// The gateway's own answer to input a downstream server asks for outside any client's call

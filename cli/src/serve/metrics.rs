@@ -84,6 +84,21 @@ struct ApprovalLabels {
     event: ApprovalEvent,
 }
 
+/// What happened to a downstream server's questions passed on to a client of 2026-07-28.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[allow(non_camel_case_types)]
+pub enum QuestionEvent {
+    /// A call's answer carried them, and the call waits for the retry.
+    asked,
+    /// A retry gave answers, and the call went on.
+    answered,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QuestionLabels {
+    event: QuestionEvent,
+}
+
 /// What happened to a task (an Exec of a client of 2026-07-28 that runs on after its call).
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
@@ -113,6 +128,7 @@ pub struct Metrics {
     durations: Family<ToolLabels, Histogram, fn() -> Histogram>,
     nested: Family<NestedLabels, Counter>,
     approvals: Family<ApprovalLabels, Counter>,
+    questions: Family<QuestionLabels, Counter>,
     tasks: Family<TaskLabels, Counter>,
     store_errors: Counter,
 }
@@ -133,6 +149,12 @@ impl Metrics {
         registry.register("nested_calls", "Tool calls made by Exec scripts, by how they ended", nested.clone());
         let approvals = Family::<ApprovalLabels, Counter>::default();
         registry.register("approvals", "Approvals of clients of MCP 2026-07-28: parked, retried, refused", approvals.clone());
+        let questions = Family::<QuestionLabels, Counter>::default();
+        registry.register(
+            "questions",
+            "Downstream servers' questions passed on to clients of MCP 2026-07-28: asked, answered",
+            questions.clone(),
+        );
         let tasks = Family::<TaskLabels, Counter>::default();
         registry.register("tasks", "Tasks of clients of MCP 2026-07-28, by what happened to them", tasks.clone());
         let store_errors = Counter::default();
@@ -141,7 +163,7 @@ impl Metrics {
             "Parked Execs and tasks the state store could not keep or give back",
             store_errors.clone(),
         );
-        Metrics { registry, calls, durations, nested, approvals, tasks, store_errors }
+        Metrics { registry, calls, durations, nested, approvals, questions, tasks, store_errors }
     }
 
     /// A call of `tool` ended with `result` (`parked`: its client was sent forms).
@@ -183,6 +205,10 @@ impl Metrics {
 
     pub fn approval(&self, event: ApprovalEvent) {
         self.approvals.get_or_create(&ApprovalLabels { event }).inc();
+    }
+
+    pub fn question(&self, event: QuestionEvent) {
+        self.questions.get_or_create(&QuestionLabels { event }).inc();
     }
 
     pub fn task(&self, event: TaskEvent) {

@@ -26,6 +26,7 @@ pub mod resources;
 pub mod stdio;
 pub mod tasks;
 pub mod traces;
+pub mod waiting;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,10 +44,11 @@ use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub use elicit::{Asking, ClientApprover};
-use metrics::ApprovalEvent;
 pub use metrics::Metrics;
+use metrics::{ApprovalEvent, QuestionEvent};
 pub use mrtr::Rounds;
 pub use tasks::Tasks;
+pub use waiting::Waiting;
 
 /// What a server with a state store keeps for its clients of 2026-07-28 between their
 /// requests, so that any replica sharing the store answers: the request states of approval
@@ -54,13 +56,20 @@ pub use tasks::Tasks;
 pub struct Parking {
     pub rounds: Rounds,
     pub tasks: Arc<Tasks>,
+    /// The calls of this process that wait on their client's answers to a downstream
+    /// server's questions: not in the store, as a downstream call cannot be stored.
+    pub waiting: Arc<Waiting<CallResult>>,
 }
 
 impl Parking {
-    pub fn new(store: exec_host::state_store::SealedStore, metrics: Option<Arc<Metrics>>) -> Arc<Self> {
-        Arc::new(Parking { rounds: Rounds::new(store.clone()), tasks: Tasks::new(store, metrics) })
+    /// The parking of a server whose waiting calls end when `stop` is cancelled.
+    pub fn new(store: exec_host::state_store::SealedStore, metrics: Option<Arc<Metrics>>, stop: CancellationToken) -> Arc<Self> {
+        Arc::new(Parking { rounds: Rounds::new(store.clone()), tasks: Tasks::new(store, metrics), waiting: Waiting::new(stop) })
     }
 }
+
+/// What a call of a client comes to: a result, or a parked Exec that cannot be resumed.
+type CallResult = Result<ToolResult, exec_host::ResumeError>;
 
 /// How many tool calls the server runs at once, in all and per client, and whether it is
 /// stopping. One owner for both bounds: every gateway asks it before a call runs.
@@ -193,6 +202,22 @@ impl Gateway {
         *declared = Some(prepared.declarations);
         (texts, changed)
     }
+}
+
+/// Who makes the call of a request, and what it is.
+struct ThisCall {
+    /// The client's identity (`mrtr::client_identity`).
+    client: String,
+    tool: String,
+    /// Ends the call (the client cancelled it, or the server stops).
+    abort: CancellationToken,
+    arrived: std::time::Instant,
+}
+
+/// A call of this request: one to run, or one that waited on questions its retry answers.
+enum Running {
+    Future(std::pin::Pin<Box<dyn std::future::Future<Output = CallResult> + Send>>),
+    Call(waiting::Call<CallResult>),
 }
 
 /// Unguessable, unique call ids: the client's random session id and a counter.
@@ -361,7 +386,8 @@ fn resource_error(error: exec_host::ToolError) -> ErrorData {
 }
 
 impl Gateway {
-    /// One `tools/call`: run, parked with forms, become a task, or refused.
+    /// One `tools/call`: run, parked with forms, waiting on a downstream server's questions,
+    /// become a task, or refused.
     async fn answer_call(
         &self,
         request: CallToolRequestParams,
@@ -370,7 +396,8 @@ impl Gateway {
         let arrived = std::time::Instant::now();
         self.approver.connected(context.peer.clone());
         let modern = context.protocol_version().is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        self.approver.ask_by(self.asking(modern, &context));
+        let asking = self.asking(modern, &context);
+        self.approver.ask_by(asking);
         let _slots = match self.capacity.take(&self.slots) {
             Ok(slots) => slots,
             Err(busy) => {
@@ -378,19 +405,55 @@ impl Gateway {
                 return Ok(CallToolResponse::from(CallToolResult::error(vec![McpContent::text(busy)])));
             }
         };
-        let client = mrtr::client_identity(&context);
-        let tool = request.name.to_string();
-        let abort = CancellationToken::new();
-        let options = self.call_options(&abort, &context);
-        let rounds = self.parking.as_ref().map(|parking| &parking.rounds);
-        // A retry of a call whose Exec parked: its answers resume it.
-        let (mut result, round) = match (&request.request_state, rounds) {
-            (Some(state), Some(rounds)) if modern => {
-                let (retry, answers) = self.retry_of(rounds, &client, &tool, state, request.input_responses.as_ref()).await?;
-                let resumed = self.session.resume(&retry.handle, answers, options);
-                let result = self.until_done(resumed, &abort, &context).await.map_err(|error| self.refused(error))?;
-                self.count(|metrics| metrics.approval(ApprovalEvent::retried));
-                (result, retry.round + 1)
+        let this = ThisCall {
+            client: mrtr::client_identity(&context),
+            tool: request.name.to_string(),
+            abort: CancellationToken::new(),
+            arrived,
+        };
+        let (client, tool, abort) = (&this.client, &this.tool, &this.abort);
+        let mut options = self.call_options(abort, &context);
+        let parking = self.parking.as_ref().filter(|_| modern);
+        let tasks = self.tasks_for(modern, &context);
+        // A client asked by parking gets a downstream server's questions in the call's answer
+        // too, while the call waits (`waiting`); a call that may become a task does not.
+        let questions = match (asking, tasks) {
+            (Asking::Park, None) => {
+                let (asker, questions) = waiting::asker();
+                options = options.on_input(asker);
+                Some(questions)
+            }
+            _ => None,
+        };
+        let session = self.session.clone();
+        let (running, round): (Running, u32) = match (&request.request_state, parking) {
+            (Some(state), Some(parking)) => {
+                let retry = parking.rounds.open(client, tool, state).map_err(|error| self.refused_retry(error))?;
+                let round = retry.round + 1;
+                match &retry.waits_in {
+                    // A call that waits on questions: the answers go to them, and it goes on.
+                    Some(replica) => {
+                        let call = parking
+                            .waiting
+                            .resume(replica, &retry.handle, request.input_responses.as_ref())
+                            .map_err(|why| self.refused_retry(mrtr::refused(why.sentence())))?;
+                        self.count(|metrics| metrics.question(QuestionEvent::answered));
+                        (Running::Call(call), round)
+                    }
+                    // A parked Exec: the answers resume it.
+                    None => {
+                        let answers = self.answers_of(&retry, request.input_responses.as_ref()).await?;
+                        let metrics = self.metrics.clone();
+                        let resumed = async move {
+                            let resumed = session.resume(&retry.handle, answers, options).await;
+                            if let (Ok(_), Some(metrics)) = (&resumed, metrics) {
+                                metrics.approval(ApprovalEvent::retried);
+                            }
+                            resumed
+                        };
+                        (Running::Future(Box::pin(resumed)), round)
+                    }
+                }
             }
             (Some(_), _) => {
                 return Err(ErrorData::invalid_params("the retry was refused: this server made no requestState", None));
@@ -399,35 +462,84 @@ impl Gateway {
                 let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
                 let call = ToolCall::new(self.call_ids.next(), tool.clone(), input);
                 // An Exec of a client that takes tasks runs on as one past a moment.
-                let options = match self.tasks_for(modern, &context) {
+                let options = match tasks {
                     Some(_) => options.yield_after(tasks::TASK_AFTER),
                     None => options,
                 };
-                (self.until_done(self.session.call_with(call, options), &abort, &context).await, 1)
+                (Running::Future(Box::pin(async move { Ok(session.call_with(call, options).await) })), 1)
             }
         };
-        if let (Some(running), Some(tasks)) = (&result.running, self.tasks_for(modern, &context)) {
-            if let Some(created) = tasks.create(&self.session, &client, &running.handle).await {
-                self.count(|metrics| metrics.became_task(arrived.elapsed()));
+        let mut call = match (running, questions) {
+            (Running::Call(call), _) => call,
+            (Running::Future(run), Some(questions)) => waiting::Call::start(run, questions, abort.clone()),
+            (Running::Future(run), None) => {
+                let result = self.until_done(run, abort, &context).await;
+                return self.answered(result, round, &this, &context).await;
+            }
+        };
+        loop {
+            match call.follow(self.stopped(&context)).await {
+                waiting::Followed::Done(result) => {
+                    // A task that ended without a result panicked: never expected.
+                    let result =
+                        result.ok_or_else(|| ErrorData::internal_error("the call's task ended without a result", None))?;
+                    return self.answered(result, round, &this, &context).await;
+                }
+                waiting::Followed::Asks(asks, forms) => {
+                    let Some(parking) = parking else { unreachable!("only a client asked by parking is asked questions") };
+                    if !mrtr::within_bound(round) {
+                        asks.end();
+                        return Ok(CallToolResponse::from(mrtr::too_many_rounds()));
+                    }
+                    match parking.waiting.keep(asks) {
+                        Ok(handle) => {
+                            self.count(|metrics| metrics.question(QuestionEvent::asked));
+                            let replica = parking.waiting.replica();
+                            let asked = parking.rounds.questions_required(client, tool, forms, (replica, handle), round);
+                            return Ok(CallToolResponse::from(asked));
+                        }
+                        // No room to wait: its questions were declined, and it goes on.
+                        Err(back) => call = back,
+                    }
+                }
+            }
+        }
+    }
+
+    /// The answer to a call that ran to `result`: its result, the forms of its parked Exec,
+    /// or a task it became.
+    async fn answered(
+        &self,
+        result: CallResult,
+        round: u32,
+        this: &ThisCall,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (client, tool) = (this.client.as_str(), this.tool.as_str());
+        let mut result = result.map_err(|error| self.refused(error))?;
+        let modern = context.protocol_version().is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let rounds = self.parking.as_ref().filter(|_| modern).map(|parking| &parking.rounds);
+        if let (Some(running), Some(tasks)) = (&result.running, self.tasks_for(modern, context)) {
+            if let Some(created) = tasks.create(&self.session, client, &running.handle).await {
+                self.count(|metrics| metrics.became_task(this.arrived.elapsed()));
                 return Ok(CallToolResponse::Task(created));
             }
             // It could not become a task: the call waits for it.
-            let waited = self.until_done(self.session.wait(&running.handle, std::time::Duration::MAX), &abort, &context).await;
+            let waited =
+                self.until_done(self.session.wait(&running.handle, std::time::Duration::MAX), &this.abort, context).await;
             result = waited.map_err(|error| ErrorData::internal_error(exec_host::error_sentence(&error), None))?;
         }
         // A parked Exec's forms go back in the answer, within the bound on rounds.
-        let forms = match (&result.parked, rounds, modern) {
-            (Some(parked), Some(rounds), true) if mrtr::within_bound(round) => {
-                Some(rounds.input_required(&client, &tool, parked, round))
-            }
+        let forms = match (&result.parked, rounds) {
+            (Some(parked), Some(rounds)) if mrtr::within_bound(round) => Some(rounds.input_required(client, tool, parked, round)),
             _ => None,
         };
-        self.count(|metrics| metrics.call_ended(&tool, &result, forms.is_some()));
+        self.count(|metrics| metrics.call_ended(tool, &result, forms.is_some()));
         if let Some(forms) = forms {
             self.count(|metrics| metrics.approval(ApprovalEvent::parked));
             return Ok(CallToolResponse::from(forms));
         }
-        if let (Some(parked), Some(_), true) = (&result.parked, rounds, modern) {
+        if let (Some(parked), Some(_)) = (&result.parked, rounds) {
             let _ = self.session.discard_parked(&parked.handle).await;
             return Ok(CallToolResponse::from(mrtr::too_many_rounds()));
         }
@@ -445,24 +557,22 @@ impl Gateway {
         }
     }
 
-    /// The parked Exec a retry names and the answers it gives, or why it is refused.
-    async fn retry_of(
+    /// The answers a retry gives to the approvals of the parked Exec it names, or why it is
+    /// refused.
+    async fn answers_of(
         &self,
-        rounds: &Rounds,
-        client: &str,
-        tool: &str,
-        state: &str,
+        retry: &mrtr::Retry,
         responses: Option<&rmcp::model::InputResponses>,
-    ) -> Result<(mrtr::Retry, std::collections::HashMap<u32, exec_host::Approval>), ErrorData> {
-        let refused = |error: ErrorData| {
-            self.count(|metrics| metrics.approval(ApprovalEvent::refused));
-            error
-        };
-        let retry = rounds.open(client, tool, state).map_err(refused)?;
+    ) -> Result<std::collections::HashMap<u32, exec_host::Approval>, ErrorData> {
         let parked = self.session.parked_exec(&retry.handle).await.map_err(|error| self.refused(error))?;
         let pending: Vec<u32> = parked.approvals.iter().map(|approval| approval.id).collect();
-        let answers = mrtr::answers(&pending, responses).map_err(refused)?;
-        Ok((retry, answers))
+        mrtr::answers(&pending, responses).map_err(|error| self.refused_retry(error))
+    }
+
+    /// A retry refused for what it carries, counted.
+    fn refused_retry(&self, error: ErrorData) -> ErrorData {
+        self.count(|metrics| metrics.approval(ApprovalEvent::refused));
+        error
     }
 
     /// A retry whose parked Exec cannot be taken up, counted, as the protocol's error.
@@ -550,6 +660,18 @@ impl Gateway {
                 .on_tool_progress(move |progress| step(format!("`{}`: {}", progress.tool, progress.step)));
         }
         options
+    }
+
+    /// Resolves when the call of this request is to stop: the client cancelled it or left,
+    /// or the server stops.
+    fn stopped(&self, context: &RequestContext<RoleServer>) -> impl std::future::Future<Output = ()> + use<> {
+        let (client, server) = (context.ct.clone(), self.stop.clone());
+        async move {
+            tokio::select! {
+                () = client.cancelled() => {}
+                () = server.cancelled() => {}
+            }
+        }
     }
 
     /// `running` to its end. The client's `notifications/cancelled`, the client leaving, or

@@ -46,19 +46,25 @@ const APPROVAL_KEY: &str = "approval-";
 /// What a request state says, sealed.
 #[derive(Serialize, Deserialize)]
 struct RequestState {
-    /// The parked Exec.
+    /// The parked Exec, or the call waiting for answers to its questions.
     handle: String,
-    /// The rounds of approvals so far.
+    /// The rounds of approvals and questions so far.
     round: u32,
     /// The tool called: a state is good only for a retry of the same call.
     tool: String,
+    /// The process a call waiting on a downstream server's questions runs in (see
+    /// `waiting`); none for a parked Exec, which any replica resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    waits_in: Option<String>,
 }
 
-/// Where a retry continues: the parked Exec and its round.
+/// Where a retry continues: the parked Exec or the waiting call, and its round.
 #[derive(Debug)]
 pub struct Retry {
     pub handle: String,
     pub round: u32,
+    /// The process whose call waits, for a call waiting on questions.
+    pub waits_in: Option<String>,
 }
 
 /// Seals and opens the request states of one server.
@@ -74,10 +80,27 @@ impl Rounds {
     /// The answer to a call whose Exec parked in round `round`: a form per approval and the
     /// state that names the Exec.
     pub fn input_required(&self, client: &str, tool: &str, parked: &ParkedExec, round: u32) -> InputRequiredResult {
-        let state = RequestState { handle: parked.handle.clone(), round, tool: tool.to_string() };
-        let payload = serde_json::to_vec(&state).unwrap_or_default();
-        let sealed = self.store.seal_token(&binding(client), &payload, REQUEST_STATE_TTL);
-        InputRequiredResult::new(Some(forms(parked)), Some(URL_SAFE_NO_PAD.encode(sealed)))
+        let state = RequestState { handle: parked.handle.clone(), round, tool: tool.to_string(), waits_in: None };
+        InputRequiredResult::new(Some(forms(parked)), Some(self.seal(client, &state)))
+    }
+
+    /// The answer to a call that waits in process `replica` under `handle` for the answers
+    /// to its questions (`forms`), in round `round`.
+    pub fn questions_required(
+        &self,
+        client: &str,
+        tool: &str,
+        forms: InputRequests,
+        (replica, handle): (&str, String),
+        round: u32,
+    ) -> InputRequiredResult {
+        let state = RequestState { handle, round, tool: tool.to_string(), waits_in: Some(replica.to_string()) };
+        InputRequiredResult::new(Some(forms), Some(self.seal(client, &state)))
+    }
+
+    fn seal(&self, client: &str, state: &RequestState) -> String {
+        let payload = serde_json::to_vec(state).unwrap_or_default();
+        URL_SAFE_NO_PAD.encode(self.store.seal_token(&binding(client), &payload, REQUEST_STATE_TTL))
     }
 
     /// The parked Exec a retry of `tool` by `client` names.
@@ -97,7 +120,7 @@ impl Rounds {
         if state.tool != tool {
             return Err(refused(format!("its requestState belongs to a call of `{}`, not of `{tool}`", state.tool)));
         }
-        Ok(Retry { handle: state.handle, round: state.round })
+        Ok(Retry { handle: state.handle, round: state.round, waits_in: state.waits_in })
     }
 }
 
@@ -106,10 +129,11 @@ pub fn within_bound(round: u32) -> bool {
     round <= MAX_ROUNDS
 }
 
-/// The result of a call whose script asked for approvals in more rounds than the bound.
+/// The result of a call whose script asked for approvals, or whose downstream servers asked
+/// questions, in more rounds than the bound.
 pub fn too_many_rounds() -> CallToolResult {
     let text = format!(
-        "The script asked for approvals in more than {MAX_ROUNDS} rounds, so it was ended; none of the calls it waited for ran."
+        "The call asked its client (approvals, or a downstream server's questions) in more than {MAX_ROUNDS} rounds, so it was ended; none of the calls it waited for ran."
     );
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
@@ -186,7 +210,8 @@ fn message(approval: &PendingApproval) -> String {
     )
 }
 
-fn refused(why: String) -> ErrorData {
+/// A refused retry, saying why, as the protocol's error.
+pub fn refused(why: String) -> ErrorData {
     ErrorData::invalid_params(format!("the retry was refused: {why}"), None)
 }
 
@@ -209,7 +234,8 @@ mod tests {
         let store = SealedStore::new(store, exec_host::state_store::StateKey::from_bytes([3; 32]));
         let rounds = Rounds::new(store.clone());
         let state = |ttl: Duration| {
-            let payload = serde_json::to_vec(&RequestState { handle: "h".into(), round: 1, tool: "Exec".into() }).unwrap();
+            let state = RequestState { handle: "h".into(), round: 1, tool: "Exec".into(), waits_in: None };
+            let payload = serde_json::to_vec(&state).unwrap();
             URL_SAFE_NO_PAD.encode(store.seal_token(&binding("alice"), &payload, ttl))
         };
         let fresh = state(Duration::from_secs(60));

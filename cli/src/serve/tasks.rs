@@ -128,7 +128,7 @@ impl Tasks {
     /// before it is announced, so that a `tasks/get` sent at once finds it. None when it
     /// cannot be written: the caller then waits for the Exec and answers with its result.
     pub async fn create(self: &Arc<Self>, session: &Session, client: &str, handle: &str) -> Option<CreateTaskResult> {
-        let id = task_id();
+        let id = random_hex();
         let now = now();
         let record = Record { client: client.into(), created_at: now.clone(), updated_at: now, round: 1, state: working(handle) };
         if let Err(error) = self.write(&id, &record).await {
@@ -468,8 +468,8 @@ fn cancel_key(id: &str) -> String {
     format!("tasks/{id}.cancel")
 }
 
-/// A new task id: 16 random bytes, in hex.
-fn task_id() -> String {
+/// 16 random bytes, in hex: a task id, and every other name a client must not guess.
+pub(super) fn random_hex() -> String {
     let mut bytes = [0u8; TASK_ID_CHARS / 2];
     if getrandom::fill(&mut bytes).is_err() {
         // No randomness: a task id must still not be guessed, so use the clock's nanoseconds
@@ -504,7 +504,7 @@ mod tests {
         let store = folder.path().join("store");
         let store = open_store(&store.display().to_string()).await.unwrap();
         let tasks = Tasks::new(SealedStore::new(store, StateKey::from_bytes([7; 32])), None);
-        let id = task_id();
+        let id = random_hex();
         let record = Record {
             client: "alice".into(),
             created_at: now(),
@@ -515,7 +515,7 @@ mod tests {
         tasks.write(&id, &record).await.unwrap();
         assert!(tasks.owned("alice", &id).await.is_ok());
         let foreign = tasks.owned("mallory", &id).await.unwrap_err();
-        let other = task_id();
+        let other = random_hex();
         let unknown = tasks.owned("alice", &other).await.unwrap_err();
         assert_eq!(foreign.message.replace(&id, "ID"), unknown.message.replace(&other, "ID"), "nothing tells the two apart");
         assert_eq!(foreign.code, rmcp::model::ErrorCode::INVALID_PARAMS);
@@ -523,7 +523,7 @@ mod tests {
             assert_eq!(tasks.owned("alice", bad).await.unwrap_err().code, rmcp::model::ErrorCode::INVALID_PARAMS, "{bad}");
         }
         // Ids are random: a thousand never repeat.
-        let ids: std::collections::HashSet<String> = (0..1000).map(|_| task_id()).collect();
+        let ids: std::collections::HashSet<String> = (0..1000).map(|_| random_hex()).collect();
         assert_eq!(ids.len(), 1000);
     }
 }

@@ -121,6 +121,9 @@ pub struct CallOptions {
     pub on_console: Option<ConsoleWatcher>,
     /// Sees each step a tool reports while it runs (a nested call's or a direct call's).
     pub on_tool_progress: Option<ProgressWatcher>,
+    /// Answers the input a tool's source asks for during this call, in place of the
+    /// session's handler (see [`CallOptions::on_input`]).
+    pub on_input: Option<Arc<dyn InputHandler>>,
     /// An `Exec` still running this long after it started returns a handle and keeps
     /// running (see [`CallOptions::yield_after`]).
     pub yield_after: Option<std::time::Duration>,
@@ -135,6 +138,7 @@ impl CallOptions {
             on_nested_call: None,
             on_console: None,
             on_tool_progress: None,
+            on_input: None,
             yield_after: None,
             checkpoints: None,
         }
@@ -158,6 +162,14 @@ impl CallOptions {
     /// notifications), naming the tool and, for a script's call, its number in the record.
     pub fn on_tool_progress(mut self, watcher: impl Fn(&CallProgress) + Send + Sync + 'static) -> Self {
         self.on_tool_progress = Some(Arc::new(watcher));
+        self
+    }
+
+    /// Sends the input a tool's source asks for during this call (an MCP server's
+    /// elicitation, in a nested call or a direct one) to `handler` rather than to the
+    /// session's handler: for a caller that answers each call's questions in its own way.
+    pub fn on_input(mut self, handler: Arc<dyn InputHandler>) -> Self {
+        self.on_input = Some(handler);
         self
     }
 }
@@ -469,6 +481,7 @@ impl Session {
             view: view.clone(),
             notes: notes.clone(),
             progress: options.on_tool_progress.clone(),
+            input: options.on_input.clone(),
         })
     }
 
@@ -500,6 +513,7 @@ impl Session {
                 let mut context = CallContext::new(Origin::Direct { call_id: id.as_str().into() }, options.abort);
                 context.progress =
                     options.on_tool_progress.as_ref().map(|watcher| CallProgress::sink(watcher, &name, &context.origin));
+                context.input = options.on_input;
                 let settings = Some(view.settings.clone());
                 let request = CallRequest { name: name.clone(), input, context, settings, notes: notes.clone(), answered: None };
                 self.funnel.call(request).await

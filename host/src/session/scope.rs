@@ -11,6 +11,7 @@ use crate::calls::policy::Notes;
 use crate::catalogue::search::{self, Reachable};
 use crate::sandbox::runtime::{ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
+use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::names::split_mcp_name;
 use crate::sources::tools::{Approval, CallContext, CallProgress, Origin, ProgressWatcher, ToolError};
 use crate::state::ConversationValues;
@@ -30,6 +31,8 @@ pub(super) struct ExecScope {
     pub(super) notes: Notes,
     /// Who watches the steps the script's calls report.
     pub(super) progress: Option<ProgressWatcher>,
+    /// Who answers the input the script's calls are asked for, when not the session's.
+    pub(super) input: Option<Arc<dyn InputHandler>>,
 }
 
 impl ScriptTools for ExecScope {
@@ -51,6 +54,7 @@ impl ScriptTools for ExecScope {
         let funnel = self.funnel.clone();
         let mut context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone(), call: id }, cancel);
         context.progress = self.progress.as_ref().map(|watcher| CallProgress::sink(watcher, &name, &context.origin));
+        context.input = self.input.clone();
         // The settings are read at the moment of the call: a rule added while the script
         // runs applies to it.
         let tool = name.clone();

@@ -29,7 +29,7 @@ use super::credentials::CredentialsFile;
 use super::oauth::{self, Login, ServerAuth};
 use super::stdio::ChildTransport;
 use super::tool::Answers;
-use crate::sources::tools::input::{self, InputAnswer, InputHandler, InputKind, InputRequest};
+use crate::sources::tools::input::{self, InputAnswer, InputHandler, InputRequest};
 use crate::sources::tools::{ProgressSink, ToolProgress};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -133,24 +133,23 @@ impl Callers {
                 return declined;
             }
         };
-        let (message, kind, fields) = match request {
+        let request = match request {
             ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
-                let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-                match input::form_fields(&schema) {
-                    Ok(fields) => (message, InputKind::Form { fields: fields.clone(), schema }, fields),
+                match InputRequest::form(server, message, serde_json::to_value(&requested_schema).unwrap_or_default()) {
+                    Ok(request) => request,
                     Err(why) => {
                         warn!(server = %server, "the server's input request is declined unseen: {why}");
                         return declined;
                     }
                 }
             }
-            ElicitRequestParams::UrlElicitationParams { message, url, .. } => (message, InputKind::Url(url), Vec::new()),
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => InputRequest::url(server, message, url),
             _ => {
                 warn!(server = %server, "the server asked for a kind of input this host does not know: declined");
                 return declined;
             }
         };
-        let request = InputRequest { server: server.to_string(), message, kind };
+        let fields = request.fields().to_vec();
         let answer = tokio::select! {
             answer = handler.answer(request) => answer,
             _ = cancelled => InputAnswer::Cancel,

@@ -29,6 +29,27 @@ pub struct InputRequest {
     pub kind: InputKind,
 }
 
+impl InputRequest {
+    /// A form of `server`, its fields read from `schema` (bounded: see [`form_fields`]).
+    pub fn form(server: &str, message: String, schema: Value) -> Result<Self, String> {
+        let fields = form_fields(&schema)?;
+        Ok(InputRequest { server: server.to_string(), message, kind: InputKind::Form { fields, schema } })
+    }
+
+    /// A page `server` sends the person to.
+    pub fn url(server: &str, message: String, url: String) -> Self {
+        InputRequest { server: server.to_string(), message, kind: InputKind::Url(url) }
+    }
+
+    /// The fields of a form (none for a URL).
+    pub fn fields(&self) -> &[InputField] {
+        match &self.kind {
+            InputKind::Form { fields, .. } => fields,
+            InputKind::Url(_) => &[],
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum InputKind {
