@@ -285,7 +285,11 @@ pub(crate) fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, Usag
             return Err(UsageError(format!("the settings file {} does not exist", file.display())));
         }
     }
-    let rules = Layer::from_rules(&flags.allow, &flags.ask, &flags.deny).map_err(|e| UsageError(command_line_rule_error(e)))?;
+    let mut rules =
+        Layer::from_rules(&flags.allow, &flags.ask, &flags.deny).map_err(|e| UsageError(command_line_rule_error(e)))?;
+    if flags.enable_bash {
+        rules = rules.enabling_bash();
+    }
     Ok(SessionConfig {
         workspace: flags.workspace,
         mcp,

@@ -101,6 +101,12 @@ pub(crate) struct SessionFlags {
     /// project and user files and below the managed one; repeat it, the last one wins.
     #[arg(long, value_name = "FILE")]
     pub(crate) settings: Vec<PathBuf>,
+    /// Offers the `Bash` tool: shell commands in the workspace, confined (Landlock, seccomp,
+    /// namespaces, limits), asked before they run unless a rule allows them
+    /// (`--allow 'Bash(npm test:*)'`). As `"enableBash": true` in a settings file; a managed
+    /// `"enableBash": false` wins.
+    #[arg(long)]
+    pub(crate) enable_bash: bool,
     /// A permission rule that lets calls run (`write_file`, `mcp__srv`, `read_file(docs/**)`);
     /// repeatable. Rules given here sit above every settings file but the managed one.
     #[arg(long, value_name = "RULE")]

@@ -1,7 +1,9 @@
 //! The command-line attack suites, run against the real binary: `tests/attacks/cli.json`
 //! (hostile command-line inputs: special and huge files as the script, the settings or the
-//! MCP configuration, absurd numbers) and `tests/attacks/exhaustion.json` (scripts and
-//! servers that try to exhaust memory, time, stack, output or descriptors).
+//! MCP configuration, absurd numbers), `tests/attacks/exhaustion.json` (scripts and
+//! servers that try to exhaust memory, time, stack, output or descriptors) and
+//! `tests/attacks/command.json` (shell commands through the `Bash` tool that try to escape
+//! its confinement or exhaust the host).
 //!
 //! Each case runs `exec-host` in a fresh workspace. It fails when the process panics, does
 //! not exit within [`CASE_DEADLINE`], exits with another status than the case expects,
@@ -79,6 +81,11 @@ fn survivors_mentioning(text: &str) -> Vec<(u32, String)> {
 #[test]
 fn no_command_line_attack_panics_hangs_or_passes_its_memory_bound() {
     run_suite("cli.json", 20);
+}
+
+#[test]
+fn no_command_attack_through_the_bash_tool_escapes_hangs_or_passes_its_memory_bound() {
+    run_suite("command.json", 14);
 }
 
 #[test]

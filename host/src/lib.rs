@@ -147,6 +147,8 @@ pub use calls::settings;
 pub use catalogue::exec_tool;
 pub use conversation::results;
 pub use sandbox::conformance;
+/// Confined shell commands, the engine of the `Bash` tool.
+pub use sources::command;
 pub use sources::mcp;
 pub use support::text_file;
 
@@ -218,7 +220,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 37] = [
+    const ORDER: [&str; 38] = [
         "session",
         "conversation::announce",
         "conversation::render",
@@ -242,6 +244,7 @@ mod layering {
         "sandbox::guest",
         "sources::mcp",
         "sources::tools",
+        "sources::command",
         "sources::children",
         "state::values",
         "state::sealed",

@@ -2,6 +2,7 @@
 //! guest component and the real host.
 
 mod attacks;
+mod bash;
 mod budget;
 mod build;
 mod builtin_tools;

@@ -25,7 +25,7 @@ use tracing::error;
 
 use crate::calls::settings::Settings;
 use crate::catalogue::exec_tool;
-use crate::sources::tools::names::{EXEC, RESERVED};
+use crate::sources::tools::names::{BASH, EXEC, RESERVED};
 use crate::sources::tools::{ToolDefinition, ToolSource};
 
 /// The deferral decision, in the spec's order of precedence.
@@ -132,7 +132,8 @@ impl Pool {
         let mut flat = Vec::new();
         let mut deferred = Vec::new();
         for tool in tools {
-            if settings.denies(&tool.name) {
+            // The shell is offered only where the settings turn it on.
+            if settings.denies(&tool.name) || (tool.name == BASH && !settings.enable_bash) {
                 continue;
             }
             if RESERVED.contains(&tool.name.as_str()) {

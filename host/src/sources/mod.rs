@@ -1,8 +1,9 @@
 //! The tool sources: the `Tool` trait and its vocabulary, the live registry and the builtin
 //! workspace tools (`tools`), the tools of MCP servers (`mcp`), and how the host starts its
-//! own children, hooks and stdio servers (`children`). The bottom layer: it uses nothing
-//! above it.
+//! own children, hooks and stdio servers (`children`), and the confined shell commands of
+//! the `Bash` tool (`command`). The bottom layer: it uses nothing above it.
 
 pub mod children;
+pub mod command;
 pub mod mcp;
 pub mod tools;

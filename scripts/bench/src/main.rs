@@ -95,6 +95,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "replay_baseline", samples: 20, quick_samples: 3, warmup: 2 },
     Bench { name: "values_store_load", samples: 20, quick_samples: 3, warmup: 2 },
     Bench { name: "checkpoint_calls_100", samples: 10, quick_samples: 2, warmup: 1 },
+    Bench { name: "bash_true", samples: 30, quick_samples: 5, warmup: 3 },
 ];
 
 /// The parking benchmarks (see `parking.rs`), measured by exec-host alone.
@@ -505,6 +506,36 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
         // No guest at all: a few microseconds of native work (JSON in and out) right after
         // a trip through the executor and right after an idle millisecond, to show what
         // the machine charges any code for resuming on a core that went idle.
+        // `true` through the Bash tool's engine, every layer of confinement on, start to
+        // exit; beside it a bare fork/exec of `/bin/true` and of `bash -c true` (the shell
+        // the tool runs), and the engine with no layer, so that the confinement's share is
+        // their difference.
+        "bash_true" => {
+            let folder = workdir.join("bash-workspace");
+            std::fs::create_dir_all(&folder)?;
+            let confinement = exec_host::command::Confinement::new(&folder, exec_host::command::Layers::default());
+            let bare = |program: &str, args: &[&str]| -> Result<f64> {
+                let started = Instant::now();
+                let status = Command::new(program).args(args).status()?;
+                anyhow::ensure!(status.success(), "{program} failed");
+                Ok(started.elapsed().as_secs_f64() * 1e6)
+            };
+            extra.insert("bare_true_us", bare("/bin/true", &[])?);
+            extra.insert("bare_shell_us", bare("/bin/bash", &["-c", "true"])?);
+            let cancel = exec_host::CancellationToken::new();
+            let second = std::time::Duration::from_secs(10);
+            // The same start with no layer: its own session, forked from this process.
+            let unconfined = exec_host::command::Confinement::new(&folder, exec_host::command::Layers::only("none"));
+            let started = Instant::now();
+            exec_host::command::run("true", &unconfined, second, &cancel, &|_| {}).await.map_err(anyhow::Error::msg)?;
+            extra.insert("no_layers_us", started.elapsed().as_secs_f64() * 1e6);
+            let started = Instant::now();
+            let outcome =
+                exec_host::command::run("true", &confinement, second, &cancel, &|_| {}).await.map_err(anyhow::Error::msg)?;
+            let us = started.elapsed().as_secs_f64() * 1e6;
+            anyhow::ensure!(outcome.exit_code == Some(0), "bash_true: {outcome:?}");
+            Sample { us, script_us: None, extra }
+        }
         "resume_native" => {
             const ROUNDS: usize = 200;
             let document = r#"[{"id":1,"name":"item1","tags":["a","b"]},{"id":2,"name":"item2","tags":["a","b"]}]"#;

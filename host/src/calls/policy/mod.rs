@@ -33,6 +33,7 @@ use hooks::PreOutcome;
 use crate::calls::settings::{PermissionMode, Rule, Settings, SettingsFiles, Sourced, Touched};
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::builtin::{PATH_TOOLS, Workspace};
+use crate::sources::tools::names::BASH;
 use crate::sources::tools::{Effect, Origin, ParkRequest, ToolError};
 use crate::support::lock::Unpoisoned;
 
@@ -276,6 +277,7 @@ impl Policy {
             Some(workspace) if PATH_TOOLS.contains(&tool) => {
                 Touched::paths(workspace.rule_paths(input.get("path").and_then(Value::as_str)))
             }
+            _ if tool == BASH => Touched::command(input.get("command").and_then(Value::as_str).unwrap_or_default()),
             _ if RESOURCE_TOOLS.contains(&tool) => match input.get("server").and_then(Value::as_str) {
                 Some(server) => Touched::server(server),
                 None => Touched::default(),
@@ -294,7 +296,7 @@ impl Policy {
             let why = format!("the permissions.ask rule `{}` in {}", rule.value, rule.source);
             return Verdict::Ask { why, lifted: false };
         }
-        if first_applying(&settings.allow, tool, touched).is_some() {
+        if self.allows(&settings.allow, tool, touched) {
             return Verdict::Allow;
         }
         let runs = match mode {
@@ -312,6 +314,31 @@ impl Policy {
         Verdict::Ask { why: format!("the permission mode {mode} asks {what}"), lifted: true }
     }
 
+    /// Whether allow rules let a call of `tool` touching `touched` run. A command runs when
+    /// every part of it is allowed, by a rule or by an answer "allow always" of this
+    /// session (`Bash(git status:*)` does not allow `git status && rm -rf x`).
+    fn allows(&self, rules: &[Sourced<Rule>], tool: &str, touched: &Touched) -> bool {
+        if tool != BASH {
+            return first_applying(rules, tool, touched).is_some();
+        }
+        let remembered: Vec<Rule> = self.allowed_always().iter().filter_map(|rule| Rule::parse(rule).ok()).collect();
+        !touched.commands.is_empty()
+            && touched.commands.iter().all(|part| {
+                let one = Touched::part(part);
+                rules.iter().any(|rule| rule.value.applies(tool, &one)) || remembered.iter().any(|rule| rule.applies(tool, &one))
+            })
+    }
+
+    /// The rules "allow always" adds for a call of `tool` with `input`: the tool's name, or
+    /// for a command, the exact command of each of its parts (`Bash(npm test)`).
+    fn allow_always_rules(&self, tool: &str, input: &Value) -> Vec<String> {
+        if tool != BASH {
+            return vec![tool.to_string()];
+        }
+        let touched = self.touched_by(tool, input);
+        touched.commands.iter().filter(|part| !part.opaque).map(|part| format!("{BASH}({})", part.text)).collect()
+    }
+
     /// The answer to a call that asks: `answered` when the caller has it already (a parked
     /// call resumed with a person's answer), else the approver's; without an approver, a
     /// refusal naming the rule that would let the call run.
@@ -324,6 +351,8 @@ impl Policy {
         lifted: bool,
         answered: Option<Approval>,
     ) -> Result<Value, ToolError> {
+        let rules = self.allow_always_rules(tool, &input);
+        let rule = rules.join(", ");
         let answer = match (answered, &self.approver) {
             (Some(answer), _) => answer,
             (None, Some(approver)) => {
@@ -332,7 +361,7 @@ impl Policy {
                     input: input.clone(),
                     origin: origin.clone(),
                     why: why.clone(),
-                    rule: tool.to_string(),
+                    rule: rule.clone(),
                     allow_rule_stops_asking: lifted,
                 };
                 approver.approve(request).await
@@ -347,11 +376,13 @@ impl Policy {
         match answer {
             Approval::AllowOnce => Ok(input),
             Approval::AllowAlways => {
-                self.remember(tool, lifted);
+                for rule in &rules {
+                    self.remember(rule, lifted);
+                }
                 Ok(input)
             }
             Approval::Deny { reason } => Err(ToolError::authorization(format!("`{tool}` was denied: {reason}"))),
-            Approval::Park => Err(ToolError::parked(ParkRequest { tool: tool.to_string(), input, why, rule: tool.to_string() })),
+            Approval::Park => Err(ToolError::parked(ParkRequest { tool: tool.to_string(), input, why, rule })),
         }
     }
 

@@ -89,6 +89,8 @@ pub struct Layer {
     /// managed layer can disable `bypassPermissions`.
     pub managed: bool,
     pub enable_exec: Option<bool>,
+    /// `enableBash`: whether the `Bash` tool is offered (off unless a layer turns it on).
+    pub enable_bash: Option<bool>,
     pub non_deferred_tools: Vec<String>,
     pub permissions: Permissions,
     pub hooks: Hooks,
@@ -101,6 +103,7 @@ impl Default for Layer {
             source: Source::Code,
             managed: true,
             enable_exec: None,
+            enable_bash: None,
             non_deferred_tools: Vec::new(),
             permissions: Permissions::default(),
             hooks: Hooks::default(),
@@ -112,6 +115,7 @@ impl Default for Layer {
 #[serde(rename_all = "camelCase")]
 struct LayerFile {
     enable_exec: Option<bool>,
+    enable_bash: Option<bool>,
     #[serde(default)]
     non_deferred_tools: Vec<String>,
     #[serde(default)]
@@ -273,6 +277,12 @@ impl Layer {
         Self::from_json(value, Source::CommandLine, false, Path::new("the command line"))
     }
 
+    /// This layer, turning the `Bash` tool on (`--enable-bash`).
+    pub fn enabling_bash(mut self) -> Self {
+        self.enable_bash = Some(true);
+        self
+    }
+
     /// A layer from values not read from text (so its errors have no line); `file` names it.
     fn from_json(value: Value, source: Source, managed: bool, file: &Path) -> Result<Layer, SettingsError> {
         let parsed = serde_path_to_error::deserialize(value).map_err(|e| SettingsError::from_tracked(file, e));
@@ -300,6 +310,7 @@ impl Layer {
             source,
             managed,
             enable_exec: parsed.enable_exec,
+            enable_bash: parsed.enable_bash,
             non_deferred_tools: parsed.non_deferred_tools,
             permissions: Permissions {
                 deny: rules(permissions.deny, "deny"),

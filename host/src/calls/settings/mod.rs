@@ -8,6 +8,7 @@
 //!                    "allow": ["mcp__search"], "defaultMode": "acceptEdits" },
 //!   "hooks": { "PreToolUse": [{ "matcher": "write_file|mcp__.*", "hooks": [{ "type": "command", "command": "./check.sh" }] }] },
 //!   "enableExec": true,
+//!   "enableBash": false,
 //!   "nonDeferredTools": ["mcp__search__query"] }
 //! ```
 //!
@@ -29,6 +30,7 @@ use std::time::Duration;
 
 use regex::Regex;
 
+pub mod commands;
 mod file;
 mod files;
 mod rules;
@@ -75,6 +77,8 @@ pub struct Settings {
     pub enable_exec: bool,
     /// Where `enable_exec` was set; `None` when it is the default.
     pub enable_exec_source: Option<Source>,
+    /// Whether the `Bash` tool is offered (default false; a managed `false` wins).
+    pub enable_bash: bool,
     /// Names that must stay declared flat; unknown names are ignored.
     pub non_deferred_tools: Vec<String>,
     /// Permission rules of every layer, highest layer first, each with its source.
@@ -96,6 +100,7 @@ impl Default for Settings {
         Settings {
             enable_exec: true,
             enable_exec_source: None,
+            enable_bash: false,
             non_deferred_tools: Vec::new(),
             deny: Vec::new(),
             allow: Vec::new(),
@@ -176,7 +181,9 @@ impl Settings {
     pub fn from_layers<'a>(layers: impl IntoIterator<Item = &'a Layer>) -> Settings {
         let mut settings = Settings::default();
         let mut enable_exec = None;
+        let mut enable_bash = None;
         for layer in layers {
+            enable_bash = enable_bash.or(layer.enable_bash);
             if enable_exec.is_none()
                 && let Some(value) = layer.enable_exec
             {
@@ -201,6 +208,7 @@ impl Settings {
             join(&mut settings.post_tool_use, &layer.hooks.post_tool_use, &layer.source);
         }
         settings.enable_exec = enable_exec.unwrap_or(true);
+        settings.enable_bash = enable_bash.unwrap_or(false);
         settings
     }
 

@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::builtin::PATH_TOOLS;
-use crate::sources::tools::names::{EXEC, MCP_PREFIX};
+use crate::sources::tools::names::{BASH, EXEC, MCP_PREFIX};
+
+use super::commands::{self, CommandPattern, Part};
 
 /// How a call that no rule decides is treated (`permissions.defaultMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,8 +74,7 @@ const CLAUDE_CODE_TOOLS: [(&str, &[&str]); 7] = [
 ];
 
 /// Claude Code's tools that have no counterpart here: a rule for one applies to no call.
-const CLAUDE_CODE_ONLY: [&str; 12] = [
-    "Bash",
+const CLAUDE_CODE_ONLY: [&str; 11] = [
     "BashOutput",
     "KillShell",
     "WebFetch",
@@ -104,6 +105,8 @@ pub struct Rule {
     path: Option<PathPattern>,
     /// The pattern as a server's name, for the resource tools.
     server: Option<String>,
+    /// The pattern as a command pattern, for `Bash`.
+    command: Option<CommandPattern>,
 }
 
 /// What a call touches that a rule's specifier may be about: the workspace places of a
@@ -113,17 +116,29 @@ pub struct Rule {
 pub struct Touched {
     pub paths: Vec<String>,
     pub server: Option<String>,
+    /// The parts of a `Bash` call's command (see [`commands::parts`]).
+    pub commands: Vec<Part>,
 }
 
 impl Touched {
     /// A call that touches the workspace places `paths`.
     pub fn paths(paths: Vec<String>) -> Self {
-        Touched { paths, server: None }
+        Touched { paths, ..Touched::default() }
     }
 
     /// A call on the resources of MCP server `server`.
     pub fn server(server: &str) -> Self {
-        Touched { paths: Vec::new(), server: Some(server.to_string()) }
+        Touched { server: Some(server.to_string()), ..Touched::default() }
+    }
+
+    /// A `Bash` call of `command`.
+    pub fn command(command: &str) -> Self {
+        Touched { commands: commands::parts(command), ..Touched::default() }
+    }
+
+    /// One part of a command, on its own.
+    pub fn part(part: &Part) -> Self {
+        Touched { commands: vec![part.clone()], ..Touched::default() }
     }
 }
 
@@ -175,8 +190,12 @@ impl Rule {
             }
             Some(_) => None,
         };
+        let command = match &pattern {
+            Some(specifier) if tool == BASH => Some(CommandPattern::new(specifier)),
+            _ => None,
+        };
         let stands_for = claude_code_tools(tool).unwrap_or(&[]);
-        Ok(Rule { tool: tool.to_string(), stands_for, pattern, path, server })
+        Ok(Rule { tool: tool.to_string(), stands_for, pattern, path, server, command })
     }
 
     /// Why the rule applies to no call here, when that is so: a tool of Claude Code's this
@@ -185,7 +204,7 @@ impl Rule {
         if CLAUDE_CODE_ONLY.contains(&self.tool.as_str()) {
             return Some(format!("`{}` is a tool of Claude Code's that exec-host does not have", self.tool));
         }
-        (self.pattern.is_some() && self.path.is_none() && self.server.is_none())
+        (self.pattern.is_some() && self.path.is_none() && self.server.is_none() && self.command.is_none())
             .then(|| format!("`{}` takes no specifier here, or is a tool this host does not have", self.tool))
     }
 
@@ -194,6 +213,10 @@ impl Rule {
     /// specifier, or as a whole server's rule such as `mcp__srv__*`).
     pub fn exactly(name: &str) -> Option<String> {
         let rule = Rule::parse(name).ok()?;
+        // An exact command (`Bash(npm test)`), not a prefix or a wildcard.
+        if matches!(rule.command, Some(CommandPattern::Exact(_))) {
+            return Some(name.to_string());
+        }
         let only_this = rule.tool == name && rule.pattern.is_none() && !name.ends_with("__*") && !name.contains(['(', ')']);
         // A bare server name (`mcp__srv`) covers every tool of that server.
         let server_rule = name.strip_prefix(MCP_PREFIX).is_some_and(|rest| !rest.contains("__"));
@@ -225,6 +248,11 @@ impl Rule {
         if !self.names_tool(name) {
             // A whole server's rule is about its resources too.
             return touched.server.as_deref().is_some_and(|server| self.covers_server(server));
+        }
+        if let Some(pattern) = &self.command {
+            // Any part it names: a deny or ask rule then holds for the whole command (an
+            // allow rule must hold for every part: see `Policy::allows`).
+            return touched.commands.iter().any(|part| pattern.matches(part));
         }
         match (&self.pattern, &self.path, &self.server) {
             (None, _, _) => true,

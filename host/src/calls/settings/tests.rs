@@ -15,12 +15,14 @@ fn layer(text: &str) -> Layer {
 fn rules_parse_as_claude_code_writes_them() {
     let rule = Rule::parse("write_file").unwrap();
     assert_eq!((rule.tool.as_str(), rule.pattern.as_deref()), ("write_file", None));
-    let foreign = Rule::parse("Bash(rm:*)").unwrap();
-    assert_eq!((foreign.tool.as_str(), foreign.pattern.as_deref()), ("Bash", Some("rm:*")));
+    let foreign = Rule::parse("WebFetch(domain:example.com)").unwrap();
+    assert_eq!((foreign.tool.as_str(), foreign.pattern.as_deref()), ("WebFetch", Some("domain:example.com")));
     assert!(
-        foreign.is_foreign() && !foreign.applies("Bash", &Touched::default()),
+        foreign.is_foreign() && !foreign.applies("WebFetch", &Touched::default()),
         "a tool this host does not have: never applies"
     );
+    let shell = Rule::parse("Bash(rm:*)").unwrap();
+    assert!(!shell.is_foreign() && shell.applies("Bash", &Touched::command("rm -rf x")), "the Bash tool's rules apply");
     assert_eq!(Rule::parse("Read(./secrets/(x))").unwrap().pattern.as_deref(), Some("./secrets/(x)"));
     assert_eq!(Rule::parse("Bash(rm:*)").unwrap().to_string(), "Bash(rm:*)");
     for bad in ["", "(x)", "Bash(rm", "two words", "mcp__srv__tool(x)", "Exec(x)", "read_file()", "read_file([)"] {
@@ -43,7 +45,7 @@ fn claude_codes_names_of_the_file_tools_apply_to_ours_and_its_other_tools_to_not
     assert!(applies("Write", "write_file", "a") && !applies("Write", "edit_file", "a"));
     assert!(applies("Glob", "glob", "a") && applies("Grep", "grep", "a") && applies("LS", "ls", "a"));
     assert!(Rule::parse("Read(./src/**)").unwrap().applies_to_nothing().is_none());
-    for foreign in ["WebFetch(domain:example.com)", "WebFetch", "Bash", "Bash(rm:*)", "Task"] {
+    for foreign in ["WebFetch(domain:example.com)", "WebFetch", "BashOutput", "Task"] {
         let why = Rule::parse(foreign).unwrap().applies_to_nothing();
         assert!(why.is_some(), "{foreign} warns");
     }

@@ -4,6 +4,9 @@
 /// The tool that runs scripts.
 pub const EXEC: &str = "Exec";
 
+/// The shell command tool (Claude Code's name, so its rules apply as written).
+pub const BASH: &str = "Bash";
+
 /// The search entry on a script's `tools` object.
 pub const TOOL_SEARCH: &str = "ToolSearch";
 

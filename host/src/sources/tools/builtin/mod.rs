@@ -1,5 +1,5 @@
 //! The builtin workspace tools: `ls`, `read_file`, `write_file`, `edit_file`, `glob`,
-//! `grep`. Each reads typed parameters (serde + schemars), runs on a blocking thread so a
+//! `grep`, and the shell, `Bash` (see `bash`). Each reads typed parameters (serde + schemars), runs on a blocking thread so a
 //! slow disk never stalls the sandbox's executor, and answers a structured value whose
 //! schema is its output schema. Limits sit at the source: every tool bounds what it reads
 //! and what it returns.
@@ -8,6 +8,7 @@
 //! behind `Exec`, where a script reaches them; `nonDeferredTools` (or an embedding's
 //! exemption list) puts any of them back flat.
 
+mod bash;
 mod edit_file;
 mod glob;
 mod grep;
@@ -100,7 +101,9 @@ pub fn all(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         Arc::new(Builtin::<write_file::WriteFile>::new(workspace.clone())),
         Arc::new(Builtin::<edit_file::EditFile>::new(workspace.clone())),
         Arc::new(Builtin::<glob::Glob>::new(workspace.clone())),
-        Arc::new(Builtin::<grep::Grep>::new(workspace)),
+        Arc::new(Builtin::<grep::Grep>::new(workspace.clone())),
+        // Offered only where the settings turn it on (see `catalogue::pool`).
+        Arc::new(bash::Bash::new(workspace)),
     ]
 }
 
@@ -110,6 +113,6 @@ mod tests {
     fn names_lists_every_builtin_tool() {
         let workspace = std::sync::Arc::new(super::Workspace::open(".").unwrap());
         let names: Vec<String> = super::all(workspace).iter().map(|tool| tool.definition().name.clone()).collect();
-        assert_eq!(names, ["ls", "read_file", "write_file", "edit_file", "glob", "grep"]);
+        assert_eq!(names, ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "Bash"]);
     }
 }

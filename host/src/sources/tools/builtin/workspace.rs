@@ -246,6 +246,18 @@ impl Workspace {
         self.root.as_deref()
     }
 
+    /// The places of the workspace a command may not write, as real paths: its
+    /// [`READ_ONLY_FOLDERS`] (at the top), the host's control files in it, and what the host's
+    /// hooks and servers run from it. The same rule as the tools' writes, for a process that
+    /// does not ask the workspace first.
+    pub fn protected_places(&self) -> Vec<PathBuf> {
+        let Some(root) = &self.root else { return Vec::new() };
+        let mut places: Vec<PathBuf> = READ_ONLY_FOLDERS.iter().map(|folder| root.join(folder)).collect();
+        places.extend(self.read_only_files.iter().map(|file| root.join(file)));
+        places.extend(self.guarded.read_locked().iter().map(|guard| root.join(&guard.place)));
+        places
+    }
+
     /// Turns a tool's `path` argument into a path relative to the workspace, refusing
     /// absolute paths and `..` that climbs above the workspace with a clear message.
     /// `None`, `""` and `"."` are the workspace itself.

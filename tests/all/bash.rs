@@ -1,0 +1,285 @@
+//! The `Bash` tool: Claude Code's permission rules as written, checked part by part, through
+//! the real guest and host; and each layer of a command's confinement shown to stop, on its
+//! own, an attack that the others let through (`exec_host::command::run` with one layer).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use exec_host::command::{self, Confinement, Ended, Layers};
+use exec_host::settings::{Layer, PermissionMode, Settings};
+use exec_host::{Approval, CallOptions, CancellationToken, json};
+use exec_host_tests::{Harness, SharedApprover, TestApprover, within};
+use serde_json::Value;
+
+/// A harness whose managed settings are `settings` plus `enableBash`, in mode `mode`.
+async fn harness(settings: Value, mode: PermissionMode, approver: &Arc<TestApprover>) -> Harness {
+    let mut settings = settings;
+    settings["enableBash"] = json!(true);
+    let layer = Layer::from_value(settings).unwrap();
+    let approver = Arc::new(SharedApprover(approver.clone()));
+    Harness::with(|builder| builder.managed_settings(layer).approver(approver).permission_mode(mode)).await
+}
+
+fn bash(command: &str) -> String {
+    format!("tools.Bash({{ command: {} }})", json!(command))
+}
+
+#[tokio::test]
+async fn bash_rules_apply_as_claude_code_s_and_a_command_is_checked_part_by_part() {
+    use PermissionMode::*;
+    // (settings, mode, command, expected: "ok" (ran unasked), "asked" (and ran), or a refusal's start)
+    let cases: Vec<(Value, PermissionMode, &str, &str)> = vec![
+        (json!({"permissions": {"allow": ["Bash(git status:*)"]}}), Default, "git status", "ok"),
+        (json!({"permissions": {"allow": ["Bash(git status:*)"]}}), Default, "git status --short", "ok"),
+        (json!({"permissions": {"allow": ["Bash(git status:*)"]}}), Default, "git status && touch x", "asked"),
+        (json!({"permissions": {"allow": ["Bash(git status:*)", "Bash(touch x)"]}}), Default, "git status && touch x", "ok"),
+        (json!({"permissions": {"allow": ["Bash(echo:*)"]}}), Default, "echo $(touch y)", "asked"),
+        (json!({"permissions": {"allow": ["Bash(npm run test:*)"]}}), Default, "npm run testing", "asked"),
+        (json!({"permissions": {"allow": ["Bash(git status)"]}}), Default, "git status -s", "asked"),
+        (json!({"permissions": {"allow": ["Bash"]}}), Default, "echo anything | wc -c", "ok"),
+        (
+            json!({"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash"]}}),
+            Default,
+            "echo hi; rm -rf x",
+            "`Bash` is denied by the permissions.deny rule `Bash(rm:*)`",
+        ),
+        (
+            json!({"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash"]}}),
+            Default,
+            "echo $(rm -rf x)",
+            "`Bash` is denied by the permissions.deny rule `Bash(rm:*)`",
+        ),
+        (json!({"permissions": {"ask": ["Bash(echo hi)"], "allow": ["Bash"]}}), Default, "true && echo hi", "asked"),
+        (json!({}), Default, "true", "asked"),
+        (json!({}), AcceptEdits, "true", "asked"),
+        (json!({}), DontAsk, "true", "`Bash` was not run: it needs approval (the permission mode dontAsk"),
+        (json!({"permissions": {"allow": ["Bash(git status:*)"]}}), DontAsk, "git status; true", "`Bash` was not run"),
+        (json!({}), BypassPermissions, "true", "ok"),
+        // Off unless the settings turn it on: not in the pool at all.
+        (json!({"enableBash": false}), BypassPermissions, "true", "not a function"),
+    ];
+    for (settings, mode, command, expected) in cases {
+        let approver = TestApprover::new(|_| Approval::AllowOnce);
+        let mut harness_settings = settings.clone();
+        let off = settings.get("enableBash") == Some(&json!(false));
+        let harness = if off {
+            let layer = Layer::from_value(harness_settings.take()).unwrap();
+            let approver = Arc::new(SharedApprover(approver.clone()));
+            Harness::with(|builder| builder.managed_settings(layer).approver(approver).permission_mode(mode)).await
+        } else {
+            harness(harness_settings, mode, &approver).await
+        };
+        let got = harness.attempt(&bash(command)).await;
+        let asked = !approver.tools().is_empty();
+        match expected {
+            "asked" => assert!(asked && got == "ok", "{settings} {mode} {command}: {got}, asked {asked}"),
+            "ok" => assert!(!asked && got == "ok", "{settings} {mode} {command}: {got}, asked {asked}"),
+            refusal => assert!(!asked && got.starts_with(refusal), "{settings} {mode} {command}: {got}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn allow_always_allows_the_exact_commands_asked_and_saves_them_as_rules() {
+    let approver = TestApprover::new(|_| Approval::AllowAlways);
+    let harness = harness(json!({}), PermissionMode::Default, &approver).await;
+    assert_eq!(harness.attempt(&bash("echo one && echo two")).await, "ok");
+    assert_eq!(approver.tools().len(), 1);
+    assert_eq!(harness.attempt(&bash("echo two")).await, "ok");
+    assert_eq!(approver.tools().len(), 1, "a part allowed always runs unasked");
+    assert_eq!(harness.attempt(&bash("echo three")).await, "ok");
+    assert_eq!(approver.tools().len(), 2, "another command asks: `allow always` never allowed the whole shell");
+    let saved = std::fs::read_to_string(harness.dir.path().join(".exec-host/settings.json")).unwrap();
+    for rule in ["Bash(echo one)", "Bash(echo two)", "Bash(echo three)"] {
+        assert!(saved.contains(rule), "{rule} in {saved}");
+    }
+}
+
+#[test]
+fn a_managed_enable_bash_false_wins_over_every_other_layer() {
+    let managed = Layer::from_value(json!({"enableBash": false})).unwrap();
+    let project = Layer::from_value(json!({"enableBash": true})).unwrap();
+    assert!(!Settings::from_layers([&managed, &project]).enable_bash);
+    assert!(Settings::from_layers([&project]).enable_bash);
+    assert!(!Settings::from_layers([]).enable_bash, "off unless turned on");
+}
+
+#[tokio::test]
+async fn a_command_s_output_exit_code_and_lines_reach_the_script_and_the_progress_watcher() {
+    let approver = TestApprover::new(|_| Approval::AllowOnce);
+    let harness = harness(json!({"permissions": {"allow": ["Bash"]}}), PermissionMode::Default, &approver).await;
+    let steps = Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let seen = steps.clone();
+    let options = CallOptions::default().on_tool_progress(move |step| {
+        seen.lock().unwrap().push((step.tool.clone(), step.step.message.clone().unwrap_or_default()))
+    });
+    let code = "return await tools.Bash({ command: 'echo one; echo two >&2; pwd; exit 3' })";
+    let outcome = within(30, harness.run_options(code, options)).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let value = outcome.value().unwrap();
+    let workspace = std::fs::canonicalize(harness.dir.path()).unwrap();
+    assert_eq!(value["output"], format!("one\ntwo\n{}\n", workspace.display()), "{value}");
+    assert_eq!(value["exitCode"], 3, "a non-zero exit is a result: {value}");
+    let steps = steps.lock().unwrap().clone();
+    let lines: Vec<&str> = steps.iter().map(|(_, line)| line.as_str()).collect();
+    assert_eq!(&lines[..2], ["one", "two"], "{steps:?}");
+    assert!(steps.iter().all(|(tool, _)| tool == "Bash"), "{steps:?}");
+
+    let stopped = harness.attempt("tools.Bash({ command: 'echo started; sleep 30', timeout: 300 })").await;
+    assert!(stopped.starts_with("Bash: the command did not finish: it ran out of its time (300 ms)"), "{stopped}");
+    assert!(stopped.contains("started"), "what it printed is kept: {stopped}");
+}
+
+/// A workspace with a `.git` folder, and a folder outside it.
+struct Place {
+    _root: tempfile::TempDir,
+    workspace: std::path::PathBuf,
+    outside: std::path::PathBuf,
+}
+
+impl Place {
+    fn new() -> Self {
+        // Not under /tmp: a command's /tmp is writable (its own, with the namespaces).
+        let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let (workspace, outside) = (root.path().join("ws"), root.path().join("outside"));
+        std::fs::create_dir_all(workspace.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        Place { _root: root, workspace, outside }
+    }
+
+    fn confinement(&self, layers: Layers) -> Confinement {
+        let mut confinement = Confinement::new(&self.workspace, layers);
+        confinement.read_only = vec![self.workspace.join(".git")];
+        confinement
+    }
+
+    async fn run(&self, layers: Layers, command: &str) -> command::CommandOutcome {
+        let confinement = self.confinement(layers);
+        let cancel = CancellationToken::new();
+        let outcome = command::run(command, &confinement, Duration::from_secs(20), &cancel, &|_| {});
+        within(30, outcome).await.unwrap()
+    }
+}
+
+#[tokio::test]
+async fn landlock_alone_keeps_writes_and_reads_in_the_workspace() {
+    let place = Place::new();
+    std::fs::write(place.outside.join("secret"), "s").unwrap();
+    let attack = format!("echo x > {0}/planted; cat {0}/secret", place.outside.display());
+    let stopped = place.run(Layers::only("landlock"), &attack).await;
+    assert!(stopped.output.contains("Permission denied"), "{stopped:?}");
+    assert!(!place.outside.join("planted").exists());
+    let open = place.run(Layers::only("limits"), &attack).await;
+    assert_eq!(open.output, "s", "without Landlock the attack works: {open:?}");
+    // A link out of the workspace leads nowhere either.
+    std::os::unix::fs::symlink(&place.outside, place.workspace.join("out")).unwrap();
+    let through_link = place.run(Layers::only("landlock"), "echo x > out/via-link; cat out/secret").await;
+    assert!(through_link.output.contains("Permission denied"), "{through_link:?}");
+    assert!(!place.outside.join("via-link").exists());
+}
+
+#[tokio::test]
+async fn the_mount_namespace_alone_keeps_git_read_only_and_the_pid_namespace_ends_daemons() {
+    let place = Place::new();
+    let attack = "echo evil > .git/hooks/pre-commit";
+    let stopped = place.run(Layers::only("namespaces"), attack).await;
+    assert!(stopped.output.contains("Read-only file system"), "{stopped:?}");
+    assert!(!place.workspace.join(".git/hooks/pre-commit").exists());
+    let open = place.run(Layers::only("landlock"), attack).await;
+    assert_eq!(open.exit_code, Some(0), "Landlock cannot take .git out of a writable workspace: {open:?}");
+    std::fs::remove_file(place.workspace.join(".git/hooks/pre-commit")).unwrap();
+
+    // A daemon that left the group and the session, forked twice.
+    let daemon = "(setsid sh -c 'sleep 1; touch late' > /dev/null 2>&1 &); echo started";
+    let ended = place.run(Layers::only("namespaces"), daemon).await;
+    let survived = place.run(Layers::only("landlock"), &daemon.replace("late", "late-open")).await;
+    assert_eq!((ended.exit_code, survived.exit_code), (Some(0), Some(0)));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(!place.workspace.join("late").exists(), "the PID namespace ended it with the command");
+    assert!(place.workspace.join("late-open").exists(), "without it, the daemon outlives its call");
+}
+
+#[tokio::test]
+async fn every_layer_alone_keeps_the_network_closed_and_seccomp_refuses_new_namespaces() {
+    let place = Place::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    for layer in ["seccomp", "namespaces", "landlock"] {
+        let stopped = place.run(Layers::only(layer), &connect).await;
+        assert!(!stopped.output.contains("connected"), "{layer}: {stopped:?}");
+    }
+    let open = place.run(Layers::only("limits"), &connect).await;
+    assert!(open.output.contains("connected"), "with no layer against it the attack works: {open:?}");
+
+    let unshare = "unshare -U true && echo unshared";
+    let stopped = place.run(Layers::only("seccomp"), unshare).await;
+    assert!(stopped.output.contains("Operation not permitted") && !stopped.output.contains("unshared"), "{stopped:?}");
+    let open = place.run(Layers::only("limits"), unshare).await;
+    assert!(open.output.contains("unshared"), "{open:?}");
+}
+
+#[tokio::test]
+async fn limits_alone_bound_file_size_and_processes() {
+    let place = Place::new();
+    let mut confinement = place.confinement(Layers::only("limits"));
+    confinement.limits.file_size = 1 << 20;
+    let big = "head -c 2000000 /dev/zero > big; echo $?";
+    let cancel = CancellationToken::new();
+    let stopped = command::run(big, &confinement, Duration::from_secs(20), &cancel, &|_| {}).await.unwrap();
+    assert!(stopped.output.contains("File size limit exceeded"), "{stopped:?}");
+    assert_eq!(std::fs::metadata(place.workspace.join("big")).unwrap().len(), 1 << 20);
+    let open = place.run(Layers::only("landlock"), big).await;
+    assert_eq!(open.output, "0\n", "{open:?}");
+
+    // A fork bomb, with every layer (processes are counted in the command's own user
+    // namespace, so the bound holds for root too): it is stopped, and the host goes on.
+    let mut confinement = place.confinement(Layers::default());
+    confinement.limits.processes = 32;
+    let bomb = "bomb() { bomb | bomb & }; bomb";
+    let started = Instant::now();
+    let stopped = command::run(bomb, &confinement, Duration::from_secs(3), &cancel, &|_| {}).await.unwrap();
+    assert!(stopped.output.contains("Resource temporarily unavailable"), "{stopped:?}");
+    assert!(started.elapsed() < Duration::from_secs(3) + command::GRACE + Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_timeout_stops_a_command_and_one_that_ignores_sigterm_is_killed_after_the_grace() {
+    let place = Place::new();
+    let confinement = place.confinement(Layers::default());
+    let cancel = CancellationToken::new();
+    let short = Duration::from_millis(300);
+    let started = Instant::now();
+    let polite = command::run("sleep 30", &confinement, short, &cancel, &|_| {}).await.unwrap();
+    assert_eq!(polite.ended, Ended::TimedOut);
+    assert!(started.elapsed() < command::GRACE, "SIGTERM reached it through the init: {:?}", started.elapsed());
+    let started = Instant::now();
+    let stubborn = command::run("trap '' TERM; sleep 30", &confinement, short, &cancel, &|_| {}).await.unwrap();
+    assert_eq!(stubborn.ended, Ended::TimedOut);
+    assert!(started.elapsed() >= command::GRACE && started.elapsed() < command::GRACE * 3, "{:?}", started.elapsed());
+
+    // An abort kills at once.
+    let abort = CancellationToken::new();
+    let later = abort.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        later.cancel();
+    });
+    let started = Instant::now();
+    let aborted = command::run("trap '' TERM; sleep 30", &confinement, Duration::from_secs(60), &abort, &|_| {}).await.unwrap();
+    assert_eq!(aborted.ended, Ended::Aborted);
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn output_is_bounded_at_the_source_however_much_a_command_prints() {
+    let place = Place::new();
+    let outcome = place.run(Layers::default(), "head -c 200000000 /dev/zero | tr '\\0' a").await;
+    assert_eq!(outcome.output_bytes, 200_000_000);
+    assert_eq!(
+        outcome.output.chars().count(),
+        command::MAX_OUTPUT_CHARS + format!("\n[... {} bytes of output left out ...]\n", outcome.omitted_bytes).len()
+    );
+    assert_eq!(outcome.omitted_bytes, 200_000_000 - command::MAX_OUTPUT_CHARS as u64);
+    assert!(command::unavailable().is_none(), "this machine confines commands: {:?}", command::unavailable());
+}
