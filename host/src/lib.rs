@@ -136,6 +136,7 @@ pub use session::{
     CallOptions, DEFAULT_PARKED_TTL, DEFAULT_RUNNING_LEASE, FINISHED_KEPT, MAX_PARKED_LISTED, MAX_RUNNING_EXECS, Prepared,
     ResumeError, Session, SessionBuilder, SessionError, ToolCall,
 };
+pub use sources::tools::builtin::{Backend, LocalBackend};
 pub use sources::tools::{
     CallContext, CallProgress, DefinitionError, Effect, Image, Origin, ParkRequest, ProgressSink, ProgressWatcher, RegistryError,
     Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolProgress, ToolSource, WorkspaceError,

@@ -31,6 +31,7 @@ pub struct SessionBuilder {
     server_limits: ServerLimits,
     server_auth: ServerAuth,
     input: Option<Arc<dyn InputHandler>>,
+    backend: Option<Arc<dyn builtin::Backend>>,
     managed: Option<Layer>,
     settings_sources: Vec<SettingsSource>,
     deferral: DeferralTable,
@@ -60,6 +61,7 @@ impl Default for SessionBuilder {
             server_limits: ServerLimits::default(),
             server_auth: ServerAuth { credentials: CredentialsFile::default_path().map(CredentialsFile::at), login: None },
             input: None,
+            backend: None,
             managed: None,
             settings_sources: Vec::new(),
             deferral: DeferralTable::default(),
@@ -135,6 +137,15 @@ impl SessionBuilder {
     /// with the sentence that names `exec-host mcp login`).
     pub fn mcp_login(mut self, login: Login) -> Self {
         self.server_auth.login = Some(login);
+        self
+    }
+
+    /// Where the workspace tools and the `Bash` tool do their work, in place of the
+    /// workspace on this machine (see [`Backend`](crate::Backend)): a backend of the
+    /// embedding's own, such as a remote one. The settings' `workspaceBackend`, when set,
+    /// must name its kind.
+    pub fn workspace_backend(mut self, backend: Arc<dyn builtin::Backend>) -> Self {
+        self.backend = Some(backend);
         self
     }
 
@@ -318,8 +329,18 @@ impl SessionBuilder {
             }
             None => None,
         };
-        if let Some(workspace) = &workspace {
-            tools.extend(builtin::all(workspace.clone()));
+        // The workspace tools work through one backend: the embedding's, else the workspace
+        // on this machine; the settings may insist on a kind.
+        let backend = self
+            .backend
+            .or_else(|| workspace.clone().map(|w| Arc::new(builtin::LocalBackend::new(w)) as Arc<dyn builtin::Backend>));
+        if let (Some(wanted), Some(backend)) = (&current.workspace_backend, &backend)
+            && let Some(why) = builtin::refused_kind(wanted, backend.kind())
+        {
+            return Err(SessionError::Backend { why });
+        }
+        if let Some(backend) = backend {
+            tools.extend(builtin::all(backend));
         }
         // What the hooks and servers run stays out of the tools' writes from the start.
         let guards = workspace.as_ref().zip(self.workspace.as_deref()).map(|(workspace, given)| {

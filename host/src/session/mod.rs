@@ -83,6 +83,9 @@ pub enum SessionError {
     /// The sandbox could not be set up.
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// The settings name a workspace backend this session does not have.
+    #[error("{why}")]
+    Backend { why: String },
     /// A conversation id that is not one (see [`SessionBuilder::conversation`]).
     #[error("{id:?} is not a conversation id: 1 to 128 letters, digits, `.`, `_`, `:` and `-`")]
     Conversation { id: String },

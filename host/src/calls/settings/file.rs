@@ -91,6 +91,8 @@ pub struct Layer {
     pub enable_exec: Option<bool>,
     /// `enableBash`: whether the `Bash` tool is offered (off unless a layer turns it on).
     pub enable_bash: Option<bool>,
+    /// `workspaceBackend`: the kind of backend the workspace tools must use (`local`).
+    pub workspace_backend: Option<String>,
     pub non_deferred_tools: Vec<String>,
     pub permissions: Permissions,
     pub hooks: Hooks,
@@ -104,6 +106,7 @@ impl Default for Layer {
             managed: true,
             enable_exec: None,
             enable_bash: None,
+            workspace_backend: None,
             non_deferred_tools: Vec::new(),
             permissions: Permissions::default(),
             hooks: Hooks::default(),
@@ -116,6 +119,7 @@ impl Default for Layer {
 struct LayerFile {
     enable_exec: Option<bool>,
     enable_bash: Option<bool>,
+    workspace_backend: Option<String>,
     #[serde(default)]
     non_deferred_tools: Vec<String>,
     #[serde(default)]
@@ -311,6 +315,7 @@ impl Layer {
             managed,
             enable_exec: parsed.enable_exec,
             enable_bash: parsed.enable_bash,
+            workspace_backend: parsed.workspace_backend,
             non_deferred_tools: parsed.non_deferred_tools,
             permissions: Permissions {
                 deny: rules(permissions.deny, "deny"),

@@ -9,6 +9,7 @@
 //!   "hooks": { "PreToolUse": [{ "matcher": "write_file|mcp__.*", "hooks": [{ "type": "command", "command": "./check.sh" }] }] },
 //!   "enableExec": true,
 //!   "enableBash": false,
+//!   "workspaceBackend": "local",
 //!   "nonDeferredTools": ["mcp__search__query"] }
 //! ```
 //!
@@ -79,6 +80,8 @@ pub struct Settings {
     pub enable_exec_source: Option<Source>,
     /// Whether the `Bash` tool is offered (default false; a managed `false` wins).
     pub enable_bash: bool,
+    /// The kind of backend the workspace tools must use, when a layer names one.
+    pub workspace_backend: Option<String>,
     /// Names that must stay declared flat; unknown names are ignored.
     pub non_deferred_tools: Vec<String>,
     /// Permission rules of every layer, highest layer first, each with its source.
@@ -101,6 +104,7 @@ impl Default for Settings {
             enable_exec: true,
             enable_exec_source: None,
             enable_bash: false,
+            workspace_backend: None,
             non_deferred_tools: Vec::new(),
             deny: Vec::new(),
             allow: Vec::new(),
@@ -184,6 +188,9 @@ impl Settings {
         let mut enable_bash = None;
         for layer in layers {
             enable_bash = enable_bash.or(layer.enable_bash);
+            if settings.workspace_backend.is_none() {
+                settings.workspace_backend = layer.workspace_backend.clone();
+            }
             if enable_exec.is_none()
                 && let Some(value) = layer.enable_exec
             {

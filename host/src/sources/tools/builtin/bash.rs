@@ -17,8 +17,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::Workspace;
-use crate::sources::command::{self, CommandEvent, CommandOutcome, Confinement, Ended, Layers};
+use super::Backend;
+use crate::sources::command::{self, CommandEvent, CommandOutcome, Ended};
 use crate::sources::tools::names::BASH;
 use crate::sources::tools::params::read_params;
 use crate::sources::tools::{CallContext, Effect, Tool, ToolDefinition, ToolError, ToolOutput, ToolProgress};
@@ -57,33 +57,19 @@ pub struct BashOutput {
     omitted_bytes: u64,
 }
 
-/// The `Bash` tool of one workspace.
+/// The `Bash` tool of one workspace, whose commands run where its backend runs them.
 pub struct Bash {
     definition: ToolDefinition,
-    workspace: Arc<Workspace>,
+    backend: Arc<dyn Backend>,
 }
 
 impl Bash {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub fn new(backend: Arc<dyn Backend>) -> Self {
         let definition = ToolDefinition::from_types::<BashParams, BashOutput>(BASH, DESCRIPTION)
             .expect("the Bash tool's parameters are a Rust struct, whose schema is an object")
             .deferred(true)
             .with_effect(Effect::Other);
-        Bash { definition, workspace }
-    }
-
-    /// What a command of this workspace is confined to, now: the places it may not write
-    /// change as the hooks and servers do.
-    fn confinement(&self) -> Result<Confinement, ToolError> {
-        let root = self.workspace.root().ok_or_else(|| ToolError::execution("Bash: the workspace's real path is not known"))?;
-        // The settings folder must exist to be bound read-only: a command must not create
-        // it, with rules that would widen its own rights.
-        if let Err(e) = self.workspace.dir().create_dir_all(".exec-host") {
-            return Err(ToolError::execution(format!("Bash: the workspace's .exec-host folder could not be made: {e}")));
-        }
-        let mut confinement = Confinement::new(root, Layers::default());
-        confinement.read_only = self.workspace.protected_places();
-        Ok(confinement)
+        Bash { definition, backend }
     }
 }
 
@@ -95,15 +81,11 @@ impl Tool for Bash {
     fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let params: BashParams = read_params(BASH, args)?;
-            if let Some(why) = command::confine::unavailable() {
-                return Err(ToolError::execution(format!("Bash is not available on this system: {why}")));
-            }
             let timeout = match params.timeout {
                 None => command::DEFAULT_TIMEOUT,
                 Some(0) => return Err(ToolError::params("Bash: `timeout` must be at least 1 millisecond")),
                 Some(ms) => Duration::from_millis(ms).min(command::MAX_TIMEOUT),
             };
-            let confinement = self.confinement()?;
             let progress = context.progress.clone();
             let steps = std::sync::atomic::AtomicU64::new(0);
             let watch = move |event: CommandEvent| {
@@ -117,9 +99,11 @@ impl Tool for Bash {
                     progress(step);
                 }
             };
-            let outcome = command::run(&params.command, &confinement, timeout, &context.cancel, &watch)
+            let outcome = self
+                .backend
+                .command(&params.command, timeout, &context.cancel, &watch)
                 .await
-                .map_err(|why| ToolError::execution(format!("Bash: the command did not start: {why}")))?;
+                .map_err(|error| ToolError::new(error.stage, format!("Bash: {}", error.message)))?;
             result(outcome, timeout)
         })
     }

@@ -1,13 +1,15 @@
 //! The builtin workspace tools: `ls`, `read_file`, `write_file`, `edit_file`, `glob`,
-//! `grep`, and the shell, `Bash` (see `bash`). Each reads typed parameters (serde + schemars), runs on a blocking thread so a
-//! slow disk never stalls the sandbox's executor, and answers a structured value whose
-//! schema is its output schema. Limits sit at the source: every tool bounds what it reads
+//! `grep`, and the shell, `Bash` (see `bash`). Each is declared with typed parameters
+//! (serde + schemars) and its output schema; its calls go to the session's [`Backend`]
+//! (`backend`), which for the workspace on this machine runs it on a blocking thread so a
+//! slow disk never stalls the sandbox's executor. Limits sit at the source: every tool bounds what it reads
 //! and what it returns.
 //!
 //! Each declares the intent to be deferred: with no configuration they sit in the pool
 //! behind `Exec`, where a script reaches them; `nonDeferredTools` (or an embedding's
 //! exemption list) puts any of them back flat.
 
+mod backend;
 mod bash;
 mod edit_file;
 mod glob;
@@ -27,9 +29,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use backend::{Backend, LocalBackend, refused_kind};
 pub use workspace::{GuardedPlace, Workspace, WorkspaceError, real_path};
 
-use super::params::read_params;
 use super::{CallContext, Effect, Tool, ToolDefinition, ToolError, ToolOutput};
 
 /// The builtin tools whose argument `path` names a place in the workspace; a permission rule
@@ -52,16 +54,16 @@ pub trait FileTool: Send + Sync + 'static {
     fn run(workspace: &Workspace, params: Self::Params, cancelled: &dyn Fn() -> bool) -> Result<Self::Output, ToolError>;
 }
 
-/// Adapts a [`FileTool`] to [`Tool`]: the one place that decodes parameters, moves the work
-/// off the executor and encodes the output.
+/// Adapts a [`FileTool`] to [`Tool`]: its declaration, and its calls given to the
+/// session's [`Backend`] with their abort signal.
 pub struct Builtin<T: FileTool> {
     definition: ToolDefinition,
-    workspace: Arc<Workspace>,
+    backend: Arc<dyn Backend>,
     tool: PhantomData<fn() -> T>,
 }
 
 impl<T: FileTool> Builtin<T> {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
+    pub fn new(backend: Arc<dyn Backend>) -> Self {
         let mut definition = ToolDefinition::from_types::<T::Params, T::Output>(T::NAME, T::DESCRIPTION)
             .expect("builtin tool parameters are Rust structs, whose schemas are objects")
             .deferred(true)
@@ -69,7 +71,7 @@ impl<T: FileTool> Builtin<T> {
         if let Some(line) = T::GUIDANCE {
             definition = definition.with_guidance(line);
         }
-        Builtin { definition, workspace, tool: PhantomData }
+        Builtin { definition, backend, tool: PhantomData }
     }
 }
 
@@ -79,31 +81,21 @@ impl<T: FileTool> Tool for Builtin<T> {
     }
 
     fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        let workspace = self.workspace.clone();
-        Box::pin(async move {
-            let params: T::Params = read_params(T::NAME, args)?;
-            let cancel = context.cancel.clone();
-            let output = tokio::task::spawn_blocking(move || T::run(&workspace, params, &|| cancel.is_cancelled()))
-                .await
-                .map_err(|e| ToolError::execution(format!("{} stopped unexpectedly: {e}", T::NAME)))??;
-            let value = serde_json::to_value(output)
-                .map_err(|e| ToolError::projection(format!("{}: the result could not be encoded: {e}", T::NAME)))?;
-            Ok(ToolOutput::structured(value))
-        })
+        Box::pin(async move { self.backend.file(T::NAME, args, context.cancel).await.map(ToolOutput::structured) })
     }
 }
 
-/// All builtin tools, working in `workspace`.
-pub fn all(workspace: Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
+/// All builtin tools, working through `backend`.
+pub fn all(backend: Arc<dyn Backend>) -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(Builtin::<ls::Ls>::new(workspace.clone())),
-        Arc::new(Builtin::<read_file::ReadFile>::new(workspace.clone())),
-        Arc::new(Builtin::<write_file::WriteFile>::new(workspace.clone())),
-        Arc::new(Builtin::<edit_file::EditFile>::new(workspace.clone())),
-        Arc::new(Builtin::<glob::Glob>::new(workspace.clone())),
-        Arc::new(Builtin::<grep::Grep>::new(workspace.clone())),
+        Arc::new(Builtin::<ls::Ls>::new(backend.clone())),
+        Arc::new(Builtin::<read_file::ReadFile>::new(backend.clone())),
+        Arc::new(Builtin::<write_file::WriteFile>::new(backend.clone())),
+        Arc::new(Builtin::<edit_file::EditFile>::new(backend.clone())),
+        Arc::new(Builtin::<glob::Glob>::new(backend.clone())),
+        Arc::new(Builtin::<grep::Grep>::new(backend.clone())),
         // Offered only where the settings turn it on (see `catalogue::pool`).
-        Arc::new(bash::Bash::new(workspace)),
+        Arc::new(bash::Bash::new(backend)),
     ]
 }
 
@@ -112,7 +104,10 @@ mod tests {
     #[test]
     fn names_lists_every_builtin_tool() {
         let workspace = std::sync::Arc::new(super::Workspace::open(".").unwrap());
-        let names: Vec<String> = super::all(workspace).iter().map(|tool| tool.definition().name.clone()).collect();
+        let names: Vec<String> = super::all(std::sync::Arc::new(super::LocalBackend::new(workspace)))
+            .iter()
+            .map(|tool| tool.definition().name.clone())
+            .collect();
         assert_eq!(names, ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "Bash"]);
     }
 }

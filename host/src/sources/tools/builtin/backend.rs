@@ -1,0 +1,143 @@
+//! The sandbox interface: everything the workspace tools and the command tool do (list,
+//! read, write, edit, search, run a command) goes through one [`Backend`], and every
+//! operation takes the call's abort signal, so that any backend, a remote one included,
+//! carries cancellation. The tools themselves only read their arguments and give the
+//! backend's answer; [`LocalBackend`], the workspace on this machine (cap-std for files,
+//! the confined `sources::command` for commands), is the one built in.
+//!
+//! The settings may name the backend a session must use (`"workspaceBackend": "local"`); a
+//! kind that is not available is refused when the session starts, with a sentence, rather
+//! than quietly replaced by another.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{FileTool, Workspace, edit_file, glob, grep, ls, read_file, write_file};
+use crate::sources::command::{self, CommandEvent, CommandOutcome, Confinement, Layers};
+use crate::sources::tools::ToolError;
+use crate::sources::tools::params::read_params;
+
+/// The kind of the backend built in: the workspace on this machine.
+pub const LOCAL: &str = "local";
+
+/// Where the workspace tools and the command tool do their work.
+pub trait Backend: Send + Sync {
+    /// Its kind, as the settings' `workspaceBackend` names it.
+    fn kind(&self) -> &str;
+
+    /// Runs the workspace tool `tool` (`ls`, `read_file`, `write_file`, `edit_file`, `glob`,
+    /// `grep`) with its arguments: its structured answer. `cancel` fires when the caller
+    /// gives up; the operation then stops promptly.
+    fn file(&self, tool: &str, args: Map<String, Value>, cancel: CancellationToken) -> BoxFuture<'_, Result<Value, ToolError>>;
+
+    /// Runs a shell command for at most `timeout`, passing each event to `watch`; `cancel`
+    /// kills it. Fails when the command could not start (or commands cannot run here).
+    fn command<'a>(
+        &'a self,
+        command: &'a str,
+        timeout: Duration,
+        cancel: &'a CancellationToken,
+        watch: &'a (dyn Fn(CommandEvent) + Send + Sync),
+    ) -> BoxFuture<'a, Result<CommandOutcome, ToolError>>;
+}
+
+/// The workspace on this machine: files through its cap-std directory handle, commands
+/// confined to it.
+pub struct LocalBackend {
+    workspace: Arc<Workspace>,
+}
+
+impl LocalBackend {
+    pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
+        LocalBackend { workspace }
+    }
+
+    /// The workspace at `root`, for an embedding's backend that hands some operations on
+    /// to it. It keeps `.git` and `.exec-host` read-only; the session's own local backend
+    /// also keeps its settings files and what its hooks and servers run read-only.
+    pub fn open(root: &std::path::Path) -> Result<Self, super::WorkspaceError> {
+        Ok(LocalBackend::new(Arc::new(Workspace::open(root)?)))
+    }
+
+    /// What a command of this workspace is confined to, now: the places it may not write
+    /// change as the hooks and servers do.
+    fn confinement(&self) -> Result<Confinement, ToolError> {
+        let root = self.workspace.root().ok_or_else(|| ToolError::execution("the workspace's real path is not known"))?;
+        // The settings folder must exist to be bound read-only: a command must not create
+        // it, with rules that would widen its own rights.
+        if let Err(e) = self.workspace.dir().create_dir_all(".exec-host") {
+            return Err(ToolError::execution(format!("the workspace's .exec-host folder could not be made: {e}")));
+        }
+        let mut confinement = Confinement::new(root, Layers::default());
+        confinement.read_only = self.workspace.protected_places();
+        Ok(confinement)
+    }
+}
+
+impl Backend for LocalBackend {
+    fn kind(&self) -> &str {
+        LOCAL
+    }
+
+    fn file(&self, tool: &str, args: Map<String, Value>, cancel: CancellationToken) -> BoxFuture<'_, Result<Value, ToolError>> {
+        let workspace = self.workspace.clone();
+        match tool {
+            ls::Ls::NAME => Box::pin(run_file::<ls::Ls>(workspace, args, cancel)),
+            read_file::ReadFile::NAME => Box::pin(run_file::<read_file::ReadFile>(workspace, args, cancel)),
+            write_file::WriteFile::NAME => Box::pin(run_file::<write_file::WriteFile>(workspace, args, cancel)),
+            edit_file::EditFile::NAME => Box::pin(run_file::<edit_file::EditFile>(workspace, args, cancel)),
+            glob::Glob::NAME => Box::pin(run_file::<glob::Glob>(workspace, args, cancel)),
+            grep::Grep::NAME => Box::pin(run_file::<grep::Grep>(workspace, args, cancel)),
+            other => {
+                let error = ToolError::discovery(format!("`{other}` is not a workspace operation of the {LOCAL} backend"));
+                Box::pin(std::future::ready(Err(error)))
+            }
+        }
+    }
+
+    fn command<'a>(
+        &'a self,
+        command: &'a str,
+        timeout: Duration,
+        cancel: &'a CancellationToken,
+        watch: &'a (dyn Fn(CommandEvent) + Send + Sync),
+    ) -> BoxFuture<'a, Result<CommandOutcome, ToolError>> {
+        Box::pin(async move {
+            if let Some(why) = command::unavailable() {
+                return Err(ToolError::execution(format!("commands cannot run on this system: {why}")));
+            }
+            let confinement = self.confinement()?;
+            command::run(command, &confinement, timeout, cancel, watch)
+                .await
+                .map_err(|why| ToolError::execution(format!("the command did not start: {why}")))
+        })
+    }
+}
+
+/// Runs the file tool `T` on a blocking thread (a slow disk never stalls the executor) and
+/// encodes its answer: the one place that does.
+async fn run_file<T: FileTool>(
+    workspace: Arc<Workspace>,
+    args: Map<String, Value>,
+    cancel: CancellationToken,
+) -> Result<Value, ToolError> {
+    let params: T::Params = read_params(T::NAME, args)?;
+    let output = tokio::task::spawn_blocking(move || T::run(&workspace, params, &|| cancel.is_cancelled()))
+        .await
+        .map_err(|e| ToolError::execution(format!("{} stopped unexpectedly: {e}", T::NAME)))??;
+    serde_json::to_value(output).map_err(|e| ToolError::projection(format!("{}: the result could not be encoded: {e}", T::NAME)))
+}
+
+/// Why no backend of kind `wanted` (the settings' `workspaceBackend`) can serve a session
+/// whose backend is `have`, if none can.
+pub fn refused_kind(wanted: &str, have: &str) -> Option<String> {
+    (wanted != have).then(|| {
+        format!(
+            "the settings ask for the workspace backend `{wanted}`, which is not available here: this session's is `{have}` (the one built in is `{LOCAL}`; an embedding may give its own with SessionBuilder::workspace_backend)"
+        )
+    })
+}
