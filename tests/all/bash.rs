@@ -364,3 +364,17 @@ async fn a_workspace_backend_the_settings_name_that_is_not_available_is_refused_
     let local = Layer::from_value(json!({"workspaceBackend": "local"})).unwrap();
     assert!(Harness::builder(dir.path(), &counter).await.managed_settings(local).build().await.is_ok());
 }
+
+#[tokio::test]
+async fn the_bash_network_setting_opens_the_network_and_without_it_it_stays_closed() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = bash(&format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected || echo closed"));
+    for (settings, expected) in [(json!({"bashNetwork": true}), "connected\n"), (json!({}), "closed\n")] {
+        let approver = TestApprover::new(|_| Approval::AllowOnce);
+        let harness = harness(settings.clone(), PermissionMode::BypassPermissions, &approver).await;
+        let outcome = within(30, harness.run(&format!("return (await {connect}).output"))).await;
+        let output = outcome.value().and_then(Value::as_str).unwrap_or_else(|| panic!("{}", outcome.text())).to_string();
+        assert!(output.ends_with(expected), "{settings}: {output}");
+    }
+}

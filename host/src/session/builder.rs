@@ -331,9 +331,12 @@ impl SessionBuilder {
         };
         // The workspace tools work through one backend: the embedding's, else the workspace
         // on this machine; the settings may insist on a kind.
-        let backend = self
-            .backend
-            .or_else(|| workspace.clone().map(|w| Arc::new(builtin::LocalBackend::new(w)) as Arc<dyn builtin::Backend>));
+        let backend = self.backend.or_else(|| {
+            let files = settings.clone();
+            let network = Arc::new(move || files.current().is_ok_and(|current| current.bash_network));
+            let local = workspace.clone().map(|w| builtin::LocalBackend::new(w).allowing_network(network));
+            local.map(|local| Arc::new(local) as Arc<dyn builtin::Backend>)
+        });
         if let (Some(wanted), Some(backend)) = (&current.workspace_backend, &backend)
             && let Some(why) = builtin::refused_kind(wanted, backend.kind())
         {

@@ -93,6 +93,8 @@ pub struct Layer {
     pub enable_bash: Option<bool>,
     /// `workspaceBackend`: the kind of backend the workspace tools must use (`local`).
     pub workspace_backend: Option<String>,
+    /// `bashNetwork`: whether `Bash` commands may use the network (closed unless a layer opens it).
+    pub bash_network: Option<bool>,
     pub non_deferred_tools: Vec<String>,
     pub permissions: Permissions,
     pub hooks: Hooks,
@@ -107,6 +109,7 @@ impl Default for Layer {
             enable_exec: None,
             enable_bash: None,
             workspace_backend: None,
+            bash_network: None,
             non_deferred_tools: Vec::new(),
             permissions: Permissions::default(),
             hooks: Hooks::default(),
@@ -120,6 +123,7 @@ struct LayerFile {
     enable_exec: Option<bool>,
     enable_bash: Option<bool>,
     workspace_backend: Option<String>,
+    bash_network: Option<bool>,
     #[serde(default)]
     non_deferred_tools: Vec<String>,
     #[serde(default)]
@@ -316,6 +320,7 @@ impl Layer {
             enable_exec: parsed.enable_exec,
             enable_bash: parsed.enable_bash,
             workspace_backend: parsed.workspace_backend,
+            bash_network: parsed.bash_network,
             non_deferred_tools: parsed.non_deferred_tools,
             permissions: Permissions {
                 deny: rules(permissions.deny, "deny"),

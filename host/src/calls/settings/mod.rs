@@ -10,6 +10,7 @@
 //!   "enableExec": true,
 //!   "enableBash": false,
 //!   "workspaceBackend": "local",
+//!   "bashNetwork": false,
 //!   "nonDeferredTools": ["mcp__search__query"] }
 //! ```
 //!
@@ -82,6 +83,8 @@ pub struct Settings {
     pub enable_bash: bool,
     /// The kind of backend the workspace tools must use, when a layer names one.
     pub workspace_backend: Option<String>,
+    /// Whether `Bash` commands may use the network (default false).
+    pub bash_network: bool,
     /// Names that must stay declared flat; unknown names are ignored.
     pub non_deferred_tools: Vec<String>,
     /// Permission rules of every layer, highest layer first, each with its source.
@@ -105,6 +108,7 @@ impl Default for Settings {
             enable_exec_source: None,
             enable_bash: false,
             workspace_backend: None,
+            bash_network: false,
             non_deferred_tools: Vec::new(),
             deny: Vec::new(),
             allow: Vec::new(),
@@ -186,8 +190,10 @@ impl Settings {
         let mut settings = Settings::default();
         let mut enable_exec = None;
         let mut enable_bash = None;
+        let mut bash_network = None;
         for layer in layers {
             enable_bash = enable_bash.or(layer.enable_bash);
+            bash_network = bash_network.or(layer.bash_network);
             if settings.workspace_backend.is_none() {
                 settings.workspace_backend = layer.workspace_backend.clone();
             }
@@ -216,6 +222,7 @@ impl Settings {
         }
         settings.enable_exec = enable_exec.unwrap_or(true);
         settings.enable_bash = enable_bash.unwrap_or(false);
+        settings.bash_network = bash_network.unwrap_or(false);
         settings
     }
 

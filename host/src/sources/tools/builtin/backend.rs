@@ -49,11 +49,20 @@ pub trait Backend: Send + Sync {
 /// confined to it.
 pub struct LocalBackend {
     workspace: Arc<Workspace>,
+    /// Whether commands may use the network, asked at each command (the settings'
+    /// `bashNetwork`, which may change while the session runs).
+    network: Arc<dyn Fn() -> bool + Send + Sync>,
 }
 
 impl LocalBackend {
     pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
-        LocalBackend { workspace }
+        LocalBackend { workspace, network: Arc::new(|| false) }
+    }
+
+    /// Commands may use the network whenever `allowed` says so (else it stays closed).
+    pub fn allowing_network(mut self, allowed: Arc<dyn Fn() -> bool + Send + Sync>) -> Self {
+        self.network = allowed;
+        self
     }
 
     /// The workspace at `root`, for an embedding's backend that hands some operations on
@@ -74,6 +83,7 @@ impl LocalBackend {
         }
         let mut confinement = Confinement::new(root, Layers::default());
         confinement.read_only = self.workspace.protected_places();
+        confinement.network = (self.network)();
         Ok(confinement)
     }
 }
