@@ -85,7 +85,7 @@ fn no_command_line_attack_panics_hangs_or_passes_its_memory_bound() {
 
 #[test]
 fn no_command_attack_through_the_bash_tool_escapes_hangs_or_passes_its_memory_bound() {
-    run_suite("command.json", 14);
+    run_suite("command.json", 18);
 }
 
 #[test]

@@ -273,6 +273,35 @@ async fn a_timeout_stops_a_command_and_one_that_ignores_sigterm_is_killed_after_
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
 }
 
+/// With the clock paused, time jumps to each timer while the command runs (its real
+/// milliseconds are hours on the paused clock): every heartbeat arrives, 30 seconds apart.
+#[tokio::test(start_paused = true)]
+async fn a_silent_command_is_said_to_be_still_running_every_thirty_seconds() {
+    let place = Place::new();
+    let confinement = place.confinement(Layers::default());
+    let events = std::sync::Mutex::new(Vec::new());
+    let watch = |event| events.lock().unwrap().push(event);
+    let cancel = CancellationToken::new();
+    let outcome = command::run("sleep 600", &confinement, Duration::from_secs(100), &cancel, &watch).await.unwrap();
+    assert_eq!(outcome.ended, Ended::TimedOut);
+    let events = events.into_inner().unwrap();
+    let silences: Vec<u64> = events
+        .iter()
+        .filter_map(|event| match event {
+            command::CommandEvent::Silent(quiet) => Some(quiet.as_secs()),
+            command::CommandEvent::Line(_) => None,
+        })
+        .collect();
+    assert_eq!(silences.len(), events.len(), "only heartbeats: {:?}", &events[..events.len().min(5)]);
+    assert!(silences.len() >= 3, "{silences:?}");
+    assert!(
+        silences.iter().enumerate().all(|(i, quiet)| *quiet == 30 * (i as u64 + 1)),
+        "{:?}",
+        &silences[..5.min(silences.len())]
+    );
+    assert_eq!(command::HEARTBEAT, Duration::from_secs(30));
+}
+
 #[tokio::test]
 async fn output_is_bounded_at_the_source_however_much_a_command_prints() {
     let place = Place::new();

@@ -2,8 +2,8 @@
 //!
 //! - **Namespaces** (user, mount, PID, and network unless allowed): the command sees the
 //!   host's files through a mount namespace where `.git`, `.exec-host` and the host's
-//!   control files inside the workspace are bound read-only (Landlock cannot take a folder
-//!   out of a writable tree), `/tmp` is a private size-bounded tmpfs and `/proc` shows only
+//!   control files inside the workspace are bound read-only, missing ones included (Landlock
+//!   cannot take a folder out of a writable tree; see `command::protect`), `/tmp` is a private size-bounded tmpfs and `/proc` shows only
 //!   its own processes. It is the init's child in a PID namespace of its own, so when it
 //!   ends, or is killed, every process it started ends too (daemons, double forks and
 //!   `setsid` included); with no network namespace it has no network at all.
@@ -26,6 +26,8 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use super::protect::{Protection, ProtectionView};
 
 /// Which layers confine a command. All are on for every command the host runs; turning one
 /// off exists so that each layer's tests can show what it stops on its own.
@@ -88,7 +90,8 @@ pub const DEFAULT_LIMITS: Limits = Limits {
 pub struct Confinement {
     /// The folder it may write, and starts in.
     pub workspace: PathBuf,
-    /// Places inside the workspace it may not write (bound read-only when they exist).
+    /// Places inside the workspace it may not write, bound read-only (a missing one is made
+    /// for the while the command runs).
     pub read_only: Vec<PathBuf>,
     /// Whether it may use the network.
     pub network: bool,
@@ -166,8 +169,8 @@ pub struct Prepared {
     /// The seccomp programs, applied in order (the first answers `clone3` with ENOSYS, so
     /// that C libraries fall back to `clone`, whose flags the second can read).
     filters: Vec<seccompiler::BpfProgram>,
-    /// Places bound read-only over themselves.
-    read_only: Vec<CString>,
+    /// The places inside the workspace bound read-only (with the namespaces).
+    protection: Option<Protection>,
     /// What the ruleset lets the command do beneath its own `/proc` and `/tmp`, mounted in
     /// the child: their rules are added there, where they exist.
     proc_access: u64,
@@ -242,12 +245,10 @@ impl Prepared {
             true => seccomp_filters(confinement.network)?,
             false => Vec::new(),
         };
-        let read_only = confinement
-            .read_only
-            .iter()
-            .filter(|place| place.symlink_metadata().is_ok())
-            .filter_map(|place| CString::new(place.as_os_str().as_bytes()).ok())
-            .collect();
+        let protection = match layers.namespaces {
+            true => Some(Protection::new(&confinement.workspace, &confinement.read_only)?),
+            false => None,
+        };
         // SAFETY: getuid(2) and getgid(2) have no preconditions and cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Ok(Prepared {
@@ -256,7 +257,7 @@ impl Prepared {
             limits: confinement.limits,
             ruleset,
             filters,
-            read_only,
+            protection,
             proc_access,
             tmp_access,
             tmp_options: CString::new(format!("size={},mode=1777", confinement.limits.tmp_bytes)).unwrap_or_default(),
@@ -288,7 +289,7 @@ impl Prepared {
             ruleset: self.ruleset.as_ref().map(|fd| fd.as_raw_fd()),
             // seccompiler's `sock_filter` is the kernel's, field for field.
             filters: self.filters.iter().map(|filter| (filter.len(), filter.as_ptr().cast::<libc::sock_filter>())).collect(),
-            read_only: self.read_only.iter().map(|place| place.as_ptr()).collect(),
+            protection: self.protection.as_ref().map(Protection::child_view),
             proc_access: self.proc_access,
             tmp_access: self.tmp_access,
             tmp_options: self.tmp_options.as_ptr(),
@@ -311,7 +312,7 @@ struct ChildView {
     limits: Limits,
     ruleset: Option<i32>,
     filters: Vec<(usize, *const libc::sock_filter)>,
-    read_only: Vec<*const libc::c_char>,
+    protection: Option<ProtectionView>,
     proc_access: u64,
     tmp_access: u64,
     tmp_options: *const libc::c_char,
@@ -430,8 +431,8 @@ impl ChildView {
         if unsafe { libc::mount(none, c"/".as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) } != 0 {
             return Err(os_error());
         }
-        for &place in &self.read_only {
-            bind_read_only(place)?;
+        if let Some(protection) = &self.protection {
+            protection.bind()?;
         }
         let tmpfs = c"tmpfs".as_ptr();
         let flags = libc::MS_NOSUID | libc::MS_NODEV;
@@ -510,12 +511,18 @@ fn write_file(file: &std::ffi::CStr, text: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Binds `place` read-only over itself, keeping the flags the kernel locks in a user
-/// namespace (nosuid, nodev, noexec of the mount it is on).
-fn bind_read_only(place: *const libc::c_char) -> std::io::Result<()> {
+/// Binds `place` over itself, which makes it a mount point: it cannot be renamed or
+/// removed then.
+pub(super) fn bind_over_itself(place: *const libc::c_char) -> std::io::Result<()> {
     if unsafe { libc::mount(place, place, std::ptr::null(), libc::MS_BIND | libc::MS_REC, std::ptr::null()) } != 0 {
         return Err(os_error());
     }
+    Ok(())
+}
+
+/// Makes the bind mount at `place` read-only, keeping the flags the kernel locks in a user
+/// namespace (nosuid, nodev, noexec of the mount it is on).
+pub(super) fn remount_read_only(place: *const libc::c_char) -> std::io::Result<()> {
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statvfs(place, &mut stat) } != 0 {
         return Err(os_error());

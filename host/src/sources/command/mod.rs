@@ -11,6 +11,7 @@
 //! every [`HEARTBEAT`] while it prints nothing.
 
 pub mod confine;
+mod protect;
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
@@ -129,7 +130,7 @@ pub async fn run(
     tokio::pin!(deadline);
     let mut kill_at: Option<tokio::time::Instant> = None;
     let mut drained_by: Option<tokio::time::Instant> = None;
-    let mut heard = Instant::now();
+    let mut heard = tokio::time::Instant::now();
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
     loop {
         if status.is_some() && (!reading || drained_by.is_some_and(|by| tokio::time::Instant::now() >= by)) {
@@ -141,7 +142,7 @@ pub async fn run(
             read = output.read(&mut buffer), if reading => match read {
                 Ok(0) | Err(_) => reading = false,
                 Ok(n) => {
-                    heard = Instant::now();
+                    heard = tokio::time::Instant::now();
                     for line in capture.push(&buffer[..n]) {
                         watch(CommandEvent::Line(line));
                     }

@@ -76,11 +76,6 @@ impl LocalBackend {
     /// change as the hooks and servers do.
     fn confinement(&self) -> Result<Confinement, ToolError> {
         let root = self.workspace.root().ok_or_else(|| ToolError::execution("the workspace's real path is not known"))?;
-        // The settings folder must exist to be bound read-only: a command must not create
-        // it, with rules that would widen its own rights.
-        if let Err(e) = self.workspace.dir().create_dir_all(".exec-host") {
-            return Err(ToolError::execution(format!("the workspace's .exec-host folder could not be made: {e}")));
-        }
         let mut confinement = Confinement::new(root, Layers::default());
         confinement.read_only = self.workspace.protected_places();
         confinement.network = (self.network)();
