@@ -208,6 +208,30 @@ async fn a_client_that_sends_a_progress_token_hears_of_each_nested_call_and_each
 }
 
 #[tokio::test]
+async fn a_bash_command_s_lines_reach_the_client_as_progress_while_it_runs() {
+    use rmcp::model::{NumberOrString, ProgressToken, RequestMetaObject};
+    let workspace = tempfile::tempdir().unwrap();
+    let mut command = tokio::process::Command::from(exec_host(workspace.path(), &shared_cache()));
+    command.args(["serve", "--enable-bash", "--allow", "Bash"]);
+    let recorder = ProgressRecorder::default();
+    let client = recorder.clone().serve(TokioChildProcess::new(command).unwrap()).await.expect("initialize");
+    let code = "const r = await tools.Bash({ command: 'echo first line; sleep 0.5; echo second line' }); return r.exitCode";
+    let params = CallToolRequestParams::new("Exec").with_arguments(json!({ "code": code }).as_object().unwrap().clone());
+    let mut options = PeerRequestOptions::no_options();
+    options.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::String("b1".into()))));
+    let handle =
+        client.send_request_with_option(ClientRequest::CallToolRequest(CallToolRequest::new(params)), options).await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(60), handle.await_response()).await.unwrap().unwrap();
+    assert!(format!("{answer:?}").contains("\"0\""), "{answer:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let seen: Vec<String> = recorder.seen.lock().unwrap().iter().map(|(_, message)| message.clone()).collect();
+    let first = seen.iter().position(|message| message.contains("`Bash`") && message.contains("first line"));
+    let second = seen.iter().position(|message| message.contains("`Bash`") && message.contains("second line"));
+    assert!(first.is_some() && first < second, "each line, in order: {seen:?}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn the_readme_s_mcp_servers_entry_starts_a_working_gateway() {
     // The entry exactly as the README shows it; its example paths become this test's.
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();

@@ -186,6 +186,19 @@ fn a_terminal_sees_calls_and_console_lines_while_the_script_runs() {
 }
 
 #[test]
+fn a_terminal_sees_a_bash_command_s_lines_beside_its_name_while_it_runs() {
+    let setup = Setup::new();
+    let script = setup
+        .script("b.js", "return (await tools.Bash({ command: 'echo compiling; sleep 0.5; echo linking; sleep 0.5' })).exitCode");
+    let (status, stdout, screen) = run_on_a_terminal(&setup, &["run", "--enable-bash", "--allow", "Bash", &script], &[]);
+    assert_eq!(status, Some(0), "{screen}");
+    assert!(stdout.contains('0'), "{stdout}");
+    let first = screen.find("1 tool call, waiting on Bash (1: compiling)").unwrap_or_else(|| panic!("{screen:?}"));
+    let second = screen.find("1 tool call, waiting on Bash (2: linking)").unwrap_or_else(|| panic!("{screen:?}"));
+    assert!(first < second, "{screen:?}");
+}
+
+#[test]
 fn a_reader_that_closes_the_pipe_early_ends_every_listing_command_quietly() {
     use std::io::{BufRead, BufReader};
     let setup = Setup::new();
