@@ -251,6 +251,10 @@ impl Prepared {
         };
         // SAFETY: getuid(2) and getgid(2) have no preconditions and cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let pids = layers.limits.then(|| PidsCgroup::new(confinement.limits.processes)).flatten();
+        if layers.limits {
+            processes_bounded(uid, pids.is_some())?;
+        }
         Ok(Prepared {
             layers,
             network: confinement.network,
@@ -263,7 +267,7 @@ impl Prepared {
             tmp_options: CString::new(format!("size={},mode=1777", confinement.limits.tmp_bytes)).unwrap_or_default(),
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
-            pids: layers.limits.then(|| PidsCgroup::new(confinement.limits.processes)).flatten(),
+            pids,
         })
     }
 
@@ -302,6 +306,16 @@ impl Prepared {
     /// Whether the command's processes are bounded by a cgroup of its own.
     pub fn has_pids_cgroup(&self) -> bool {
         self.pids.is_some()
+    }
+}
+
+/// Whether a command's processes are bounded: by its pids cgroup, or else by
+/// `RLIMIT_NPROC`, which the kernel does not apply to root (uid 0 stays root in the
+/// command's user namespace). Root without a cgroup runs no command.
+fn processes_bounded(uid: libc::uid_t, pids_cgroup: bool) -> Result<(), String> {
+    match uid == 0 && !pids_cgroup {
+        true => Err("the host runs as root and could not make a pids cgroup for the command, so nothing would bound the processes it starts (the kernel does not apply RLIMIT_NPROC to root): run the host as another user, or give it a cgroup with the pids controller".into()),
+        false => Ok(()),
     }
 }
 
@@ -743,4 +757,16 @@ fn x32_guard() -> seccompiler::BpfProgram {
         statement(ret_k, libc::SECCOMP_RET_KILL_PROCESS),
         statement(ret_k, libc::SECCOMP_RET_ALLOW),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_runs_a_command_only_where_a_cgroup_bounds_its_processes() {
+        assert!(processes_bounded(0, false).unwrap_err().contains("runs as root"));
+        assert!(processes_bounded(0, true).is_ok());
+        assert!(processes_bounded(1000, false).is_ok(), "RLIMIT_NPROC binds other users");
+    }
 }
