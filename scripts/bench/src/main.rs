@@ -96,6 +96,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "values_store_load", samples: 20, quick_samples: 3, warmup: 2 },
     Bench { name: "checkpoint_calls_100", samples: 10, quick_samples: 2, warmup: 1 },
     Bench { name: "bash_true", samples: 30, quick_samples: 5, warmup: 3 },
+    Bench { name: "bash_output_kept", samples: 5, quick_samples: 2, warmup: 1 },
 ];
 
 /// The parking benchmarks (see `parking.rs`), measured by exec-host alone.
@@ -534,6 +535,36 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
                 exec_host::command::run("true", &confinement, second, &cancel, &|_| {}).await.map_err(anyhow::Error::msg)?;
             let us = started.elapsed().as_secs_f64() * 1e6;
             anyhow::ensure!(outcome.exit_code == Some(0), "bash_true: {outcome:?}");
+            Sample { us, script_us: None, extra }
+        }
+        // A confined command that prints 200 MB in 2,000 lines: the memory this process
+        // gains while it runs (its resident size, sampled at every line) beside the bytes
+        // the engine keeps by design (head and tail).
+        "bash_output_kept" => {
+            let folder = workdir.join("bash-workspace");
+            std::fs::create_dir_all(&folder)?;
+            let confinement = exec_host::command::Confinement::new(&folder, exec_host::command::Layers::default());
+            let resident_kib = || -> u64 {
+                let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+                let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap_or_default();
+                line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).unwrap_or(0)
+            };
+            let before = resident_kib();
+            let peak = std::sync::atomic::AtomicU64::new(before);
+            let watch = |_: exec_host::command::CommandEvent| {
+                peak.fetch_max(resident_kib(), std::sync::atomic::Ordering::Relaxed);
+            };
+            let cancel = exec_host::CancellationToken::new();
+            let command = "head -c 200000000 /dev/zero | tr '\\0' a | fold -w 100000";
+            let started = Instant::now();
+            let outcome = exec_host::command::run(command, &confinement, Duration::from_secs(120), &cancel, &watch)
+                .await
+                .map_err(anyhow::Error::msg)?;
+            let us = started.elapsed().as_secs_f64() * 1e6;
+            anyhow::ensure!(outcome.output_bytes >= 200_000_000, "bash_output_kept: {} bytes", outcome.output_bytes);
+            extra.insert("host_gain_kib", peak.into_inner().saturating_sub(before) as f64);
+            extra.insert("kept_kib", (2 * exec_host::command::KEPT_BYTES) as f64 / 1024.0);
+            extra.insert("printed_mb", outcome.output_bytes as f64 / 1e6);
             Sample { us, script_us: None, extra }
         }
         "resume_native" => {
