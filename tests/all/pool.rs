@@ -295,9 +295,10 @@ async fn the_funnel_refuses_denied_tools_whoever_calls_them() {
     let result = session.call("mcp__fx__fail", json!({})).await;
     let failure = result.failure().unwrap();
     assert_eq!(failure.stage, Stage::Authorization);
+    // The model reads the file's role or name, never where it lies on the host.
     assert_eq!(
         failure.message,
-        format!("`mcp__fx__fail` is denied by the permissions.deny rule `mcp__fx__fail` in {}", file.display())
+        "`mcp__fx__fail` is denied by the permissions.deny rule `mcp__fx__fail` in the settings file `settings.json`"
     );
 
     // A nested call of a pooled tool that a rule denies after the Exec started.
@@ -308,7 +309,7 @@ async fn the_funnel_refuses_denied_tools_whoever_calls_them() {
             || async { rewrite(&file, r#"{"permissions": {"deny": ["mcp__fx"]}}"#) },
         )
         .await;
-    let expected = format!("`mcp__fx__greet` is denied by the permissions.deny rule `mcp__fx` in {}", file.display());
+    let expected = "`mcp__fx__greet` is denied by the permissions.deny rule `mcp__fx` in the settings file `settings.json`";
     assert_eq!(outcome.value(), Some(&json!(expected)));
     assert_eq!(outcome.client.calls[1].stage(), Some(Stage::Authorization));
 

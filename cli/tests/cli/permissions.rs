@@ -50,14 +50,14 @@ fn run_honours_exec_s_own_authorization() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let object = json_of(&output);
     assert_eq!(object["ok"], false);
-    assert_eq!(object["error"], "`Exec` is denied by the permissions.deny rule `Exec` in deny.json");
+    assert_eq!(object["error"], "`Exec` is denied by the permissions.deny rule `Exec` in the settings file `deny.json`");
     assert_eq!(object["calls"], json!([]));
     assert!(!setup.workspace.path().join("ran").exists(), "no script ran");
 
     std::fs::write(setup.workspace.path().join("off.json"), r#"{"enableExec": false}"#).unwrap();
     let output = setup.run(&["run", "--settings", "off.json", &script]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stdout(&output).contains("`\"enableExec\": false` in off.json"), "{}", stdout(&output));
+    assert!(stdout(&output).contains("`\"enableExec\": false` in the settings file `off.json`"), "{}", stdout(&output));
     assert!(!setup.workspace.path().join("ran").exists());
 }
 

@@ -427,7 +427,7 @@ pub(super) fn random_id() -> String {
 fn not_denied(mut config: McpConfig, settings: &Settings) -> McpConfig {
     config.servers.retain(|name, _| match settings.denying_server_rule(name) {
         Some(rule) => {
-            tracing::info!(server = %name, "MCP server not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
+            tracing::info!(server = %name, file = ?rule.source.path(), "MCP server not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
             false
         }
         None => true,

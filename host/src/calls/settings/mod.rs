@@ -54,12 +54,31 @@ pub enum Source {
     File(PathBuf),
 }
 
+/// A source by its role, as refusals name it to the model: a settings file by what it is
+/// (the project's, the user's, the managed one) or by its name, never by where it lies on
+/// the host, which is the operator's to know (see [`Source::path`]).
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Code => f.write_str("the settings passed in code"),
             Source::CommandLine => f.write_str("the command line"),
-            Source::File(path) => write!(f, "{}", path.display()),
+            Source::File(path) if path == std::path::Path::new(MANAGED_FILE) => f.write_str("the managed settings file"),
+            Source::File(path) if path.ends_with(PROJECT_FILE) => write!(f, "the project settings ({PROJECT_FILE})"),
+            Source::File(path) if user_file().is_some_and(|user| &user == path) => f.write_str("the user settings"),
+            Source::File(path) => {
+                let name = path.file_name().map(|name| name.to_string_lossy()).unwrap_or_default();
+                write!(f, "the settings file `{name}`")
+            }
+        }
+    }
+}
+
+impl Source {
+    /// The file this came from, for the operator's own output.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Source::File(path) => Some(path),
+            Source::Code | Source::CommandLine => None,
         }
     }
 }

@@ -304,3 +304,16 @@ fn an_allow_rule_is_never_saved_through_a_link() {
     files.add_allow_rule(Some(&dir), relative, "write_file").unwrap();
     assert!(files.current().unwrap().allow.iter().any(|rule| rule.value.covers_tool("write_file")));
 }
+
+#[test]
+fn a_source_is_named_by_its_role_never_by_its_place_on_the_host() {
+    let named = |path: &Path| Source::File(path.to_path_buf()).to_string();
+    assert_eq!(named(Path::new(MANAGED_FILE)), "the managed settings file");
+    assert_eq!(named(&Path::new("/home/someone/project").join(PROJECT_FILE)), "the project settings (.exec-host/settings.json)");
+    if let Some(user) = user_file() {
+        assert_eq!(named(&user), "the user settings");
+    }
+    assert_eq!(named(Path::new("/home/someone/project/deny.json")), "the settings file `deny.json`");
+    assert_eq!(Source::File("/srv/deny.json".into()).path(), Some(Path::new("/srv/deny.json")), "the operator keeps the path");
+    assert_eq!(Source::CommandLine.to_string(), "the command line");
+}
