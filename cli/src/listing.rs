@@ -97,32 +97,39 @@ pub(crate) fn settings_in_force(session: &Session) -> Vec<String> {
 }
 
 /// `exec-host tools --stats`: the declarations' size with Exec and with every tool flat,
-/// and the announcement that Exec mode adds once per conversation.
+/// and the announcement that Exec mode adds once per conversation, in bytes and in tokens
+/// of a real tokenizer.
 pub(crate) fn declaration_stats(exec_pool: &Pool, announcement: Option<&exec_host::Message>) -> String {
-    // The library's own estimate, the one compaction counts with.
-    use exec_host::limits::CHARS_PER_TOKEN;
+    let tokenizer = tiktoken_rs::o200k_base_singleton();
+    let tokens = |text: &str| tokenizer.encode_with_special_tokens(text).len();
     let size = |declarations: &[exec_host::Declaration]| {
-        let bytes = serde_json::to_string(declarations).map(|text| text.len()).unwrap_or(0);
-        (declarations.len(), bytes)
+        let text = serde_json::to_string(declarations).unwrap_or_default();
+        (declarations.len(), text.len(), tokens(&text))
     };
-    let (exec_count, exec_bytes) = size(&exec_pool.declarations());
-    let (flat_count, flat_bytes) = size(&exec_pool.declarations_without_exec());
-    let tokens = |bytes: usize| bytes.div_ceil(CHARS_PER_TOKEN);
-    let row = |label: &str, count: usize, bytes: usize| format!("{label:<14}{count:>8}{bytes:>10}{:>10}\n", tokens(bytes));
-    let mut out = format!("{:<14}{:>8}{:>10}{:>10}\n", "", "count", "bytes", "~tokens");
-    out += &row("Exec mode", exec_count, exec_bytes);
-    out += &row("flat mode", flat_count, flat_bytes);
+    let declared = exec_pool.declarations();
+    let exec_alone: Vec<_> =
+        declared.iter().filter(|declaration| declaration.name == exec_host::exec_tool::NAME).cloned().collect();
+    let (exec_count, exec_bytes, exec_tokens) = size(&declared);
+    let (flat_count, flat_bytes, flat_tokens) = size(&exec_pool.declarations_without_exec());
+    let row =
+        |label: &str, (count, bytes, tokens): (usize, usize, usize)| format!("{label:<14}{count:>8}{bytes:>10}{tokens:>10}\n");
+    let mut out = format!("{:<14}{:>8}{:>10}{:>10}\n", "", "count", "bytes", "tokens");
+    if !exec_alone.is_empty() {
+        out += &row("Exec alone", size(&exec_alone));
+    }
+    out += &row("Exec mode", (exec_count, exec_bytes, exec_tokens));
+    out += &row("flat mode", (flat_count, flat_bytes, flat_tokens));
     if let Some(announcement) = announcement {
-        out += &row("announcement", exec_pool.pooled().len(), announcement.text().len());
+        out += &row("announcement", (exec_pool.pooled().len(), announcement.text().len(), tokens(&announcement.text())));
     }
     if !exec_pool.exec_declared() {
         out += &format!("{}: both modes declare the same tools.\n", exec_pool.exec_status());
     } else if exec_bytes <= flat_bytes {
-        let saved = flat_bytes - exec_bytes;
         out += &format!(
-            "Exec mode declares {:.1}x fewer bytes: {saved} bytes (~{} tokens) less in every request; {} tools sit in the pool.\n",
-            flat_bytes as f64 / exec_bytes.max(1) as f64,
-            tokens(saved),
+            "Exec mode declares {:.1}x fewer tokens: {} tokens ({} bytes) less in every request; {} tools sit in the pool.\n",
+            flat_tokens as f64 / exec_tokens.max(1) as f64,
+            flat_tokens.saturating_sub(exec_tokens),
+            flat_bytes - exec_bytes,
             exec_pool.pooled().len(),
         );
     } else {
@@ -134,10 +141,9 @@ pub(crate) fn declaration_stats(exec_pool: &Pool, announcement: Option<&exec_hos
     }
     out += "Counts are declarations, and for the announcement the pool's names it lists; it is sent once per \
 conversation (again when the pool changes), not in every request.\n";
-    out += &format!(
-        "Bytes are UTF-8 bytes of the declarations as compact JSON and of the announcement's text; tokens are estimated \
-as bytes / {CHARS_PER_TOKEN}, rounded up (a model-independent rule of thumb, not a tokenizer).\n"
-    );
+    out += "Bytes are UTF-8 bytes of the declarations as compact JSON and of the announcement's text; tokens are \
+counted in the same text by OpenAI's o200k_base tokenizer (tiktoken-rs). Other models' tokenizers count differently, \
+and a provider adds its own framing around each declaration.\n";
     out
 }
 

@@ -156,7 +156,7 @@ fn the_sdk_client_reads_the_announcement_lists_chains_servers_and_gets_images_an
         let names: Vec<&str> = seen[2]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(names.first(), Some(&"Exec"), "{transport}: {names:?}");
         // Only the tool its server marks as always loaded is declared on its own.
-        assert_eq!(names, ["Exec", "mcp__fx__pinned", "view_tool_call"], "{transport}: downstream tools sit behind Exec");
+        assert_eq!(names, ["Exec", "mcp__fx__pinned"], "{transport}: downstream tools and view_tool_call sit behind Exec");
         assert_eq!(seen[3]["isError"], false, "{transport}: {}", seen[3]);
         assert_eq!(seen[3]["structuredContent"], json!({"a": 1, "b": "fine", "f": "hello"}), "{transport}");
         let blocks = seen[4]["blocks"].as_array().unwrap();
@@ -196,11 +196,7 @@ fn tools_list_stays_the_same_as_a_downstream_server_is_added_and_removed() {
             tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
         };
         assert_eq!(seen[10]["found"], true, "{transport}: {}", seen[10]);
-        assert_eq!(
-            names(&seen[11]["tools"]),
-            ["Exec", "mcp__fx__pinned", "mcp__pinned__pinned", "view_tool_call"],
-            "{transport}"
-        );
+        assert_eq!(names(&seen[11]["tools"]), ["Exec", "mcp__fx__pinned", "mcp__pinned__pinned"], "{transport}");
         assert_eq!(seen[8]["listChanged"], 0, "{transport}: nothing declared changed before");
         assert_eq!(seen[11]["listChanged"], 1, "{transport}: the client was told the list changed");
         assert_eq!(seen[3]["found"], true, "{transport}: the added server was announced: {}", seen[3]);

@@ -251,11 +251,12 @@ async fn tool_search_refuses_a_wrong_shape_with_the_expected_one() {
 async fn the_example_in_exec_s_description_runs_as_written() {
     let session = session(&[], |b| b).await;
     let description = exec_tool::description();
-    let example = description.split("For example: `").nth(1).and_then(|rest| rest.split('`').next()).expect("an example");
-    let code = example.replace("name_a,name_b", "web_fetch");
+    let example = description.split("Example: `").nth(1).and_then(|rest| rest.split('`').next()).expect("an example");
+    let code = format!("return {}", example.replace("select:a,b", "select:web_fetch"));
     let outcome = session.run(&code).await;
     assert!(outcome.ok(), "{}", outcome.text());
-    assert!(outcome.client.logs.join("\n").starts_with("tools.web_fetch(args: {"), "{:?}", outcome.client.logs);
+    let signatures = outcome.value().and_then(|value| value.as_array()).expect("a list of signatures");
+    assert!(signatures[0].as_str().unwrap().starts_with("tools.web_fetch(args: {"), "{signatures:?}");
 }
 
 #[tokio::test]

@@ -59,7 +59,7 @@ async fn the_first_request_announces_every_pooled_name_and_nothing_else() {
     assert_eq!(listed(&announcement), pool.names().collect::<Vec<_>>());
     assert!(listed(&announcement).contains(&"read_file") && listed(&announcement).contains(&"mcp__fx__add"));
     // Neither Exec nor a flat tool, nor any count, server heading or description.
-    for absent in ["Exec\n", "mcp__fx__pinned", "view_tool_call", "Answers with", "tools in", "server `", "MCP"] {
+    for absent in ["Exec\n", "mcp__fx__pinned", "Answers with", "tools in", "server `", "MCP"] {
         assert!(!announcement.contains(absent), "{absent:?} in the announcement:\n{announcement}");
     }
     let message = history.last().unwrap();
@@ -132,7 +132,7 @@ async fn the_broadcast_follows_the_pool_and_survives_restarts_and_compaction() {
     rewrite(
         &settings,
         r#"{"nonDeferredTools": ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "rendezvous", "echo", "add",
-            "busy", "sleep", "blob", "text_only", "structured", "empty", "image", "fail", "never", "count", "origin"]}"#,
+            "busy", "sleep", "blob", "text_only", "structured", "empty", "image", "fail", "never", "count", "origin", "view_tool_call"]}"#,
     );
     assert_eq!(harness.session.prepare(&history).unwrap().exec, ExecStatus::EmptyPool);
     assert_eq!(step(&harness, &mut history).as_deref(), Some(EMPTY_TEXT));
@@ -195,7 +195,7 @@ async fn exec_is_authorized_at_the_tool_layer_before_any_sandbox_starts() {
     assert!(!disabled.text().contains(&dir.path().to_string_lossy().to_string()), "no host path: {}", disabled.text());
 
     let flat = r#"{"nonDeferredTools": ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "rendezvous", "echo", "add",
-        "busy", "sleep", "blob", "text_only", "structured", "empty", "image", "fail", "never", "count", "origin"]}"#;
+        "busy", "sleep", "blob", "text_only", "structured", "empty", "image", "fail", "never", "count", "origin", "view_tool_call"]}"#;
     rewrite(&settings, flat);
     let empty = harness.run(code).await;
     assert_eq!(empty.failure().unwrap().stage, Stage::Discovery);
@@ -275,18 +275,24 @@ async fn a_long_result_is_compacted_and_view_tool_call_returns_the_rest() {
     let text = result.text();
     assert!(text.len() < 10_000, "{}", text.len());
     assert!(text.starts_with(&whole[..6_000]) && text.ends_with(&whole[whole.len() - 2_000..]));
-    assert!(text.contains(&format!("view_tool_call({{ \"id\": \"{id}\", \"offset\": 6000 }})")), "the marker names the call");
+    assert!(
+        text.contains(&format!("in an Exec script, tools.view_tool_call({{ id: \"{id}\", offset: 6000 }})")),
+        "the marker names the call and where view_tool_call is"
+    );
     // The history holds the compacted text under the call's id.
     let ContentBlock::ToolResult { tool_use_id, content, is_error } = result.persisted() else { panic!("a tool result block") };
     assert_eq!((tool_use_id.as_str(), is_error), (id.as_str(), false));
     assert_eq!(content, vec![ContentBlock::text(text)]);
 
-    // view_tool_call is declared flat, and reads the whole text back part by part.
-    assert!(harness.session.prepare(&[]).unwrap().declarations.iter().any(|d| d.name == "view_tool_call"));
+    // view_tool_call costs no request a declaration: it sits behind Exec, and a script reads
+    // the whole text back part by part.
+    let prepared = harness.session.prepare(&[]).unwrap();
+    assert!(!prepared.declarations.iter().any(|d| d.name == "view_tool_call"));
+    assert!(prepared.append[0].text().contains("view_tool_call"), "the announcement lists it");
     let mut read = String::new();
     let mut offset = 0;
     loop {
-        let part = harness.call("view_tool_call", json!({"id": id, "offset": offset})).await;
+        let part = harness.run(&format!("return await tools.view_tool_call({{ id: {}, offset: {offset} }})", json!(id))).await;
         assert!(part.ok() && part.compacted.is_none(), "{}", part.text());
         let (header, body) = part.text().split_once('\n').unwrap();
         read.push_str(body);
@@ -297,9 +303,16 @@ async fn a_long_result_is_compacted_and_view_tool_call_returns_the_rest() {
     }
     assert_eq!(read, whole, "every part of the raw result comes back");
 
-    let missing = harness.call("view_tool_call", json!({"id": "no-such-call"})).await;
-    assert_eq!(missing.failure().unwrap().stage, Stage::Params);
+    let missing = harness.run("try { await tools.view_tool_call({ id: 'no-such-call' }) } catch (e) { return e.message }").await;
     assert!(missing.text().contains("no result is kept for call \"no-such-call\""), "{}", missing.text());
+
+    // With Exec off, every tool is declared flat, view_tool_call too, and the marker names it so.
+    let flat = Harness::flat().await;
+    let lines: String = (0..1500).map(|i| format!("a line of the file {i:>5}\n")).collect();
+    std::fs::write(flat.dir.path().join("long.txt"), lines).unwrap();
+    let long = flat.call("read_file", json!({"path": "long.txt"})).await;
+    assert!(long.text().contains("view_tool_call({ \"id\": "), "{}", &long.text()[..200.min(long.text().len())]);
+    assert!(flat.session.prepare(&[]).unwrap().declarations.iter().any(|d| d.name == "view_tool_call"));
     // A session without compaction gives the whole text and declares no view_tool_call.
     let whole_session = Harness::with(SessionBuilder::without_compaction).await;
     let uncut = whole_session.run(code).await;

@@ -218,7 +218,7 @@ fn a_long_result_is_compacted_and_kept_whole_in_a_file() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = stdout(&output);
     assert!(text.starts_with("line 0\n") && text.trim_end().ends_with("line 2999"), "head and tail are shown");
-    assert!(text.contains("characters not shown: view_tool_call({ \"id\": \"run-"), "{}", &text[5990..6200]);
+    assert!(text.contains("characters not shown: in an Exec script, tools.view_tool_call({ id: \"run-"), "{}", &text[5990..6200]);
     let errors = stderr(&output);
     let file = errors.lines().find_map(|line| line.strip_prefix("[the whole result (")).expect("the file is named");
     let (path, how) = file.split(" characters) is in ").nth(1).unwrap().split_once("; read it part by part with: ").unwrap();

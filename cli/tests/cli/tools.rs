@@ -20,9 +20,9 @@ fn tools_shows_what_a_model_is_given_under_the_settings_in_force() {
     };
     assert!(text.starts_with("Exec is declared; "), "{text}");
     let declared = section("Declared to the model");
-    assert_eq!(declared, ["Exec", "mcp__fx__greet", "mcp__fx__pinned", "view_tool_call"]);
+    assert_eq!(declared, ["Exec", "mcp__fx__greet", "mcp__fx__pinned"]);
     let pool = section("Pool (");
-    for pooled in ["mcp__fx__add", "read_file", "write_file"] {
+    for pooled in ["mcp__fx__add", "read_file", "write_file", "view_tool_call"] {
         assert!(pool.contains(&pooled.to_string()), "{pooled} is pooled: {pool:?}");
     }
     assert!(!pool.contains(&"mcp__fx__greet".to_string()), "{pool:?}");
@@ -84,17 +84,21 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
         let line = text.lines().find(|line| line.starts_with(label)).unwrap_or_else(|| panic!("no {label} row in\n{text}"));
         line[label.len()..].split_whitespace().map(|n| n.parse().unwrap()).collect()
     };
-    let (exec, flat, announcement) = (row("Exec mode"), row("flat mode"), row("announcement"));
-    assert!(exec[0] < flat[0] && exec[1] < flat[1], "{text}");
-    assert_eq!(exec[2], exec[1].div_ceil(4), "{text}");
-    assert!(text.contains("fewer bytes"), "{text}");
+    let (exec_alone, exec, flat, announcement) = (row("Exec alone"), row("Exec mode"), row("flat mode"), row("announcement"));
+    assert!(exec[0] < flat[0] && exec[1] < flat[1] && exec[2] < flat[2], "{text}");
+    // Exec's declaration, every rule and ToolSearch's call form in it, fits in 450 tokens of
+    // a real tokenizer (about a quarter of its bytes for English and JSON).
+    assert_eq!(exec_alone[0], 1, "{text}");
+    assert!(exec_alone[2] <= 450, "Exec's declaration takes {} tokens:\n{text}", exec_alone[2]);
+    assert!(exec_alone[2] > exec_alone[1] / 6 && exec_alone[2] < exec_alone[1] / 2, "tokens are counted, not estimated: {text}");
+    assert!(text.contains("fewer tokens") && text.contains("o200k_base"), "{text}");
 
     // The announcement counts the pool's names, and its bytes are those of its text.
     let listed = json_of(&setup.run(&["tools", "--json", "--mcp-config", &config]));
     let names = listed["pool"].as_array().unwrap().len();
     assert_eq!(announcement[0], names, "{text}");
     assert_eq!(announcement[1], listed["announcement"].as_str().unwrap().len(), "{text}");
-    assert!(text.contains("rounded up") && text.contains("once per conversation"), "the method is stated:\n{text}");
+    assert!(text.contains("tiktoken-rs") && text.contains("once per conversation"), "the method is stated:\n{text}");
 
     // The README and the performance notes quote these figures: they stay what the binary prints.
     let thousands = |n: usize| {
@@ -111,16 +115,26 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
     let quoted = [
         (
             "README.md",
-            format!("{} declarations in {} bytes against {} in {}", exec[0], thousands(exec[1]), flat[0], thousands(flat[1])),
+            format!(
+                "{} declaration in {} bytes ({} tokens) against {} in {} ({} tokens)",
+                exec[0],
+                thousands(exec[1]),
+                thousands(exec[2]),
+                flat[0],
+                thousands(flat[1]),
+                thousands(flat[2])
+            ),
         ),
         (
             "docs/performance.md",
             format!(
-                "{} tools (`Exec`, `view_tool_call`) in {} bytes against {} tools in {} bytes flat",
+                "{} tool (`Exec`) in {} bytes ({} tokens) against {} tools in {} bytes ({} tokens) flat",
                 exec[0],
                 thousands(exec[1]),
+                thousands(exec[2]),
                 flat[0],
-                thousands(flat[1])
+                thousands(flat[1]),
+                thousands(flat[2])
             ),
         ),
         (

@@ -21,8 +21,7 @@ pub use crate::sources::tools::names::EXEC as NAME;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct ExecParams {
-    /// The script: the body of an async JavaScript function. Use `await`, and `return` the
-    /// value you want back.
+    /// The script: the body of an async function.
     pub code: String,
 }
 
@@ -52,8 +51,10 @@ pub fn input_schema() -> Arc<Value> {
     static SCHEMA: LazyLock<Arc<Value>> = LazyLock::new(|| {
         let mut schema = crate::sources::tools::schema_value(schemars::schema_for!(ExecParams));
         if let Some(object) = schema.as_object_mut() {
-            // The Rust type's name says nothing to a model.
+            // The Rust type's name and doc comment say nothing to a model that the
+            // description does not.
             object.remove("title");
+            object.remove("description");
         }
         Arc::new(schema)
     });
@@ -61,30 +62,24 @@ pub fn input_schema() -> Arc<Value> {
 }
 
 const INTRODUCTION: &str = "\
-Runs a JavaScript script that calls tools, so that several steps take one call. The script \
-is the body of an async function: `await` what you need and `return` the value you want back \
-(you get it as JSON, with whatever the script printed).
+Runs a JavaScript script that calls tools: several steps in one call. The script is an async \
+function body: `await` what you need and `return` a value (you get it as JSON, with what was \
+printed).
 
 In the script:
-- `tools.<name>(args)` calls a tool of this session's catalogue and returns a promise of its \
-output: its structured value if it has one, else its text, else null. `args` is one plain \
-object. Names that are not identifiers take brackets: `tools[\"name-with.dots\"](args)`. Calls \
-started together (`Promise.all`) run concurrently.
-- A failed call rejects; catch it to go on. An uncaught error ends the script and reports what \
-it printed so far.
-- `console.log` (and `info`, `warn`, `error`, `debug`) prints.
-- `store(key, value)` keeps plain data for this conversation's later scripts; `load(key)` \
-reads it back.
-- No filesystem, network, imports or `eval`: tools are the only way out. Timers, `URL`, \
-`structuredClone`, `TextEncoder` and `atob` work; TypeScript syntax is accepted.";
+- `tools.<name>(args)` calls a tool: a promise of its structured value, else its text, else \
+null. `args` is one plain object; other names take brackets: `tools['a-b.c'](args)`. \
+`Promise.all` runs calls concurrently.
+- A failed call rejects (catch it to go on); an uncaught error ends the script, keeping what it \
+printed.
+- console.log/info/warn/error/debug print.
+- `store(key, value)` keeps plain data for this conversation's later scripts; `load(key)` reads it.
+- No filesystem, network, imports or eval. Timers, URL, structuredClone, TextEncoder, atob and \
+TypeScript syntax work.";
 
-const SEARCH_INTRODUCTION: &str = "\
-The catalogue lists only names. For a tool's parameters, ask `tools.ToolSearch`, in the same \
-script if you like:";
+const SEARCH_INTRODUCTION: &str = "The catalogue lists names only; for parameters, ask `tools.ToolSearch`:";
 
-const CLOSING: &str = "\
-For example: `const { matches } = await tools.ToolSearch({ query: \"select:name_a,name_b\" }); \
-console.log(matches.map(m => m.signature).join(\"\\n\"));`";
+const CLOSING: &str = "Example: `(await tools.ToolSearch({ query: \"select:a,b\" })).matches.map(m => m.signature)`";
 
 #[cfg(test)]
 mod tests {

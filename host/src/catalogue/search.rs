@@ -21,12 +21,9 @@ pub const MAX_RESULTS_LIMIT: usize = 50;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
-    /// Keywords, best matches first: the exact tool name, then words of tool names, then
-    /// search hints and descriptions; `+term` keeps only tools whose name contains the term.
-    /// `select:name1,name2` returns exactly the named tools, whatever `max_results` says.
-    /// An empty query lists every tool.
+    /// Keywords, best first; `+term` needs term in the name; `select:a,b` gives exactly those; empty lists all.
     pub query: String,
-    /// How many matches a keyword query returns: 5 unless given, at most 50.
+    /// Matches for keywords: 5 unless given, at most 50.
     #[serde(default)]
     pub max_results: Option<usize>,
 }
@@ -36,7 +33,7 @@ pub struct SearchParams {
 #[non_exhaustive]
 pub struct SearchResult {
     pub matches: Vec<SearchMatch>,
-    /// How many tools matched, before the cut to `max_results`.
+    /// Matches before the cut to `max_results`.
     pub total: usize,
 }
 
@@ -45,7 +42,7 @@ pub struct SearchResult {
 pub struct SearchMatch {
     pub name: String,
     pub description: String,
-    /// How to call it: `tools.name(args: {...}): Promise<T>`.
+    /// `tools.name(args: {...}): Promise<T>`
     pub signature: String,
 }
 

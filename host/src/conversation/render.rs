@@ -534,14 +534,19 @@ pub(crate) fn needs_compaction(text: &str) -> bool {
 }
 
 /// `text` compacted to its head and tail around a marker that names call `call_id` and,
-/// when the whole text was `kept`, how to read the rest.
-pub(crate) fn compact(text: &str, call_id: &str, kept: bool) -> String {
+/// when the whole text was `kept`, how to read the rest: `tools.view_tool_call` in a script
+/// when it sits behind Exec (`from_scripts`), else the declared tool.
+pub(crate) fn compact(text: &str, call_id: &str, kept: bool, from_scripts: bool) -> String {
     let total = text.chars().count();
     let head_end = text.char_indices().nth(COMPACT_HEAD_CHARS).map_or(text.len(), |(at, _)| at);
     let tail_start = text.char_indices().nth(total.saturating_sub(COMPACT_TAIL_CHARS)).map_or(text.len(), |(at, _)| at);
     let omitted = total.saturating_sub(COMPACT_HEAD_CHARS + COMPACT_TAIL_CHARS);
     let id = serde_json::to_string(call_id).unwrap_or_default();
-    let how = if kept {
+    let how = if kept && from_scripts {
+        format!(
+            "in an Exec script, tools.view_tool_call({{ id: {id}, offset: {COMPACT_HEAD_CHARS} }}) returns the rest of the result of call {id}, part by part"
+        )
+    } else if kept {
         format!(
             "view_tool_call({{ \"id\": {id}, \"offset\": {COMPACT_HEAD_CHARS} }}) returns the rest of the result of call {id}, part by part"
         )
@@ -640,7 +645,7 @@ mod tests {
         assert!(!needs_compaction(&short), "exactly at the bound is not compacted");
         let text: String = (0..30_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
         assert!(needs_compaction(&text));
-        let compacted = compact(&text, "toolu_\"1", true);
+        let compacted = compact(&text, "toolu_\"1", true, false);
         assert!(compacted.starts_with(&text[..COMPACT_HEAD_CHARS]));
         assert!(compacted.ends_with(&text[text.len() - COMPACT_TAIL_CHARS..]));
         assert!(
@@ -651,6 +656,8 @@ mod tests {
             &compacted[6000..6300]
         );
         assert!(!needs_compaction(&compacted), "a compacted text is under the bound");
-        assert!(compact(&text, "c", false).contains("the whole result of call \"c\" could not be kept"));
+        let from_scripts = compact(&text, "c", true, true);
+        assert!(from_scripts.contains("in an Exec script, tools.view_tool_call({ id: \"c\", offset: 6000 }) returns the rest"));
+        assert!(compact(&text, "c", false, true).contains("the whole result of call \"c\" could not be kept"));
     }
 }

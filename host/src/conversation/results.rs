@@ -214,7 +214,8 @@ impl ViewToolCall {
             input,
         )
         .expect("the parameters are a Rust struct, whose schema is an object")
-        .always_load(true)
+        // Behind Exec, it costs no request anything until a compacted result names it.
+        .deferred(true)
         .with_effect(crate::sources::tools::Effect::ReadOnly);
         ViewToolCall { definition, store }
     }

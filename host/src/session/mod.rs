@@ -542,7 +542,10 @@ impl Session {
         };
         let total_chars = result.model.text.chars().count();
         let location = if kept { store.location(&result.call_id) } else { None };
-        result.model.text = render::compact(&result.model.text, &result.call_id, kept);
+        // Where the model reaches view_tool_call: behind Exec (no declaration in any request
+        // until it is needed) or declared flat when every tool is.
+        let from_scripts = self.pool().is_ok_and(|pool| pool.names().any(|name| name == VIEW_TOOL_CALL));
+        result.model.text = render::compact(&result.model.text, &result.call_id, kept, from_scripts);
         result.compacted = Some(Compaction { total_chars, kept, location });
         result
     }
