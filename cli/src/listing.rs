@@ -182,8 +182,18 @@ pub(crate) fn view(config: SessionConfig, id: String, offset: usize, limit: Opti
     if let Some(limit) = limit {
         input["limit"] = limit.into();
     }
-    let call = exec_host::ToolCall::new(crate::run::run_id(), exec_host::results::VIEW_TOOL_CALL, input);
-    let result = with_session(config, async |session| Ok(session.call(call, exec_host::CancellationToken::new()).await))?;
+    let result = with_session(config, async |session| {
+        // Where a model reaches it: behind Exec, from a script; declared flat with Exec off.
+        let pooled = session.pool()?.names().any(|name| name == exec_host::results::VIEW_TOOL_CALL);
+        let call = match pooled {
+            true => {
+                let code = format!("return await tools.{}({input})", exec_host::results::VIEW_TOOL_CALL);
+                exec_host::ToolCall::new(crate::run::run_id(), exec_host::exec_tool::NAME, serde_json::json!({ "code": code }))
+            }
+            false => exec_host::ToolCall::new(crate::run::run_id(), exec_host::results::VIEW_TOOL_CALL, input),
+        };
+        Ok(session.call(call, exec_host::CancellationToken::new()).await)
+    })?;
     if result.is_error() {
         return Err(UsageError(result.client.text.clone()));
     }
