@@ -128,6 +128,7 @@ pub use conversation::render::{
     CallFailure, ClientProjection, Compaction, ModelProjection, ParkedExec, PendingApproval, RunningExec, ToolResult,
     append_results, calls_summary, tool_results_message,
 };
+pub use conversation::reply::{Reply, ReplyError, StopReason};
 pub use sandbox::runtime::{
     CallOutcome, CallWatcher, ConsoleLevel, ConsoleWatcher, Failure, Frame, Limits, LimitsError, NestedCall, Position, Sandbox,
     SandboxOptions, SetupError, SyntaxError, Uncaught,
@@ -221,11 +222,12 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 38] = [
+    const ORDER: [&str; 39] = [
         "session",
         "conversation::announce",
         "conversation::render",
         "conversation::results",
+        "conversation::reply",
         "conversation::provider",
         "conversation::message",
         "catalogue::pool",

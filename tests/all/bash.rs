@@ -56,7 +56,7 @@ async fn bash_rules_apply_as_claude_code_s_and_a_command_is_checked_part_by_part
         (json!({"permissions": {"allow": ["Bash(git status:*)"]}}), DontAsk, "git status; true", "`Bash` was not run"),
         (json!({}), BypassPermissions, "true", "ok"),
         // Off unless the settings turn it on: not in the pool at all.
-        (json!({"enableBash": false}), BypassPermissions, "true", "not a function"),
+        (json!({"enableBash": false}), BypassPermissions, "true", "tools.Bash is not a function"),
     ];
     for (settings, mode, command, expected) in cases {
         let approver = TestApprover::new(|_| Approval::AllowOnce);

@@ -60,7 +60,7 @@ async fn rules_take_precedence_deny_over_ask_over_allow_over_the_mode() {
         (json!({}), BypassPermissions, "tools.echo({})", "ok"),
         (json!({"permissions": {"ask": ["echo"]}}), BypassPermissions, "tools.echo({})", "asked"),
         // A tool denied whole is not in the pool (spec 004): the script cannot even name it.
-        (json!({"permissions": {"deny": ["echo"]}}), BypassPermissions, "tools.echo({})", "not a function"),
+        (json!({"permissions": {"deny": ["echo"]}}), BypassPermissions, "tools.echo({})", "tools.echo is not a function"),
         // The mode of the settings, when none is given in code.
         (json!({"permissions": {"defaultMode": "dontAsk"}}), BypassPermissions, "tools.echo({})", "ok"),
     ];

@@ -120,8 +120,12 @@ async fn a_script_reaches_and_searches_exactly_the_pool() {
         value["denied"].as_str().unwrap().contains("the permissions.deny rule `mcp__fx__fail` in the settings passed in code"),
         "{value}"
     );
-    // The engine words it without the name; it is the script's own TypeError either way.
-    assert_eq!(value["oldSearch"], "TypeError: not a function", "an unknown plain name never reaches the host");
+    // The script's own TypeError, named as the host names an uncaught one: no call is made.
+    assert_eq!(
+        value["oldSearch"],
+        "TypeError: tools.search is not a function (`search` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.)",
+        "an unknown plain name never reaches the host as a call"
+    );
     assert!(!outcome.call_names().contains(&"search"));
 }
 

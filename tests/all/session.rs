@@ -416,6 +416,43 @@ async fn transcript(harness: &Harness) -> (String, Vec<exec_host::Declaration>, 
     (prepared.guidance.to_string(), prepared.declarations.to_vec(), history)
 }
 
+/// Each API's reply (a documented response body, in `golden/replies/`) read into the neutral
+/// assistant message, pinned by a golden file; the message rendered back into the next
+/// request carries the same calls (ids, names, arguments) the API sent.
+#[test]
+fn provider_replies_are_read_into_neutral_messages_as_their_golden_files_say() {
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/replies");
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    let mut failures = Vec::new();
+    for (provider, name) in [
+        (Provider::Anthropic, "anthropic-messages"),
+        (Provider::OpenAiResponses, "openai-responses"),
+        (Provider::OpenAiChat, "openai-chat-completions"),
+    ] {
+        let body: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(golden.join(format!("{name}.response.json"))).unwrap()).unwrap();
+        let reply = provider.reply(&body).unwrap();
+        let read = json!({"message": reply.message, "stop": reply.stop, "skipped": reply.skipped});
+        let read = serde_json::to_string_pretty(&read).unwrap() + "\n";
+        let path = golden.join(format!("{name}.reply.json"));
+        if bless {
+            std::fs::write(&path, &read).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(read.as_str()) {
+            failures
+                .push(format!("{name}.reply.json differs; run BLESS=1 cargo test --release -p exec-host-tests provider_replies"));
+        }
+        // Back into a request: the same calls, as the API gave them.
+        let history = vec![Message::user("What do the notes say?"), reply.message.clone()];
+        let request = provider.request("", &[], &history).to_string();
+        for block in &reply.message.content {
+            if let ContentBlock::ToolUse { id, name, .. } = block {
+                assert!(request.contains(id.as_str()) && request.contains(name.as_str()), "{name}: {id} in {request}");
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[tokio::test]
 async fn provider_renderings_match_their_golden_files() {
     let harness = Harness::new().await;

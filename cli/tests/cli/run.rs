@@ -338,6 +338,26 @@ fn a_failed_call_names_its_tool_and_the_line_and_a_missing_one_is_named() {
     );
     let text = stdout(&setup.run(&["run", "-e", "const helpers = {};\nhelpers.format(1);"]));
     assert!(text.contains("TypeError: helpers.format is not a function\n"), "{text}");
+
+    // A script that catches the error reads the same sentence, as V8 would give at least its
+    // first words; the stack keeps the engine's form.
+    let caught = "try { await tools.raed_file({ path: 'x' }) } catch (e) { return [e.name, e.message, e.stack] }";
+    let output = setup.run(&["run", "--json", "-e", caught]);
+    let value = json_of(&output)["value"].clone();
+    assert_eq!(value[0], "TypeError", "{value}");
+    assert!(
+        value[1].as_str().unwrap().starts_with(
+            "tools.raed_file is not a function (`raed_file` is not a tool this script can reach; \
+             tools.ToolSearch finds tools by keyword. Did you mean `read_file`"
+        ),
+        "{value}"
+    );
+    assert!(
+        value[2].as_str().unwrap().starts_with("    at ") && value[2].as_str().unwrap().contains(" (script.js:1:"),
+        "{value}"
+    );
+    let other = "const o = {}; try { o.missing() } catch (e) { return e.message }";
+    assert_eq!(json_of(&setup.run(&["run", "--json", "-e", other]))["value"], "o.missing is not a function");
 }
 
 /// The README's table of `run --json`'s keys and `run --help`'s list say what the binary

@@ -87,7 +87,7 @@ pub(super) fn frame_text(frame: &Frame) -> String {
 
 /// An engine position of the wrapped script as a position of the script's own text: the
 /// wrapper's prefix shares the first line and adds no line break.
-fn in_script(line: u32, column: u32) -> Position {
+pub(super) fn in_script(line: u32, column: u32) -> Position {
     let column = if line == 1 { column.saturating_sub(SCRIPT_PREFIX.len() as u32).max(1) } else { column };
     Position { line, column }
 }

@@ -35,6 +35,7 @@ mod compile;
 mod errors;
 mod failure;
 mod host;
+mod stack;
 mod tools_object;
 
 use compile::{compile, load, refuse_import};
@@ -132,6 +133,7 @@ impl Engine {
             let install_web: Function = load(&ctx, &web)?;
             install_web.call::<_, ()>((host,))?;
             install_random(&ctx)?;
+            stack::install(&ctx)?;
             Ok(Persistent::save(&ctx, hooks))
         });
         let hooks = hooks.map_err(|e| format!("the prelude failed: {e}"))?;

@@ -9,4 +9,5 @@ pub mod announce;
 pub mod message;
 pub mod provider;
 pub mod render;
+pub mod reply;
 pub mod results;

@@ -21,7 +21,12 @@ pub(crate) fn name_callee(source: &str, failure: &Uncaught) -> Option<String> {
     if failure.error != NOT_A_FUNCTION {
         return None;
     }
-    let Position { line, column } = failure.frames.first()?.position;
+    callee_at(source, failure.frames.first()?.position)
+}
+
+/// The text of the callee of the innermost call at `position` of `source`.
+pub(crate) fn callee_at(source: &str, position: Position) -> Option<String> {
+    let Position { line, column } = position;
     let offset = byte_offset(source, line as usize, column as usize)?;
     let callee = parse::with_program(source, |_, program| innermost_call(program.ok()?, offset)).ok()??;
     let text = source.get(callee.start as usize..callee.end as usize)?;

@@ -2,7 +2,7 @@
 //! script called when the engine says only `not a function`.
 
 use crate::catalogue::search::Reachable;
-use crate::sandbox::runtime::Uncaught;
+use crate::sandbox::runtime::{Position, Uncaught};
 use crate::script::callee;
 use crate::sources::tools::MAX_TOOL_NAME_LEN;
 use crate::sources::tools::names::{TOOL_SEARCH, split_mcp_name};
@@ -47,16 +47,32 @@ fn close_names<'a>(name: &str, candidates: impl Iterator<Item = (&'a str, &'a st
     (!shown.is_empty()).then(|| shown.join(" or "))
 }
 
-/// The engine's bare `TypeError: not a function` in `error`, naming what was called; a
-/// `tools.<name>` this script cannot reach is said to be one, with the closest names.
+/// The engine's bare `TypeError: not a function` in an uncaught `error`, said as
+/// [`not_a_function`] says it.
 pub(super) fn explain_not_a_function(code: &str, error: &mut Uncaught, reachable: &Reachable) {
-    let Some(callee) = callee::name_callee(code, error) else { return };
-    error.error = format!("TypeError: {callee} is not a function");
-    let Some(name) = callee.strip_prefix("tools.").filter(|name| !reachable.contains(name)) else { return };
-    let close = did_you_mean(name, reachable);
-    error
-        .error
-        .push_str(&format!(" (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close})"));
+    if callee::name_callee(code, error).is_none() {
+        return;
+    }
+    let Some(position) = error.frames.first().map(|frame| frame.position) else { return };
+    if let Some(message) = not_a_function(code, position, reachable) {
+        error.error = format!("TypeError: {message}");
+    }
+}
+
+/// The message of the engine's `not a function` thrown at `position` of `code`: what was
+/// called (`tools.raed_file is not a function`), and for a `tools.<name>` this script
+/// cannot reach, that it is none, with the closest names. `None` when no call is found
+/// there. A script that catches the error reads this too (the guest asks for it).
+pub(super) fn not_a_function(code: &str, position: Position, reachable: &Reachable) -> Option<String> {
+    let callee = callee::callee_at(code, position)?;
+    let mut message = format!("{callee} is not a function");
+    if let Some(name) = callee.strip_prefix("tools.").filter(|name| !reachable.contains(name)) {
+        let close = did_you_mean(name, reachable);
+        message.push_str(&format!(
+            " (`{name}` is not a tool this script can reach; tools.ToolSearch finds tools by keyword.{close})"
+        ));
+    }
+    Some(message)
 }
 
 /// The hint a script's refusal of `name` ends with: ` Did you mean `a` or `b`?` naming the

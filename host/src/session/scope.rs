@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::calls::funnel::{CallRequest, Funnel};
 use crate::calls::policy::Notes;
 use crate::catalogue::search::{self, Reachable};
-use crate::sandbox::runtime::{ScriptTools, ToolFuture};
+use crate::sandbox::runtime::{Position, ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
 use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::names::split_mcp_name;
@@ -72,6 +72,10 @@ impl ScriptTools for ExecScope {
 
     fn values(&self) -> Arc<ConversationValues> {
         self.session.values.clone()
+    }
+
+    fn explain_not_a_function(&self, code: &str, position: Position) -> Option<String> {
+        super::hints::not_a_function(code, position, &self.reachable)
     }
 }
 

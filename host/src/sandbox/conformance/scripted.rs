@@ -98,4 +98,9 @@ impl ScriptTools for ScriptedTools {
     fn values(&self) -> Arc<ConversationValues> {
         self.values.clone()
     }
+
+    /// The cases check the engine's own messages: nothing is added to them.
+    fn explain_not_a_function(&self, _: &str, _: crate::sandbox::runtime::Position) -> Option<String> {
+        None
+    }
 }

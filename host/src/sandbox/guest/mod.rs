@@ -127,6 +127,10 @@ pub(crate) trait GuestHost: WasiView + Send + 'static {
     /// `tool-search.search`: answers `tools.ToolSearch(args)` at once.
     fn search(&mut self, args_json: String) -> Result<String, String>;
 
+    /// `tool-search.explain-not-a-function`: the message of the engine's `not a function`
+    /// thrown at `line` and `column` of the script, naming what it called.
+    fn explain_not_a_function(&mut self, line: u32, column: u32) -> Option<String>;
+
     /// `console.write`: one line of the script's console output, and how many units of
     /// it the guest already cut.
     fn console_write(&mut self, level: Level, message: String, cut_units: u64);
@@ -205,6 +209,10 @@ impl<T: GuestHost> tools::Host for Imports<'_, T> {
 impl<T: GuestHost> tool_search::Host for Imports<'_, T> {
     fn search(&mut self, args_json: String) -> Result<String, String> {
         self.0.search(args_json)
+    }
+
+    fn explain_not_a_function(&mut self, line: u32, column: u32) -> Option<String> {
+        self.0.explain_not_a_function(line, column)
     }
 }
 

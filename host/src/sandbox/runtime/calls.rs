@@ -22,6 +22,7 @@ use futures::stream::FuturesUnordered;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::failure::Position;
 use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
 use super::suspended::UnfinishedCall;
 use super::timers::Timers;
@@ -53,6 +54,10 @@ pub(crate) trait ScriptTools: Send + Sync + 'static {
 
     /// The values the script's `store` and `load` reach: its conversation's.
     fn values(&self) -> Arc<ConversationValues>;
+
+    /// The message of the engine's bare `not a function` thrown at `position` of `code` (the
+    /// script the guest runs), naming what was called; `None` when it cannot say.
+    fn explain_not_a_function(&self, code: &str, position: Position) -> Option<String>;
 }
 
 /// A call on its way.
@@ -462,6 +467,11 @@ impl NestedCalls {
             return Err(NestedWaitExceeded { limit });
         }
         Ok(Some(next))
+    }
+
+    /// The message of the engine's `not a function` at `position` of `code`.
+    pub fn explain_not_a_function(&self, code: &str, position: Position) -> Option<String> {
+        self.tools.explain_not_a_function(code, position)
     }
 
     /// Answers `tools.ToolSearch(...)`: counted and recorded like any call, answered at once.

@@ -276,6 +276,7 @@ impl Sandbox {
             }
         };
 
+        state.script = code.as_str().into();
         if let (Some(sink), Some(seed)) = (checkpoints, wasi_seed) {
             let guest = self.inner.guest_digest.clone();
             let options = (&options).into();
@@ -467,6 +468,10 @@ impl ScriptTools for NoTools {
 
     fn values(&self) -> Arc<crate::state::ConversationValues> {
         Arc::new(crate::state::ConversationValues::in_memory(Default::default(), Default::default()))
+    }
+
+    fn explain_not_a_function(&self, _: &str, _: Position) -> Option<String> {
+        None
     }
 }
 

@@ -14,6 +14,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::calls::{self, Images, NestedCalls, WaitEnd, Woken};
 use super::clock::GuestClock;
+use super::failure::Position;
 use super::hot_wait::HotWait;
 use super::journal::{Asked, CallAnswer, Clocks, Delivered, Entry, Journal, MonotonicClock, Replayed, WaitEvent, WallClock};
 use super::suspended::{Checkpointing, Checkpoints, Suspended};
@@ -78,6 +79,8 @@ pub(crate) struct ExecState {
     pub(crate) resume: Option<(Box<Suspended>, HashMap<u32, Approval>)>,
     /// What the script's `store` and `load` see, and what it changed.
     pub(crate) values: ExecValues,
+    /// The script the guest runs, for naming what it failed to call.
+    pub(crate) script: Arc<str>,
     /// Where the Exec's checkpoints go, when it keeps them.
     pub(crate) checkpointing: Option<Checkpointing>,
 }
@@ -125,6 +128,7 @@ impl ExecState {
             clocks: Clocks::new(false),
             resume: None,
             values: ExecValues::default(),
+            script: Arc::from(""),
             checkpointing: None,
         }
     }
@@ -365,6 +369,13 @@ impl GuestHost for ExecState {
             self.journal.record(Entry::Search { asked, answer: answer.clone() });
         }
         answer
+    }
+
+    fn explain_not_a_function(&mut self, line: u32, column: u32) -> Option<String> {
+        // The host's work, not the script's time; the same answer whenever it is asked, so
+        // nothing of it is journaled.
+        let _paused = self.clock.pause();
+        self.calls.explain_not_a_function(&self.script, Position { line, column })
     }
 
     fn console_write(&mut self, level: Level, message: String, cut_units: u64) {
