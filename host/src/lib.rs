@@ -123,7 +123,7 @@ pub use calls::policy::{Approval, ApprovalRequest, Approver};
 pub use catalogue::pool::{Declaration, DeferralTable, ExecStatus, Pool};
 pub use catalogue::search::{SearchMatch, SearchResult};
 pub use conversation::message::{ContentBlock, Message, Role};
-pub use conversation::provider::Provider;
+pub use conversation::provider::{ANTHROPIC_TOOL_SEARCH, ANTHROPIC_TOOL_SEARCH_BETA, Provider};
 pub use conversation::render::{
     CallFailure, ClientProjection, Compaction, ModelProjection, ParkedExec, PendingApproval, RunningExec, ToolResult,
     append_results, calls_summary, tool_results_message,

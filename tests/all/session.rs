@@ -416,6 +416,65 @@ async fn transcript(harness: &Harness) -> (String, Vec<exec_host::Declaration>, 
     (prepared.guidance.to_string(), prepared.declarations.to_vec(), history)
 }
 
+/// The same deferral table, presented by the provider: the Messages API and Responses get
+/// the pool's tools marked `defer_loading` beside their own tool search (golden files pin
+/// the `tools` arrays), Chat Completions keeps Exec; the session then takes the model's
+/// direct calls of deferred tools through the same funnel, rules included.
+#[tokio::test]
+async fn a_provider_that_searches_deferred_tools_gets_the_pool_marked_and_the_session_takes_its_calls() {
+    let exec_path = Harness::new().await;
+    let refused = exec_path.call("read_file", json!({"path": "notes.txt"})).await;
+    assert_eq!(refused.failure().unwrap().stage, Stage::Discovery, "on the Exec path a pooled tool is not declared");
+
+    let deny = Layer::from_value(json!({"permissions": {"deny": ["read_file(secret.txt)"]}})).unwrap();
+    let harness = Harness::with(|builder| builder.provider_deferral().managed_settings(deny)).await;
+    std::fs::write(harness.dir.path().join("notes.txt"), "alpha\n").unwrap();
+    std::fs::write(harness.dir.path().join("secret.txt"), "s").unwrap();
+    let history = vec![Message::user("What do the notes say?")];
+    let prepared = harness.session.prepare(&history).unwrap();
+    assert!(prepared.append.is_empty(), "the provider's search finds the tools: nothing is announced");
+    let pool = harness.session.pool().unwrap();
+    let deferred: Vec<&str> = prepared.deferred.iter().map(|declaration| declaration.name.as_str()).collect();
+    assert_eq!(deferred, pool.names().collect::<Vec<_>>(), "what is deferred is the pool, one table for both");
+    assert!(prepared.request_deferring(Provider::OpenAiChat, &history).is_none(), "Chat Completions keeps Exec");
+
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/deferring");
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    for (provider, file, search) in [
+        (Provider::Anthropic, "anthropic-messages.json", exec_host::ANTHROPIC_TOOL_SEARCH),
+        (Provider::OpenAiResponses, "openai-responses.json", "tool_search"),
+    ] {
+        let body = prepared.request_deferring(provider, &history).unwrap();
+        let tools = body["tools"].as_array().unwrap();
+        assert!(tools.iter().any(|tool| tool["type"] == search), "{file}: the provider's search is declared");
+        let named = |tool: &serde_json::Value| tool["name"].as_str().unwrap_or_default().to_string();
+        assert!(!tools.iter().any(|tool| named(tool) == "Exec"), "{file}: the search replaces Exec");
+        for tool in tools.iter().filter(|tool| tool["defer_loading"] == true) {
+            assert!(deferred.contains(&named(tool).as_str()), "{file}: only the pool is deferred: {tool}");
+        }
+        assert_eq!(tools.iter().filter(|tool| tool["defer_loading"] == true).count(), deferred.len(), "{file}");
+        let rendered = serde_json::to_string_pretty(&body["tools"]).unwrap() + "\n";
+        if bless {
+            std::fs::create_dir_all(&golden).unwrap();
+            std::fs::write(golden.join(file), &rendered).unwrap();
+        } else {
+            let kept = std::fs::read_to_string(golden.join(file)).unwrap_or_default();
+            assert!(
+                kept == rendered,
+                "{file} differs; run BLESS=1 cargo test --release -p exec-host-tests a_provider_that_searches"
+            );
+        }
+    }
+
+    // The model calls a deferred tool by its own name: the funnel runs it, and its rules hold.
+    let read = harness.call("read_file", json!({"path": "notes.txt"})).await;
+    assert!(read.ok() && read.text().contains("alpha"), "{}", read.text());
+    let secret = harness.call("read_file", json!({"path": "secret.txt"})).await;
+    assert_eq!(secret.failure().unwrap().stage, Stage::Authorization, "{}", secret.text());
+    let script = harness.run("return (await tools.read_file({ path: 'notes.txt' })).content").await;
+    assert_eq!(script.value(), Some(&json!("alpha")), "Exec still reaches the pool");
+}
+
 /// Each API's reply (a documented response body, in `golden/replies/`) read into the neutral
 /// assistant message, pinned by a golden file; the message rendered back into the next
 /// request carries the same calls (ids, names, arguments) the API sent.

@@ -27,7 +27,36 @@ pub enum Provider {
     OpenAiChat,
 }
 
+/// Anthropic's own search over deferred tools (natural-language queries, BM25), declared
+/// beside the tools it reveals.
+pub const ANTHROPIC_TOOL_SEARCH: &str = "tool_search_tool_bm25_20251119";
+
+/// The `anthropic-beta` header value the Messages API needs for [`ANTHROPIC_TOOL_SEARCH`].
+pub const ANTHROPIC_TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
 impl Provider {
+    /// The `tools` array with the provider's own deferral, where the API has a search over
+    /// deferred tools (the Messages API and Responses): `declared` as they are, the
+    /// provider's tool search, and `deferred`, each marked `defer_loading`. `None` for an API
+    /// without one (Chat Completions), which keeps the `Exec` path.
+    pub fn tools_deferring(self, declared: &[Declaration], deferred: &[Declaration]) -> Option<Value> {
+        let search = match self {
+            Provider::Anthropic => json!({"type": ANTHROPIC_TOOL_SEARCH, "name": "tool_search_tool_bm25"}),
+            Provider::OpenAiResponses => json!({"type": "tool_search"}),
+            Provider::OpenAiChat => return None,
+        };
+        let mut tools: Vec<Value> = declared.iter().map(|declaration| self.tool(declaration)).collect();
+        tools.push(search);
+        for declaration in deferred {
+            let mut tool = self.tool(declaration);
+            if let Some(object) = tool.as_object_mut() {
+                object.insert("defer_loading".into(), json!(true));
+            }
+            tools.push(tool);
+        }
+        Some(Value::Array(tools))
+    }
+
     /// The `tools` array of a request.
     pub fn tools(self, declarations: &[Declaration]) -> Value {
         Value::Array(declarations.iter().map(|declaration| self.tool(declaration)).collect())
@@ -59,24 +88,40 @@ impl Provider {
 
     /// A whole request body, without the model and sampling parameters the caller adds.
     pub fn request(self, system: &str, declarations: &[Declaration], history: &[Message]) -> Value {
+        self.body(system, self.tools(declarations), history)
+    }
+
+    /// A whole request body with the provider's own deferral (see
+    /// [`tools_deferring`](Self::tools_deferring)); `None` for an API without it.
+    pub fn request_deferring(
+        self,
+        system: &str,
+        declared: &[Declaration],
+        deferred: &[Declaration],
+        history: &[Message],
+    ) -> Option<Value> {
+        Some(self.body(system, self.tools_deferring(declared, deferred)?, history))
+    }
+
+    fn body(self, system: &str, tools: Value, history: &[Message]) -> Value {
         let mut body = Map::new();
         match self {
             Provider::Anthropic => {
                 if !system.is_empty() {
                     body.insert("system".into(), json!(system));
                 }
-                body.insert("tools".into(), self.tools(declarations));
+                body.insert("tools".into(), tools);
                 body.insert("messages".into(), self.messages(system, history));
             }
             Provider::OpenAiResponses => {
                 if !system.is_empty() {
                     body.insert("instructions".into(), json!(system));
                 }
-                body.insert("tools".into(), self.tools(declarations));
+                body.insert("tools".into(), tools);
                 body.insert("input".into(), self.messages(system, history));
             }
             Provider::OpenAiChat => {
-                body.insert("tools".into(), self.tools(declarations));
+                body.insert("tools".into(), tools);
                 body.insert("messages".into(), self.messages(system, history));
             }
         }

@@ -44,6 +44,7 @@ pub struct SessionBuilder {
     limits: Limits,
     store: Option<Arc<dyn ResultStore>>,
     announcements: bool,
+    provider_deferral: bool,
     state_store: Option<SealedStore>,
     conversation: Option<String>,
     parked_ttl: Duration,
@@ -74,6 +75,7 @@ impl Default for SessionBuilder {
             limits: Limits::default(),
             store: Some(Arc::new(MemoryResultStore::default())),
             announcements: true,
+            provider_deferral: false,
             state_store: None,
             conversation: None,
             parked_ttl: DEFAULT_PARKED_TTL,
@@ -263,6 +265,18 @@ impl SessionBuilder {
         self
     }
 
+    /// The model's provider searches the deferred tools itself ([`Prepared::request_deferring`]):
+    /// `call` takes a direct call of a tool in the pool (through the same funnel), and
+    /// `prepare` announces nothing, as the provider's search finds the tools. `Exec` stays
+    /// callable; the decision of what is deferred is the same table's.
+    ///
+    /// [`Prepared::request_deferring`]: crate::Prepared::request_deferring
+    pub fn provider_deferral(mut self) -> Self {
+        self.provider_deferral = true;
+        self.announcements = false;
+        self
+    }
+
     /// Starts the session: the sandbox and the MCP servers start together. A server that
     /// cannot start does not stop the session; see [`Session::start_failures`].
     /// Where `Exec`s park when every call they have open waits for a person's answer (an
@@ -391,6 +405,7 @@ impl SessionBuilder {
             limits: self.limits,
             store: self.store,
             announcements: self.announcements,
+            provider_deferral: self.provider_deferral,
             start_failures,
             guards,
             view: Mutex::new(None),

@@ -193,6 +193,28 @@ pub struct Prepared {
     pub guidance: Arc<str>,
     /// Whether `Exec` is declared, or why not.
     pub exec: ExecStatus,
+    /// The tools the deferral table defers (the pool behind `Exec`), for a provider that
+    /// searches deferred tools itself (see [`Prepared::request_deferring`]).
+    pub deferred: Arc<[Declaration]>,
+}
+
+impl Prepared {
+    /// The request body with `provider`'s own tool search over [`Prepared::deferred`] in
+    /// place of `Exec` (the Messages API, `defer_loading` beside its BM25 tool search, which
+    /// needs the `anthropic-beta` header [`ANTHROPIC_TOOL_SEARCH_BETA`](crate::ANTHROPIC_TOOL_SEARCH_BETA);
+    /// Responses, its `tool_search`); `None` for an API without one, which keeps the
+    /// `Exec` path ([`Provider::request`](crate::Provider::request)). The model then calls a deferred tool by its own
+    /// name: build the session with [`SessionBuilder::provider_deferral`] so that `call`
+    /// takes such calls.
+    pub fn request_deferring(
+        &self,
+        provider: crate::conversation::provider::Provider,
+        history: &[Message],
+    ) -> Option<serde_json::Value> {
+        let declared: Vec<Declaration> =
+            self.declarations.iter().filter(|declaration| declaration.name != EXEC).cloned().collect();
+        provider.request_deferring(&self.guidance, &declared, &self.deferred, history)
+    }
 }
 
 /// An agent's tool layer. Cheap to clone; every clone is the same session.
@@ -217,6 +239,8 @@ struct Inner {
     limits: Limits,
     store: Option<Arc<dyn ResultStore>>,
     announcements: bool,
+    /// The provider searches the deferred tools itself: a pooled tool may be called directly.
+    provider_deferral: bool,
     start_failures: Vec<StartError>,
     /// What the hooks and stdio servers name in the workspace, kept read-only.
     guards: Option<Guards>,
@@ -236,6 +260,8 @@ struct View {
     settings: Arc<Settings>,
     pool: Arc<Pool>,
     declarations: Arc<[Declaration]>,
+    /// The pool's tools as declarations, for a provider's own deferral.
+    deferred: Arc<[Declaration]>,
     catalogue: Catalogue,
     guidance: Arc<str>,
     reachable: Arc<Reachable>,
@@ -255,7 +281,13 @@ impl Session {
             true => announce::next(history, status, &view.catalogue).into_iter().collect(),
             false => Vec::new(),
         };
-        Ok(Prepared { declarations: view.declarations.clone(), append, guidance: view.guidance.clone(), exec: status })
+        Ok(Prepared {
+            declarations: view.declarations.clone(),
+            append,
+            guidance: view.guidance.clone(),
+            exec: status,
+            deferred: view.deferred.clone(),
+        })
     }
 
     /// A session for another client of the same tools, whose calls that must ask go to
@@ -393,6 +425,7 @@ impl Session {
         let pool = Pool::build(tools.definitions(), &settings, &self.inner.deferral);
         let view = Arc::new(View {
             declarations: pool.declarations().into(),
+            deferred: pool.pooled().iter().map(Declaration::from).collect(),
             catalogue: Catalogue::of(pool.names()),
             guidance: pool.guidance().into(),
             reachable: Arc::new(Reachable::new(pool.pooled().to_vec())),
@@ -507,7 +540,7 @@ impl Session {
             Err(error) => {
                 Err(ToolError::authorization(format!("`{name}` was not run: {}", crate::support::report::error_sentence(&error))))
             }
-            Ok(view) if view.reachable.contains(&name) => Err(ToolError::discovery(format!(
+            Ok(view) if view.reachable.contains(&name) && !self.inner.provider_deferral => Err(ToolError::discovery(format!(
                 "`{name}` is in the Exec catalogue, not declared as a tool of its own: call it from an Exec script, as {}(args)",
                 crate::catalogue::signature::access(&name)
             ))),
