@@ -358,6 +358,18 @@ fn a_failed_call_names_its_tool_and_the_line_and_a_missing_one_is_named() {
     );
     let other = "const o = {}; try { o.missing() } catch (e) { return e.message }";
     assert_eq!(json_of(&setup.run(&["run", "--json", "-e", other]))["value"], "o.missing is not a function");
+
+    // The host reads the script once per place, for at most 64 places a run: the same failing
+    // call in a loop costs one look, and the 65th place keeps the engine's words.
+    let places: String = (0..70).map(|i| format!("try {{ o.f{i}() }} catch (e) {{ said.push(e.message) }}\n")).collect();
+    let code = format!(
+        "const o = {{}}; const said = [];\nfor (let i = 0; i < 1000; i++) {{ try {{ o.again() }} catch (e) {{}} }}\n{places}return said"
+    );
+    let said = json_of(&setup.run(&["run", "--json", "-e", &code]))["value"].clone();
+    let said: Vec<&str> = said.as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert_eq!(said[0], "o.f0 is not a function");
+    assert_eq!(said[62], "o.f62 is not a function", "the loop's one place and 63 more are named");
+    assert_eq!(said[63], "not a function", "past the bound, the engine's words");
 }
 
 /// The README's table of `run --json`'s keys and `run --help`'s list say what the binary

@@ -81,6 +81,10 @@ pub(crate) struct ExecState {
     pub(crate) values: ExecValues,
     /// The script the guest runs, for naming what it failed to call.
     pub(crate) script: Arc<str>,
+    /// The places of the script named already, and what was said of each: a script that
+    /// fails the same call in a loop has its text parsed once per place, and at most
+    /// [`MAX_EXPLAINED_PLACES`] places are ever parsed for.
+    explained: HashMap<(u32, u32), Option<String>>,
     /// Where the Exec's checkpoints go, when it keeps them.
     pub(crate) checkpointing: Option<Checkpointing>,
 }
@@ -98,6 +102,10 @@ pub(crate) struct ParkNow;
 #[derive(Debug, thiserror::Error)]
 #[error("the parked Exec did not replay the same way")]
 pub(crate) struct Diverged;
+
+/// Places of a script whose `not a function` the host names, per run; past them the engine's
+/// bare message stands.
+pub(crate) const MAX_EXPLAINED_PLACES: usize = 64;
 
 impl ExecState {
     pub(crate) fn new(
@@ -129,6 +137,7 @@ impl ExecState {
             resume: None,
             values: ExecValues::default(),
             script: Arc::from(""),
+            explained: HashMap::new(),
             checkpointing: None,
         }
     }
@@ -372,10 +381,17 @@ impl GuestHost for ExecState {
     }
 
     fn explain_not_a_function(&mut self, line: u32, column: u32) -> Option<String> {
-        // The host's work, not the script's time; the same answer whenever it is asked, so
-        // nothing of it is journaled.
-        let _paused = self.clock.pause();
-        self.calls.explain_not_a_function(&self.script, Position { line, column })
+        // Charged to the script's time (the clock runs): a script that makes such errors in
+        // a loop pays for them. The same answer whenever it is asked, so nothing is journaled.
+        if let Some(said) = self.explained.get(&(line, column)) {
+            return said.clone();
+        }
+        if self.explained.len() >= MAX_EXPLAINED_PLACES {
+            return None;
+        }
+        let said = self.calls.explain_not_a_function(&self.script, Position { line, column });
+        self.explained.insert((line, column), said.clone());
+        said
     }
 
     fn console_write(&mut self, level: Level, message: String, cut_units: u64) {
