@@ -292,6 +292,45 @@ fn on_2026_07_28_initialize_is_an_unknown_method_and_discover_claims_no_list_cha
     assert_eq!(answer["result"]["capabilities"]["tools"].get("listChanged"), None, "{body}");
 }
 
+/// On 2026-07-28 a load balancer may route on `Mcp-Method` and `Mcp-Name` without reading the
+/// body, so a request whose headers are missing or say another call than its body is refused
+/// before anything runs: otherwise a proxy's rule for one tool could be passed by naming it.
+#[test]
+fn on_2026_07_28_routing_headers_that_are_missing_or_name_another_call_are_refused_before_anything_runs() {
+    let setup = Setup::new();
+    let server = setup.serve(None, &["--permission-mode", "acceptEdits"]);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let call = |id: u32| {
+        let params = json!({"name": "Exec", "arguments": {"code": WRITE_A}, "_meta": meta});
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string().into_bytes()
+    };
+    let with = |changed: &[(&'static str, Option<&'static str>)]| {
+        let mut headers: Vec<(&str, &str)> = common::EXEC_CALL_HEADERS.to_vec();
+        for (name, value) in changed {
+            headers.retain(|(header, _)| header != name);
+            headers.extend(value.map(|value| (*name, value)));
+        }
+        headers
+    };
+    for (id, changed, needle) in [
+        (1, with(&[("mcp-name", Some("read_file"))]), "does not match body value `Exec`"),
+        (2, with(&[("mcp-method", Some("tools/list"))]), "does not match"),
+        (3, with(&[("mcp-name", None)]), "missing required Mcp-Name"),
+        (4, with(&[("mcp-method", None)]), "Mcp-Method"),
+    ] {
+        let (status, _, body) = common::request("POST", &server.url, &changed, call(id));
+        assert_eq!(status, 400, "{changed:?}: {body}");
+        let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert_eq!(answer["error"]["code"], -32020, "{changed:?}: {body}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains(needle), "{needle}: {body}");
+        assert_eq!(setup.file("a.txt"), None, "{changed:?}: nothing ran");
+    }
+    // The same call with its headers right runs: the refusals above were the headers'.
+    let (status, _, body) = common::request("POST", &server.url, &common::EXEC_CALL_HEADERS, call(5));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(setup.file("a.txt").as_deref(), Some("A"), "{body}");
+}
+
 #[test]
 fn metrics_count_calls_nested_calls_and_approvals_and_need_the_token() {
     let setup = Setup::new();
