@@ -165,7 +165,12 @@ pub(crate) fn search(
         }
         let shown = result.matches.len();
         match result.total {
-            0 => eprintln!("no tool matches {}", terminal::err(&format!("{query:?}"))),
+            0 => {
+                eprintln!("no tool matches {}", terminal::err(&format!("{query:?}")));
+                if let Some(note) = &result.note {
+                    eprintln!("({note})");
+                }
+            }
             total if total > shown => {
                 eprintln!("{shown} of {total} matching tools shown; narrow the query or raise --max-results")
             }

@@ -412,6 +412,26 @@ fn over_http_each_session_has_its_own_approvals() {
     assert!(setup.path().join("a.txt").exists() && !setup.path().join("b.txt").exists());
 }
 
+/// What a client's calls answered shapes its own signatures only: another MCP session of the
+/// same server is told `unknown`, and never sees the first client's keys.
+#[test]
+fn over_http_each_session_observes_the_output_types_of_its_own_calls() {
+    let setup = Setup::new();
+    let server = setup.http(&[]);
+    let signature = "const { matches } = await tools.ToolSearch({ query: 'select:mcp__fx__echo' }); return matches[0].signature;";
+    let first = sdk(
+        server.connect(None, None),
+        json!([exec("await tools.mcp__fx__echo({ accountNumber: 12345678, holder: 'Ada' }); return 'called';"), exec(signature)]),
+        None,
+    );
+    assert_eq!(first[1]["text"], "called", "{first:?}");
+    let observed = first[2]["text"].as_str().unwrap();
+    assert!(observed.contains("accountNumber: number;") && observed.ends_with("} /* observed */>"), "{first:?}");
+    assert!(!observed.contains("12345678") && !observed.contains("Ada"), "no value: {observed}");
+    let other = sdk(server.connect(None, None), json!([exec(signature)]), None);
+    assert_eq!(other[1]["text"], "tools.mcp__fx__echo(args?: {}): Promise<unknown>", "{other:?}");
+}
+
 #[test]
 fn over_http_calls_past_the_bounds_are_answered_busy() {
     let setup = Setup::new();

@@ -71,7 +71,7 @@ pub mod fuzzing {
         pool: &[crate::ToolDefinition],
         params: &crate::catalogue::search::SearchParams,
     ) -> crate::catalogue::search::SearchResult {
-        crate::catalogue::search::Index::new(pool).search(pool, params)
+        crate::catalogue::search::Index::new(pool).search(pool, params, &Default::default())
     }
 
     /// Reads a hook's stdout, as a `PreToolUse` and as a `PostToolUse` hook's; whether it
@@ -222,7 +222,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 39] = [
+    const ORDER: [&str; 41] = [
         "session",
         "conversation::announce",
         "conversation::render",
@@ -234,11 +234,13 @@ mod layering {
         "catalogue::exec_tool",
         "catalogue::typings",
         "catalogue::search",
+        "catalogue::relevance",
         "catalogue::signature",
         "script::typescript",
         "script::callee",
         "script::parse",
         "calls::funnel",
+        "calls::observed",
         "calls::policy",
         "calls::guards",
         "calls::settings",

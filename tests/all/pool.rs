@@ -328,3 +328,52 @@ async fn the_funnel_refuses_denied_tools_whoever_calls_them() {
     let result = session.call("mcp__fx__greet", json!({"name": "y"})).await;
     assert!(!result.ok(), "the last valid settings (denying mcp__fx) stay in force: {}", result.text());
 }
+
+/// A tool without an output schema shows the type of what it answered, marked as observed:
+/// keys and types merged over its answers, never a value, and only to the session (the
+/// client) whose calls saw it.
+#[tokio::test]
+async fn a_tool_without_an_output_schema_shows_what_it_answered_to_this_client_only() {
+    let harness = session(&[("fx", fixture())], |b| b).await;
+    let signature = |session: &exec_host::Session| {
+        session
+            .search("select:mcp__fx__echo,mcp__fx__shapes", None)
+            .unwrap()
+            .matches
+            .into_iter()
+            .map(|m| m.signature)
+            .collect::<Vec<_>>()
+    };
+    let before = signature(&harness.session);
+    assert_eq!(before[0], "tools.mcp__fx__echo(args?: {}): Promise<unknown>");
+
+    let outcome = harness
+        .run(
+            r#"
+            await tools.mcp__fx__echo({ id: 7, name: "Ada Lovelace", tags: ["secret-tag"] });
+            await tools.mcp__fx__echo({ id: 8, tags: [] });
+            await tools.mcp__fx__shapes({ mode: "a", at: 1 });
+            const { matches } = await tools.ToolSearch({ query: "select:mcp__fx__echo" });
+            return matches[0].signature;"#,
+        )
+        .await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let expected =
+        "tools.mcp__fx__echo(args?: {}): Promise<{\n  id: number;\n  name?: string;\n  tags: string[];\n} /* observed */>";
+    assert_eq!(*outcome.value().unwrap(), json!(expected), "the script's own search reads it at once");
+    let after = signature(&harness.session);
+    assert_eq!(after[0], expected, "later searches of the session too");
+    assert_eq!(after[1], before[1], "a declared output schema stays as declared");
+    for value in ["Ada", "secret", "7"] {
+        assert!(!after[0].contains(value), "{value} in {}", after[0]);
+    }
+    let file = harness.session.declaration_file().unwrap();
+    assert!(file.contains("  mcp__fx__echo(args?: {}): Promise<{\n    id: number;"), "{file}");
+    assert!(file.contains("} /* observed */>;"), "{file}");
+
+    // Another client of the same session (a serve client) has seen nothing.
+    let approver = exec_host_tests::TestApprover::new(|_| exec_host::Approval::AllowOnce);
+    let other = harness.session.for_client(std::sync::Arc::new(exec_host_tests::SharedApprover(approver)), None);
+    assert_eq!(signature(&other), before);
+    assert!(other.declaration_file().unwrap().contains("mcp__fx__echo(args?: {}): Promise<unknown>;"));
+}

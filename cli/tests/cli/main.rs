@@ -13,6 +13,7 @@ mod mcp;
 mod park;
 mod permissions;
 mod run;
+mod search;
 mod terminal;
 mod tools;
 

@@ -190,9 +190,10 @@ fn search_finds_tools_like_a_script_does() {
     let all = json_of(&output);
     assert_eq!(all["matches"].as_array().unwrap().len(), all["total"].as_u64().unwrap() as usize, "an empty query lists all");
 
-    let output = setup.run(&["search", "nothing-like-this", "--mcp-config", &config]);
+    let output = setup.run(&["search", "nothingmatches", "--mcp-config", &config]);
     assert_eq!(output.status.code(), Some(1), "no match: exit 1, as grep");
-    assert!(stderr(&output).contains("no tool matches \"nothing-like-this\""), "{}", stderr(&output));
+    assert!(stderr(&output).contains("no tool matches \"nothingmatches\""), "{}", stderr(&output));
+    assert!(stderr(&output).contains("of the MCP server fx"), "where the tools come from: {}", stderr(&output));
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tracing::{Instrument, debug};
 
+use crate::calls::observed::Observed;
 use crate::calls::policy::{Approval, Authorized, Notes, Policy};
 use crate::calls::settings::{Settings, SettingsFiles};
 use crate::sources::mcp::RESOURCE_TOOLS;
@@ -40,16 +41,25 @@ pub(crate) struct Funnel {
     registry: Arc<Registry>,
     settings: Arc<SettingsFiles>,
     policy: Policy,
+    /// What this session's tools without an output schema answered: its own, as its
+    /// approvals are (another client's funnel has another).
+    observed: Arc<Observed>,
 }
 
 impl Funnel {
     pub fn new(registry: Arc<Registry>, settings: Arc<SettingsFiles>, policy: Policy) -> Self {
-        Funnel { registry, settings, policy }
+        Funnel { registry, settings, policy, observed: Arc::default() }
     }
 
-    /// The same funnel with another policy (another client's approvals).
+    /// The same funnel with another policy (another client's approvals), observing afresh:
+    /// one client's answers never shape what another is told.
     pub fn with_policy(&self, policy: Policy) -> Funnel {
-        Funnel { registry: self.registry.clone(), settings: self.settings.clone(), policy }
+        Funnel { registry: self.registry.clone(), settings: self.settings.clone(), policy, observed: Arc::default() }
+    }
+
+    /// The output types this funnel's calls have observed.
+    pub fn observed(&self) -> &Observed {
+        &self.observed
     }
 
     pub fn policy(&self) -> &Policy {
@@ -123,6 +133,7 @@ impl Funnel {
         let Authorized { input, post_hook_input } =
             self.authorize(&name, tool.definition().effect, input, &context, &settings, answered).await?;
         let args = object_input(&name, input)?;
+        let untyped = tool.definition().output_schema.is_none();
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
             return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
@@ -150,6 +161,9 @@ impl Funnel {
             Err(error) => debug!(tool = %name, stage = %error.stage, "tool call failed: {}", error.message),
         }
         if let Ok(output) = &result {
+            if untyped {
+                self.observed.record(&name, output);
+            }
             self.after(&name, &origin, post_hook_input, || output.clone().into_value(), &settings, &notes).await;
         }
         result

@@ -9,7 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::catalogue::signature;
+use crate::calls::observed::Observed;
+use crate::catalogue::relevance::Relevance;
+use crate::catalogue::signature::{self, Returns};
 use crate::sources::tools::names::TOOL_SEARCH;
 use crate::sources::tools::{ToolDefinition, ToolError, ToolSource};
 /// Results of a keyword search when the script does not say.
@@ -35,6 +37,11 @@ pub struct SearchResult {
     pub matches: Vec<SearchMatch>,
     /// Matches before the cut to `max_results`.
     pub total: usize,
+    // Said when keywords found nothing. Left undocumented in the schema, and declared as a
+    // plain optional string, because every word of this type is in Exec's description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema, PartialEq)]
@@ -81,7 +88,7 @@ pub(crate) fn parse_params(args: Map<String, Value>) -> Result<SearchParams, Too
 /// Answers `params` from `pool`, indexing it first (see [`Reachable`] to search one pool often).
 #[cfg(test)]
 fn search(pool: &[ToolDefinition], params: &SearchParams) -> SearchResult {
-    Index::new(pool).search(pool, params)
+    Index::new(pool).search(pool, params, &Observed::default())
 }
 
 /// The tools one Exec reaches: what its `tools` object has, what `tools.ToolSearch`
@@ -115,59 +122,32 @@ impl Reachable {
         &self.definitions
     }
 
-    /// Runs one search over these tools.
-    pub fn search(&self, params: &SearchParams) -> SearchResult {
-        self.index.get_or_init(|| Index::new(&self.definitions)).search(&self.definitions, params)
+    /// Runs one search over these tools; a tool without an output schema that `observed`
+    /// has seen answer shows the type of its answers.
+    pub fn search(&self, params: &SearchParams, observed: &Observed) -> SearchResult {
+        self.index.get_or_init(|| Index::new(&self.definitions)).search(&self.definitions, params, observed)
     }
 }
 
-/// What keyword ranking reads of each tool of a pool, lower-cased and split into words
-/// once: an Exec searches the same pool as often as it likes.
+/// What searching reads of each tool of a pool, prepared once: an Exec searches the same
+/// pool as often as it likes.
 #[derive(Debug)]
 pub(crate) struct Index {
-    entries: Vec<Entry>,
-}
-
-#[derive(Debug)]
-struct Entry {
-    name: String,
-    name_words: Vec<String>,
-    hint: String,
-    hint_words: Vec<String>,
-    description: String,
-    description_words: Vec<String>,
-    mcp: bool,
-    /// Rendered the first time the tool is a match.
-    signature: OnceLock<String>,
+    relevance: Relevance,
+    /// Each tool's call form, rendered the first time it is a match.
+    signatures: Vec<OnceLock<String>>,
 }
 
 impl Index {
     /// Indexes `pool`; [`search`](Self::search) must be given the same pool.
     pub fn new(pool: &[ToolDefinition]) -> Self {
-        let entries = pool
-            .iter()
-            .map(|tool| {
-                let hint = tool.search_hint.as_deref().map(str::to_lowercase).unwrap_or_default();
-                let description = tool.description.to_lowercase();
-                Entry {
-                    name: tool.name.to_lowercase(),
-                    name_words: name_words(&tool.name),
-                    hint_words: text_words(&hint),
-                    hint,
-                    description_words: text_words(&description),
-                    description,
-                    mcp: matches!(tool.source, ToolSource::Mcp { .. }),
-                    signature: OnceLock::new(),
-                }
-            })
-            .collect();
-        Index { entries }
+        Index { relevance: Relevance::new(pool), signatures: pool.iter().map(|_| OnceLock::new()).collect() }
     }
 
     /// Answers `params` from `pool`: `select:` picks named tools in the order given, an
-    /// empty query lists the whole pool, keywords rank (see [`Ranking`]).
-    pub fn search(&self, pool: &[ToolDefinition], params: &SearchParams) -> SearchResult {
-        debug_assert_eq!(pool.len(), self.entries.len(), "an index searches the pool it was made from");
+    /// empty query lists the whole pool, keywords rank (see [`relevance`](super::relevance)).
+    pub fn search(&self, pool: &[ToolDefinition], params: &SearchParams, observed: &Observed) -> SearchResult {
+        debug_assert_eq!(pool.len(), self.signatures.len(), "an index searches the pool it was made from");
         let query = params.query.trim();
         if let Some(list) = query.strip_prefix("select:") {
             let mut picked: Vec<usize> = Vec::new();
@@ -178,137 +158,76 @@ impl Index {
                     picked.push(at);
                 }
             }
-            return self.result(pool, picked.len(), picked);
+            return self.result(pool, picked.len(), picked, observed);
         }
         if query.is_empty() {
-            return self.result(pool, pool.len(), (0..pool.len()).collect());
+            return self.result(pool, pool.len(), (0..pool.len()).collect(), observed);
         }
         let limit = params.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_LIMIT);
-        let ranking = Ranking::new(query);
-        let mut scored: Vec<(u32, usize)> =
-            self.entries.iter().enumerate().filter_map(|(at, entry)| ranking.score(entry).map(|score| (score, at))).collect();
-        scored.sort_by(|(a, a_at), (b, b_at)| {
-            b.cmp(a)
-                .then(self.entries[*b_at].mcp.cmp(&self.entries[*a_at].mcp))
-                .then_with(|| pool[*a_at].name.cmp(&pool[*b_at].name))
-        });
-        let total = scored.len();
-        self.result(pool, total, scored.into_iter().take(limit).map(|(_, at)| at).collect())
+        let ranked = self.relevance.rank(&self.relevance.query(query));
+        let total = ranked.len();
+        let mut result = self.result(pool, total, ranked.into_iter().take(limit).collect(), observed);
+        if total == 0 {
+            result.note = Some(nothing_found(pool, query));
+        }
+        result
     }
 
-    /// The result for the tools at positions `picked` of `pool`, each with its signature.
-    fn result(&self, pool: &[ToolDefinition], total: usize, picked: Vec<usize>) -> SearchResult {
+    /// The result for the tools at positions `picked` of `pool`, each with its signature:
+    /// kept for the pool, but for the types observed, which are this caller's alone.
+    fn result(&self, pool: &[ToolDefinition], total: usize, picked: Vec<usize>, observed: &Observed) -> SearchResult {
         let matches = picked
             .into_iter()
             .map(|at| {
                 let tool = &pool[at];
-                let signature = self.entries[at]
-                    .signature
-                    .get_or_init(|| signature::call_form(&tool.name, &tool.input_schema, tool.output_schema.as_deref()));
-                SearchMatch { name: tool.name.clone(), description: tool.description.clone(), signature: signature.clone() }
+                let seen = tool.output_schema.is_none().then(|| observed.schema(&tool.name)).flatten();
+                let signature = match seen {
+                    Some(seen) => signature::call_form_returning(&tool.name, &tool.input_schema, Returns::Observed(&seen)),
+                    None => self.signatures[at]
+                        .get_or_init(|| signature::call_form(&tool.name, &tool.input_schema, tool.output_schema.as_deref()))
+                        .clone(),
+                };
+                SearchMatch { name: tool.name.clone(), description: tool.description.clone(), signature }
             })
             .collect();
-        SearchResult { matches, total }
+        SearchResult { matches, total, note: None }
     }
 }
 
-/// How a keyword query ranks tools. Each term scores in the strongest tier it reaches:
-/// a whole word of the name > part of the name > a word of the search hint > a word of
-/// the description; the query equal to the whole name (ignoring case) beats every sum.
-/// Ties go to MCP tools (their names are the hardest to guess), then to name order. A
-/// `+term` must be part of the name (as a substring: `+log` keeps `catalog`).
-struct Ranking {
-    whole: String,
-    terms: Vec<String>,
-    required: Vec<String>,
-}
+/// The servers a note names at most; the rest are counted.
+const MAX_SOURCES_NAMED: usize = 12;
+/// The longest query a note repeats, in characters.
+const MAX_QUERY_REPEATED: usize = 60;
 
-const EXACT_NAME: u32 = 10_000;
-const NAME_WORD: u32 = 100;
-const NAME_PART: u32 = 50;
-const HINT_WORD: u32 = 20;
-const DESCRIPTION_WORD: u32 = 5;
-
-impl Ranking {
-    fn new(query: &str) -> Self {
-        let lower = query.to_lowercase();
-        let whole = lower.strip_prefix("tools.").unwrap_or(&lower).to_string();
-        let mut terms = Vec::new();
-        let mut required = Vec::new();
-        for word in lower.split_whitespace() {
-            match word.strip_prefix('+') {
-                Some(term) if !term.is_empty() => required.push(term.to_string()),
-                Some(_) => {}
-                None => terms.push(word.to_string()),
-            }
+/// What a keyword search that found nothing says instead of a bare `total: 0`: where the
+/// reachable tools come from, so the script (and the model reading it) can ask with the
+/// words those tools use, or learn that no such tool is there.
+fn nothing_found(pool: &[ToolDefinition], query: &str) -> String {
+    let mut builtins = 0;
+    let mut servers: Vec<(&str, usize)> = Vec::new();
+    for tool in pool {
+        match &tool.source {
+            ToolSource::Builtin => builtins += 1,
+            ToolSource::Mcp { server } => match servers.iter_mut().find(|(name, _)| name == server) {
+                Some((_, count)) => *count += 1,
+                None => servers.push((server, 1)),
+            },
         }
-        Ranking { whole, terms, required }
     }
-
-    /// The tool's score, or `None` when it does not match.
-    fn score(&self, entry: &Entry) -> Option<u32> {
-        if !self.required.iter().all(|term| entry.name.contains(term.as_str())) {
-            return None;
-        }
-        if entry.name == self.whole {
-            return Some(EXACT_NAME);
-        }
-        let score: u32 = self
-            .terms
-            .iter()
-            .chain(&self.required)
-            .map(|term| {
-                if entry.name_words.iter().any(|word| word == term) {
-                    NAME_WORD
-                } else if entry.name.contains(term.as_str()) {
-                    NAME_PART
-                } else if mentions(&entry.hint, &entry.hint_words, term) {
-                    HINT_WORD
-                } else if mentions(&entry.description, &entry.description_words, term) {
-                    DESCRIPTION_WORD
-                } else {
-                    0
-                }
-            })
-            .sum();
-        (score > 0).then_some(score)
+    let mut sources: Vec<String> = Vec::new();
+    if builtins > 0 {
+        sources.push(format!("{builtins} builtin"));
     }
-}
-
-/// The words of a tool name, lower case: split at every character that is not a letter or
-/// a digit, and where camelCase turns (`getUserProfile` -> get, user, profile).
-fn name_words(name: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    for part in name.split(|c: char| !c.is_alphanumeric()).filter(|part| !part.is_empty()) {
-        let chars: Vec<char> = part.chars().collect();
-        let mut start = 0;
-        for i in 1..chars.len() {
-            let turn = chars[i].is_uppercase()
-                && (chars[i - 1].is_lowercase()
-                    || chars.get(i + 1).is_some_and(|next| next.is_lowercase()) && chars[i - 1].is_uppercase());
-            if turn {
-                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
-                start = i;
-            }
-        }
-        words.push(chars[start..].iter().collect::<String>().to_lowercase());
+    for (server, count) in servers.iter().take(MAX_SOURCES_NAMED) {
+        sources.push(format!("{count} of the MCP server {server}"));
     }
-    words
-}
-
-/// The words of a lower-cased text.
-fn text_words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|word| !word.is_empty()).map(String::from).collect()
-}
-
-/// Whether `term` starts a word of the text (`file` finds "files"); a term with
-/// punctuation in it (`get-user`) is looked for anywhere in the text.
-fn mentions(text: &str, words: &[String], term: &str) -> bool {
-    if term.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        words.iter().any(|word| word.starts_with(term))
-    } else {
-        text.contains(term)
+    if servers.len() > MAX_SOURCES_NAMED {
+        sources.push(format!("those of {} more servers", servers.len() - MAX_SOURCES_NAMED));
     }
+    let query: String = query.chars().take(MAX_QUERY_REPEATED).collect();
+    let within =
+        if sources.is_empty() { "no tool is reachable".to_string() } else { format!("the tools are {}", sources.join(", ")) };
+    format!("no reachable tool's name, search hint or description has a word of `{query}`; {within}. Query \"\" lists them all.")
 }
 
 #[cfg(test)]
@@ -347,35 +266,44 @@ mod tests {
     }
 
     #[test]
-    fn keywords_rank_exact_name_then_name_words_then_parts_then_hint_then_description() {
+    fn keywords_rank_the_exact_name_then_name_words_then_the_rest() {
         let (found, total) = names("weather", Some(50));
-        assert_eq!(
-            found,
-            [
-                "weather",                     // the exact name
-                "mcp__wx__get-weather.hourly", // a word of the name; MCP first within the tier
-                "mcp__wx__weather",
-                "weather_lookup",
-                "weatherly", // part of a name
-                "forecast",  // its search hint
-            ]
-        );
+        assert_eq!(found[..2], ["weather", "mcp__wx__weather"], "the exact name, then an MCP tool's own name");
+        assert_eq!(found.last().map(String::as_str), Some("forecast"), "a search hint is below every name: {found:?}");
+        let at = |name: &str| found.iter().position(|found| found == name).unwrap();
+        assert!(at("weather_lookup") < at("mcp__wx__get-weather.hourly"), "fewer other words in the name first: {found:?}");
+        assert!(at("weatherly") < at("forecast"), "part of a name is a name word: {found:?}");
         assert_eq!(total, 6);
-        // The exact name of an MCP tool, as the announcement gives it, comes first.
-        assert_eq!(names("mcp__wx__weather", None).0[0], "mcp__wx__weather");
         assert_eq!(names("MCP__WX__WEATHER", None).0[0], "mcp__wx__weather", "case does not matter");
         assert_eq!(names("tools.weather_lookup", None).0[0], "weather_lookup");
-        // camelCase names split into words; descriptions match by word prefix.
-        assert_eq!(names("file", None).0, ["mcp__files__readFile", "list_files"], "readFile has the word, list_files a part");
-        assert_eq!(names("read", None).0, ["mcp__files__readFile"]);
-        assert_eq!(names("outlook", None).0, ["forecast"]);
+        // camelCase splits into words, in names and queries alike; words are stemmed.
+        assert_eq!(
+            names("file", None).0,
+            ["list_files", "mcp__files__readFile"],
+            "both have the word; list_files has fewer others"
+        );
+        assert_eq!(names("readFile", None).0[0], "mcp__files__readFile");
+        assert_eq!(names("reading", None).0, ["mcp__files__readFile"]);
+        assert_eq!(names("outlooks", None).0, ["forecast"], "a description's word, stemmed");
         assert_eq!(names("hourly", None).0, ["mcp__wx__get-weather.hourly"]);
+        assert_eq!(names("the of and", None).1, 0, "stop words find nothing");
     }
 
     #[test]
-    fn ranking_is_deterministic_and_several_terms_add_up() {
-        // Both words in weather_lookup's name outweigh one in an MCP tool's.
-        assert_eq!(names("weather lookup", None).0[..2], ["weather_lookup", "mcp__wx__get-weather.hourly"]);
+    fn a_tool_with_every_word_of_the_query_comes_before_one_with_some() {
+        // weather_lookup says `date` in its description's first sentence: both words.
+        assert_eq!(names("weather by date", None).0[0], "weather_lookup");
+        // The first sentence says what a tool does; a word said only later ranks below.
+        let pool = vec![
+            builtin("make_dirs", "Creates a directory tree."),
+            builtin("edit", "Makes edits to a text file. Only within allowed directories."),
+        ];
+        let result = search(&pool, &SearchParams { query: "make directory".into(), max_results: None });
+        assert_eq!(result.matches.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["make_dirs", "edit"]);
+    }
+
+    #[test]
+    fn ranking_is_deterministic_whatever_the_pools_order() {
         let first = names("weather hourly", None);
         assert_eq!(first.0[0], "mcp__wx__get-weather.hourly");
         for _ in 0..5 {
@@ -389,12 +317,24 @@ mod tests {
 
     #[test]
     fn a_plus_term_must_be_in_the_name() {
-        assert_eq!(
-            names("+weather hourly", None).0,
-            ["mcp__wx__get-weather.hourly", "mcp__wx__weather", "weather", "weather_lookup", "weatherly"]
-        );
+        let (found, _) = names("+weather hourly", None);
+        assert_eq!(found[0], "mcp__wx__get-weather.hourly");
+        assert_eq!(found.len(), 5, "every name with weather, forecast's hint aside: {found:?}");
+        assert!(!found.contains(&"forecast".to_string()));
         assert_eq!(names("+lookup weather", None).0, ["weather_lookup"]);
         assert_eq!(names("+prediction", None).0, Vec::<String>::new(), "a hint is not the name");
+    }
+
+    #[test]
+    fn a_search_that_finds_nothing_says_where_the_tools_come_from() {
+        let result = search(&pool(), &SearchParams { query: "todo".into(), max_results: None });
+        assert_eq!(result.total, 0);
+        let note = result.note.unwrap();
+        assert!(note.contains("`todo`") && note.contains("5 builtin") && note.contains("2 of the MCP server wx"), "{note}");
+        assert_eq!(search(&pool(), &SearchParams { query: "weather".into(), max_results: None }).note, None);
+        let many: Vec<ToolDefinition> = (0..40).map(|i| mcp(&format!("s{i}"), "t", "A tool.")).collect();
+        let note = search(&many, &SearchParams { query: "x".repeat(500), max_results: None }).note.unwrap();
+        assert!(note.contains("those of 28 more servers") && note.len() < 1_000, "bounded: {note}");
     }
 
     #[test]

@@ -27,15 +27,47 @@ const MAX_TEXT_BYTES: usize = 128 * 1024;
 /// expand exponentially. Past this, the rest renders as `unknown`.
 const MAX_NODES: usize = 20_000;
 
+/// What a call form says a tool resolves to.
+#[derive(Clone, Copy, Debug)]
+pub enum Returns<'a> {
+    /// The tool's output schema.
+    Declared(&'a Value),
+    /// A schema of what the tool was seen to answer: rendered `T /* observed */`.
+    Observed(&'a Value),
+    /// `unknown`.
+    Unknown,
+}
+
+impl<'a> Returns<'a> {
+    /// The declared schema when there is one, else the observed one, else `unknown`.
+    pub fn of(declared: Option<&'a Value>, observed: Option<&'a Value>) -> Self {
+        match (declared, observed) {
+            (Some(schema), _) => Returns::Declared(schema),
+            (None, Some(schema)) => Returns::Observed(schema),
+            (None, None) => Returns::Unknown,
+        }
+    }
+}
+
 /// `tools.name(args: {...}): Promise<T>`; `T` from the output schema, else `unknown`.
 pub fn call_form(name: &str, input: &Value, output: Option<&Value>) -> String {
-    format!("{}{}", access(name), parameters_and_result(input, output, 0))
+    call_form_returning(name, input, Returns::of(output, None))
+}
+
+/// [`call_form`] with the result type said by `returns`.
+pub fn call_form_returning(name: &str, input: &Value, returns: Returns) -> String {
+    format!("{}{}", access(name), parameters_and_result(input, returns, 0))
 }
 
 /// The same call form as a member of an object type (`name(args: ...): Promise<T>;`),
 /// indented by `depth` levels: what a `.d.ts` file declares inside `tools`.
 pub fn member(name: &str, input: &Value, output: Option<&Value>, depth: usize) -> String {
-    format!("{}{}{};", "  ".repeat(depth), property_key(name), parameters_and_result(input, output, depth))
+    member_returning(name, input, Returns::of(output, None), depth)
+}
+
+/// [`member`] with the result type said by `returns`.
+pub fn member_returning(name: &str, input: &Value, returns: Returns, depth: usize) -> String {
+    format!("{}{}{};", "  ".repeat(depth), property_key(name), parameters_and_result(input, returns, depth))
 }
 
 /// The type a schema describes, as TypeScript.
@@ -71,11 +103,12 @@ pub fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c == '_' || c == '$' || c.is_ascii_alphanumeric())
 }
 
-fn parameters_and_result(input: &Value, output: Option<&Value>, depth: usize) -> String {
+fn parameters_and_result(input: &Value, returns: Returns, depth: usize) -> String {
     let args = Renderer::new(input).render(input, depth);
-    let result = match output {
-        Some(schema) => Renderer::new(schema).render(schema, depth),
-        None => "unknown".to_string(),
+    let result = match returns {
+        Returns::Declared(schema) => Renderer::new(schema).render(schema, depth),
+        Returns::Observed(schema) => format!("{} /* observed */", Renderer::new(schema).render(schema, depth)),
+        Returns::Unknown => "unknown".to_string(),
     };
     // A tool that requires no argument may be called with none: `tools.ls()`.
     let optional = input.get("required").and_then(Value::as_array).is_none_or(|required| required.is_empty());

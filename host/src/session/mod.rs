@@ -346,12 +346,12 @@ impl Session {
     /// Searches what an `Exec` script reaches now, as `tools.ToolSearch` does.
     pub fn search(&self, query: impl Into<String>, max_results: Option<usize>) -> Result<SearchResult, SessionError> {
         let params = SearchParams { query: query.into(), max_results };
-        Ok(self.view()?.reachable.search(&params))
+        Ok(self.view()?.reachable.search(&params, self.funnel.observed()))
     }
 
     /// A TypeScript declaration file of what an `Exec` script reaches now.
     pub fn declaration_file(&self) -> Result<String, SessionError> {
-        Ok(crate::catalogue::typings::declaration_file(self.view()?.reachable.definitions()))
+        Ok(crate::catalogue::typings::declaration_file(self.view()?.reachable.definitions(), self.funnel.observed()))
     }
 
     /// Connects an MCP server while the session runs; its tools join the pool of every

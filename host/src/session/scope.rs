@@ -65,7 +65,7 @@ impl ScriptTools for ExecScope {
 
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {
         let params = search::parse_params(args)?;
-        let result = self.reachable.search(&params);
+        let result = self.reachable.search(&params, self.funnel.observed());
         serde_json::to_string(&result)
             .map_err(|e| ToolError::projection(format!("ToolSearch: the result could not be encoded: {e}")))
     }
