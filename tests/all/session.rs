@@ -428,6 +428,8 @@ async fn a_provider_that_searches_deferred_tools_gets_the_pool_marked_and_the_se
 
     let deny = Layer::from_value(json!({"permissions": {"deny": ["read_file(secret.txt)"]}})).unwrap();
     let harness = Harness::with(|builder| builder.provider_deferral().managed_settings(deny)).await;
+    // An MCP server's tools: Responses gets them in a namespace of their own.
+    harness.session.add_server("fx", crate::mcp::fixture()).await.unwrap();
     std::fs::write(harness.dir.path().join("notes.txt"), "alpha\n").unwrap();
     std::fs::write(harness.dir.path().join("secret.txt"), "s").unwrap();
     let history = vec![Message::user("What do the notes say?")];
@@ -449,10 +451,23 @@ async fn a_provider_that_searches_deferred_tools_gets_the_pool_marked_and_the_se
         assert!(tools.iter().any(|tool| tool["type"] == search), "{file}: the provider's search is declared");
         let named = |tool: &serde_json::Value| tool["name"].as_str().unwrap_or_default().to_string();
         assert!(!tools.iter().any(|tool| named(tool) == "Exec"), "{file}: the search replaces Exec");
-        for tool in tools.iter().filter(|tool| tool["defer_loading"] == true) {
-            assert!(deferred.contains(&named(tool).as_str()), "{file}: only the pool is deferred: {tool}");
+        // Each deferred tool by its whole name: a namespace's members are named within it.
+        let mut marked: Vec<String> = tools
+            .iter()
+            .flat_map(|tool| match tool["type"] == "namespace" {
+                true => tool["tools"].as_array().unwrap().iter().map(|member| (format!("{}__", named(tool)), member)).collect(),
+                false => vec![(String::new(), tool)],
+            })
+            .filter(|(_, tool)| tool["defer_loading"] == true)
+            .map(|(namespace, tool)| namespace + &named(tool))
+            .collect();
+        marked.sort();
+        let mut pool_names: Vec<String> = deferred.iter().map(|name| name.to_string()).collect();
+        pool_names.sort();
+        assert_eq!(marked, pool_names, "{file}: the pool, and only it, is deferred");
+        if provider == Provider::OpenAiResponses {
+            assert!(tools.iter().any(|tool| tool["type"] == "namespace" && tool["name"] == "mcp__fx"), "{file}");
         }
-        assert_eq!(tools.iter().filter(|tool| tool["defer_loading"] == true).count(), deferred.len(), "{file}");
         let rendered = serde_json::to_string_pretty(&body["tools"]).unwrap() + "\n";
         if bless {
             std::fs::create_dir_all(&golden).unwrap();

@@ -8,12 +8,18 @@
 //!   the same, so the tool results a turn answers come first in the user turn after it.
 //! - Chat Completions' `tool` messages carry text only: a tool result's images follow the
 //!   tool messages in one user message that names the calls they came from.
+//! - With Responses' own deferral, the deferred tools of each MCP server form a namespace
+//!   (`mcp__<server>`, holding the tools by their own names), as OpenAI advises for tool
+//!   search; the calls in the history are written with their namespace, as the model made
+//!   them, and [`Provider::reply`] joins a call's namespace and name back into the tool's
+//!   name. [`responses_namespace`] is the one rule for both directions.
 
 use serde_json::{Map, Value, json};
 
 use crate::catalogue::pool::Declaration;
 use crate::conversation::message::{ContentBlock, Message, Role};
 use crate::sources::tools::Image;
+use crate::sources::tools::names::{MCP_PREFIX, split_mcp_name};
 
 /// A model API whose request shape the host can render.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,8 +43,9 @@ pub const ANTHROPIC_TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
 impl Provider {
     /// The `tools` array with the provider's own deferral, where the API has a search over
     /// deferred tools (the Messages API and Responses): `declared` as they are, the
-    /// provider's tool search, and `deferred`, each marked `defer_loading`. `None` for an API
-    /// without one (Chat Completions), which keeps the `Exec` path.
+    /// provider's tool search, and `deferred`, each marked `defer_loading` (for Responses,
+    /// an MCP server's in a namespace of its own). `None` for an API without one (Chat
+    /// Completions), which keeps the `Exec` path.
     pub fn tools_deferring(self, declared: &[Declaration], deferred: &[Declaration]) -> Option<Value> {
         let search = match self {
             Provider::Anthropic => json!({"type": ANTHROPIC_TOOL_SEARCH, "name": "tool_search_tool_bm25"}),
@@ -47,12 +54,37 @@ impl Provider {
         };
         let mut tools: Vec<Value> = declared.iter().map(|declaration| self.tool(declaration)).collect();
         tools.push(search);
+        // Namespaces in the order their first tool comes, each with its tools in pool order.
+        let mut namespaces: Vec<(String, Vec<Value>)> = Vec::new(); // (server, its tools)
         for declaration in deferred {
-            let mut tool = self.tool(declaration);
-            if let Some(object) = tool.as_object_mut() {
-                object.insert("defer_loading".into(), json!(true));
+            let namespaced = match self {
+                Provider::OpenAiResponses => responses_namespace(&declaration.name),
+                _ => None,
+            };
+            let deferring = |mut tool: Value| {
+                if let Some(object) = tool.as_object_mut() {
+                    object.insert("defer_loading".into(), json!(true));
+                }
+                tool
+            };
+            match namespaced {
+                Some((server, own)) => {
+                    let tool = deferring(self.tool(&Declaration { name: own.to_string(), ..declaration.clone() }));
+                    match namespaces.iter_mut().find(|(known, _)| known == server) {
+                        Some((_, members)) => members.push(tool),
+                        None => namespaces.push((server.to_string(), vec![tool])),
+                    }
+                }
+                None => tools.push(deferring(self.tool(declaration))),
             }
-            tools.push(tool);
+        }
+        for (server, members) in namespaces {
+            tools.push(json!({
+                "type": "namespace",
+                "name": namespace_of(&server),
+                "description": format!("The tools of the MCP server `{server}`."),
+                "tools": members,
+            }));
         }
         Some(Value::Array(tools))
     }
@@ -79,16 +111,22 @@ impl Provider {
     /// The system prompt is not part of it, except for Chat Completions, where a non-empty
     /// `system` becomes the first message.
     pub fn messages(self, system: &str, history: &[Message]) -> Value {
+        self.messages_naming(system, history, &|_| false)
+    }
+
+    /// [`messages`](Self::messages), where a call of a tool for which `namespaced` is true is
+    /// written in its namespace (Responses, with its own deferral).
+    fn messages_naming(self, system: &str, history: &[Message], namespaced: &dyn Fn(&str) -> bool) -> Value {
         match self {
             Provider::Anthropic => anthropic_messages(history),
-            Provider::OpenAiResponses => responses_input(history),
+            Provider::OpenAiResponses => responses_input(history, namespaced),
             Provider::OpenAiChat => chat_messages(system, history),
         }
     }
 
     /// A whole request body, without the model and sampling parameters the caller adds.
     pub fn request(self, system: &str, declarations: &[Declaration], history: &[Message]) -> Value {
-        self.body(system, self.tools(declarations), history)
+        self.body(system, self.tools(declarations), self.messages(system, history))
     }
 
     /// A whole request body with the provider's own deferral (see
@@ -100,10 +138,13 @@ impl Provider {
         deferred: &[Declaration],
         history: &[Message],
     ) -> Option<Value> {
-        Some(self.body(system, self.tools_deferring(declared, deferred)?, history))
+        let tools = self.tools_deferring(declared, deferred)?;
+        let namespaced =
+            |name: &str| responses_namespace(name).is_some() && deferred.iter().any(|declaration| declaration.name == name);
+        Some(self.body(system, tools, self.messages_naming(system, history, &namespaced)))
     }
 
-    fn body(self, system: &str, tools: Value, history: &[Message]) -> Value {
+    fn body(self, system: &str, tools: Value, messages: Value) -> Value {
         let mut body = Map::new();
         match self {
             Provider::Anthropic => {
@@ -111,21 +152,42 @@ impl Provider {
                     body.insert("system".into(), json!(system));
                 }
                 body.insert("tools".into(), tools);
-                body.insert("messages".into(), self.messages(system, history));
+                body.insert("messages".into(), messages.clone());
             }
             Provider::OpenAiResponses => {
                 if !system.is_empty() {
                     body.insert("instructions".into(), json!(system));
                 }
                 body.insert("tools".into(), tools);
-                body.insert("input".into(), self.messages(system, history));
+                body.insert("input".into(), messages.clone());
             }
             Provider::OpenAiChat => {
                 body.insert("tools".into(), tools);
-                body.insert("messages".into(), self.messages(system, history));
+                body.insert("messages".into(), messages.clone());
             }
         }
         Value::Object(body)
+    }
+}
+
+/// Where a tool goes with Responses' own deferral: an MCP tool into its server's namespace
+/// ([`namespace_of`]), under its own name (`read_file`); `None` for other tools. The
+/// inverse is [`responses_tool_name`].
+fn responses_namespace(name: &str) -> Option<(&str, &str)> {
+    split_mcp_name(name)
+}
+
+/// The namespace of an MCP server's tools: `mcp__<server>`, so that the namespace, `__` and
+/// a tool's own name spell the tool's name.
+fn namespace_of(server: &str) -> String {
+    format!("{MCP_PREFIX}{server}")
+}
+
+/// The tool a Responses call names, with the namespace it was made in, if any.
+pub(crate) fn responses_tool_name(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(namespace) if !namespace.is_empty() => format!("{namespace}__{name}"),
+        _ => name.to_string(),
     }
 }
 
@@ -166,7 +228,7 @@ fn anthropic_block(block: &ContentBlock) -> Value {
     }
 }
 
-fn responses_input(history: &[Message]) -> Value {
+fn responses_input(history: &[Message], namespaced: &dyn Fn(&str) -> bool) -> Value {
     let mut items = Vec::new();
     for message in history {
         let mut parts = Vec::new();
@@ -186,7 +248,14 @@ fn responses_input(history: &[Message]) -> Value {
                 }
                 ContentBlock::ToolUse { id, name, input } => {
                     flush(&mut parts, &mut items);
-                    items.push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": input.to_string()}));
+                    let mut call = json!({"type": "function_call", "call_id": id, "name": name, "arguments": input.to_string()});
+                    if namespaced(name)
+                        && let Some((server, own)) = responses_namespace(name)
+                    {
+                        call["namespace"] = json!(namespace_of(server));
+                        call["name"] = json!(own);
+                    }
+                    items.push(call);
                 }
                 ContentBlock::ToolResult { tool_use_id, content, .. } => {
                     flush(&mut parts, &mut items);
@@ -291,6 +360,83 @@ fn chat_image(image: &Image) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn responses_deferral_puts_each_servers_tools_in_a_namespace_and_its_calls_come_back_whole() {
+        let declaration = |name: &str| Declaration {
+            name: name.into(),
+            description: format!("{name} does it"),
+            input_schema: std::sync::Arc::new(json!({"type": "object"})),
+        };
+        let declared = [declaration("mcp__fs__pinned")];
+        let deferred = [
+            declaration("read_file"),
+            declaration("mcp__fs__read_file"),
+            declaration("mcp__memory__read_graph"),
+            declaration("mcp__fs__write_file"),
+        ];
+        let tools = Provider::OpenAiResponses.tools_deferring(&declared, &deferred).unwrap();
+        let summary: Vec<String> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| match tool["type"].as_str().unwrap() {
+                "namespace" => format!(
+                    "{}[{}]",
+                    tool["name"].as_str().unwrap(),
+                    tool["tools"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|member| member["name"].as_str().unwrap())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+                "function" if tool["defer_loading"] == true => format!("{}*", tool["name"].as_str().unwrap()),
+                other => tool["name"].as_str().unwrap_or(other).to_string(),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            ["mcp__fs__pinned", "tool_search", "read_file*", "mcp__fs[read_file,write_file]", "mcp__memory[read_graph]"]
+        );
+        let namespace = &tools[3];
+        assert_eq!(namespace["description"], "The tools of the MCP server `fs`.");
+        assert_eq!(namespace["tools"][0]["defer_loading"], true, "deferred inside the namespace, not the namespace itself");
+        assert_eq!(namespace["tools"][0]["description"], "mcp__fs__read_file does it");
+        let anthropic = Provider::Anthropic.tools_deferring(&declared, &deferred).unwrap();
+        assert!(anthropic.as_array().unwrap().iter().all(|tool| tool.get("type") != Some(&json!("namespace"))), "flat there");
+
+        // The model's call in a namespace reads as the tool, and is written back as it came;
+        // a declared tool's call stays flat.
+        let reply = Provider::OpenAiResponses
+            .reply(&json!({"status": "completed", "output": [
+                {"type": "function_call", "call_id": "c1", "namespace": "mcp__fs", "name": "read_file", "arguments": "{}"},
+                {"type": "function_call", "call_id": "c2", "name": "mcp__fs__pinned", "arguments": "{}"},
+            ]}))
+            .unwrap();
+        let names: Vec<&str> = reply
+            .message
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::ToolUse { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["mcp__fs__read_file", "mcp__fs__pinned"]);
+        let body = Provider::OpenAiResponses.request_deferring("", &declared, &deferred, &[reply.message]).unwrap();
+        assert_eq!(body["input"][0]["namespace"], "mcp__fs");
+        assert_eq!(body["input"][0]["name"], "read_file");
+        assert_eq!(body["input"][1].get("namespace"), None);
+        assert_eq!(body["input"][1]["name"], "mcp__fs__pinned");
+        let plain = Provider::OpenAiResponses.request(
+            "",
+            &declared,
+            &[Message::new(Role::Assistant, vec![ContentBlock::tool_use("c", "mcp__fs__read_file", json!({}))])],
+        );
+        assert_eq!(plain["input"][0]["name"], "mcp__fs__read_file", "without deferral, no namespaces");
+    }
 
     fn image() -> Image {
         Image { mime_type: "image/png".into(), base64: "AAAA".into() }

@@ -152,7 +152,11 @@ fn responses(body: &Value, read: &mut Read) -> Result<StopReason, ReplyError> {
                     }
                 }
             }
-            "function_call" => read.call(text_of(item, "call_id"), text_of(item, "name"), text_of(item, "arguments")),
+            "function_call" => {
+                let namespace = item.get("namespace").and_then(Value::as_str);
+                let name = crate::conversation::provider::responses_tool_name(namespace, text_of(item, "name"));
+                read.call(text_of(item, "call_id"), &name, text_of(item, "arguments"))
+            }
             other => read.skip(other),
         }
     }

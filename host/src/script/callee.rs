@@ -16,12 +16,19 @@ const NOT_A_FUNCTION: &str = "TypeError: not a function";
 const MAX_CALLEE_CHARS: usize = 120;
 
 /// The text of what `failure` failed to call, when it is the engine's bare `not a function`
-/// and the call is found in `source` at the failure's innermost frame.
+/// and the call is found in `source` at the failure's innermost frame (the fuzz target's
+/// entry; the session asks [`callee_at`] once it knows the error is that one).
+#[cfg(any(test, fuzzing))]
 pub(crate) fn name_callee(source: &str, failure: &Uncaught) -> Option<String> {
-    if failure.error != NOT_A_FUNCTION {
+    if !is_bare_not_a_function(failure) {
         return None;
     }
     callee_at(source, failure.frames.first()?.position)
+}
+
+/// Whether `failure` is the engine's bare `not a function`, which names nothing.
+pub(crate) fn is_bare_not_a_function(failure: &Uncaught) -> bool {
+    failure.error == NOT_A_FUNCTION
 }
 
 /// The text of the callee of the innermost call at `position` of `source`.

@@ -50,7 +50,8 @@ fn close_names<'a>(name: &str, candidates: impl Iterator<Item = (&'a str, &'a st
 /// The engine's bare `TypeError: not a function` in an uncaught `error`, said as
 /// [`not_a_function`] says it.
 pub(super) fn explain_not_a_function(code: &str, error: &mut Uncaught, reachable: &Reachable) {
-    if callee::name_callee(code, error).is_none() {
+    // One parse: `not_a_function` reads the call at the innermost frame.
+    if !callee::is_bare_not_a_function(error) {
         return;
     }
     let Some(position) = error.frames.first().map(|frame| frame.position) else { return };
