@@ -168,7 +168,8 @@ pub(crate) fn search(
             0 => {
                 eprintln!("no tool matches {}", terminal::err(&format!("{query:?}")));
                 if let Some(note) = &result.note {
-                    eprintln!("({note})");
+                    // It names the servers and repeats the query: made safe like any text.
+                    eprintln!("({})", terminal::err(note));
                 }
             }
             total if total > shown => {
