@@ -292,6 +292,28 @@ fn on_2026_07_28_initialize_is_an_unknown_method_and_discover_claims_no_list_cha
     assert_eq!(answer["result"]["capabilities"]["tools"].get("listChanged"), None, "{body}");
 }
 
+/// A client of 2026-07-28 has no MCP session: what its calls observed of an untyped tool's
+/// answers lasts its request (the Exec's own later search reads it), and the next request,
+/// which may be another client's, is told `unknown`.
+#[test]
+fn on_2026_07_28_observed_output_types_last_one_request_and_never_reach_the_next() {
+    let setup = Setup::new();
+    let server = setup.serve_with_fixture(None, &[]);
+    let signature = "(await tools.ToolSearch({ query: 'select:mcp__fx__echo' })).matches[0].signature";
+    let report = drive(json!({
+        "url": server.url,
+        "calls": [
+            {"tool": "Exec", "args": {"code": format!("await tools.mcp__fx__echo({{ balance: 1234.5 }}); return {signature};")}},
+            {"tool": "Exec", "args": {"code": format!("return {signature};")}},
+        ],
+    }));
+    assert_eq!(report["protocol"], "2026-07-28", "{report}");
+    let observed = report["calls"][0]["text"].as_str().unwrap();
+    assert!(observed.contains("balance: number;") && observed.contains("} /* observed */>"), "{report}");
+    assert!(!observed.contains("1234"), "no value: {report}");
+    assert!(report["calls"][1]["text"].as_str().unwrap().contains("Promise<unknown>"), "{report}");
+}
+
 /// On 2026-07-28 a load balancer may route on `Mcp-Method` and `Mcp-Name` without reading the
 /// body, so a request whose headers are missing or say another call than its body is refused
 /// before anything runs: otherwise a proxy's rule for one tool could be passed by naming it.
