@@ -133,7 +133,6 @@ impl Funnel {
         let Authorized { input, post_hook_input } =
             self.authorize(&name, tool.definition().effect, input, &context, &settings, answered).await?;
         let args = object_input(&name, input)?;
-        let untyped = tool.definition().output_schema.is_none();
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
             return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
@@ -161,9 +160,7 @@ impl Funnel {
             Err(error) => debug!(tool = %name, stage = %error.stage, "tool call failed: {}", error.message),
         }
         if let Ok(output) = &result {
-            if untyped {
-                self.observed.record(&name, output);
-            }
+            self.observed.record(tool.definition(), output);
             self.after(&name, &origin, post_hook_input, || output.clone().into_value(), &settings, &notes).await;
         }
         result

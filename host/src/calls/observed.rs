@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use crate::sources::tools::ToolOutput;
+use crate::sources::tools::{ToolDefinition, ToolOutput};
 
 /// Levels of nesting kept; deeper values are `unknown`.
 pub const MAX_DEPTH: usize = 4;
@@ -53,8 +53,13 @@ struct Seen {
 
 impl Observed {
     /// Merges the shape of what `tool` answered (what a script receives: the structured
-    /// value, else the text, else null) into what was seen of it.
-    pub fn record(&self, tool: &str, output: &ToolOutput) {
+    /// value, else the text, else null) into what was seen of it; a tool that declares its
+    /// output schema is never observed.
+    pub fn record(&self, tool: &ToolDefinition, output: &ToolOutput) {
+        if tool.output_schema.is_some() {
+            return;
+        }
+        let tool = tool.name.as_str();
         {
             let tools = self.tools.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             match tools.get(tool) {
@@ -83,10 +88,14 @@ impl Observed {
         }
     }
 
-    /// The JSON Schema of what `tool` was seen to answer, or `None` before its first answer.
-    pub fn schema(&self, tool: &str) -> Option<Arc<Value>> {
+    /// The JSON Schema of what `tool` was seen to answer: `None` before its first answer,
+    /// and for a tool that declares its own.
+    pub fn schema(&self, tool: &ToolDefinition) -> Option<Arc<Value>> {
+        if tool.output_schema.is_some() {
+            return None;
+        }
         let mut tools = self.tools.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let seen = tools.get_mut(tool)?;
+        let seen = tools.get_mut(&tool.name)?;
         Some(seen.schema.get_or_insert_with(|| Arc::new(seen.shape.schema())).clone())
     }
 }
@@ -267,12 +276,16 @@ fn is_a_name(key: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn tool(name: &str) -> ToolDefinition {
+        ToolDefinition::new(name, "", json!({"type": "object"})).unwrap()
+    }
+
     fn observed(answers: &[Value]) -> Value {
         let observed = Observed::default();
         for answer in answers {
-            observed.record("t", &ToolOutput::structured(answer.clone()));
+            observed.record(&tool("t"), &ToolOutput::structured(answer.clone()));
         }
-        observed.schema("t").map(|schema| (*schema).clone()).unwrap()
+        observed.schema(&tool("t")).map(|schema| (*schema).clone()).unwrap()
     }
 
     fn observed_once(answer: Value) -> Value {
@@ -331,27 +344,39 @@ mod tests {
 
         let observed = Observed::default();
         for _ in 0..MAX_ANSWERS_MERGED {
-            observed.record("t", &ToolOutput::structured(json!({"a": 1})));
+            observed.record(&tool("t"), &ToolOutput::structured(json!({"a": 1})));
         }
-        observed.record("t", &ToolOutput::structured(json!({"late": 1})));
+        observed.record(&tool("t"), &ToolOutput::structured(json!({"late": 1})));
         assert_eq!(
-            *observed.schema("t").unwrap(),
+            *observed.schema(&tool("t")).unwrap(),
             observed_once(json!({"a": 1})),
             "answers past {MAX_ANSWERS_MERGED} change nothing"
         );
         for i in 0..(MAX_TOOLS_OBSERVED + 10) {
-            observed.record(&format!("tool{i}"), &ToolOutput::text("x"));
+            observed.record(&tool(&format!("tool{i}")), &ToolOutput::text("x"));
         }
-        assert!(observed.schema(&format!("tool{}", MAX_TOOLS_OBSERVED + 5)).is_none(), "at most {MAX_TOOLS_OBSERVED} tools");
+        assert!(
+            observed.schema(&tool(&format!("tool{}", MAX_TOOLS_OBSERVED + 5))).is_none(),
+            "at most {MAX_TOOLS_OBSERVED} tools"
+        );
+    }
+
+    #[test]
+    fn a_tool_that_declares_its_output_schema_is_never_observed() {
+        let observed = Observed::default();
+        let typed = tool("typed").with_output_schema(json!({"type": "object"}));
+        observed.record(&typed, &ToolOutput::structured(json!({"a": 1})));
+        assert!(observed.schema(&typed).is_none());
+        assert!(observed.schema(&tool("typed")).is_none(), "nothing was kept of it");
     }
 
     #[test]
     fn a_text_answer_is_a_string_and_nothing_is_null() {
         let observed = Observed::default();
-        observed.record("text", &ToolOutput::text("hello"));
-        observed.record("empty", &ToolOutput::empty());
-        assert_eq!(*observed.schema("text").unwrap(), json!({"type": "string"}));
-        assert_eq!(*observed.schema("empty").unwrap(), json!({"type": "null"}));
-        assert!(observed.schema("never").is_none());
+        observed.record(&tool("text"), &ToolOutput::text("hello"));
+        observed.record(&tool("empty"), &ToolOutput::empty());
+        assert_eq!(*observed.schema(&tool("text")).unwrap(), json!({"type": "string"}));
+        assert_eq!(*observed.schema(&tool("empty")).unwrap(), json!({"type": "null"}));
+        assert!(observed.schema(&tool("never")).is_none());
     }
 }

@@ -65,6 +65,19 @@ struct Indexed {
     said_stems: HashSet<String>,
 }
 
+impl Indexed {
+    /// 2 when the query is this tool's name, 1 when it is an MCP tool's own name, else 0.
+    fn exactness(&self, query: &Query) -> u8 {
+        if self.name == query.whole {
+            2
+        } else if self.own_name.as_deref() == Some(query.whole.as_str()) {
+            1
+        } else {
+            0
+        }
+    }
+}
+
 /// One field of every tool (names, hints or descriptions), scored by BM25 over this pool.
 struct Field {
     weight: f32,
@@ -194,9 +207,7 @@ impl Relevance {
     /// without having its stem (`dir` in `create_directory`).
     fn names_it(&self, at: usize, query: &Query) -> bool {
         let tool = &self.tools[at];
-        tool.name == query.whole
-            || tool.own_name.as_deref() == Some(query.whole.as_str())
-            || query.terms.iter().any(|term| part_of_name(&tool.name, term))
+        tool.exactness(query) > 0 || query.terms.iter().any(|term| part_of_name(&tool.name, term))
     }
 
     /// Where the tool at `at` ranks for `query`, or `None` when it does not match.
@@ -205,13 +216,7 @@ impl Relevance {
         if !query.required.iter().all(|term| tool.name.contains(term.as_str())) {
             return None;
         }
-        let exact = if tool.name == query.whole {
-            2
-        } else if tool.own_name.as_deref() == Some(query.whole.as_str()) {
-            1
-        } else {
-            0
-        };
+        let exact = tool.exactness(query);
         let in_name = |term: &Term| tool.name_stems.contains(&term.stem) || part_of_name(&tool.name, term);
         let name_words = query.terms.iter().filter(|term| in_name(term)).count();
         let words = query.terms.iter().filter(|term| in_name(term) || tool.said_stems.contains(&term.stem)).count();
@@ -269,7 +274,7 @@ fn first_sentence(description: &str) -> &str {
 
 /// The tokenizer of names, hints, descriptions and queries alike: [`words`], less English
 /// stop words, stemmed.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Debug)]
 struct Words;
 
 impl Words {
@@ -303,7 +308,7 @@ impl Tokenizer for Stems {
 
 /// The words of a name or a text, lower case: split at every character that is not a letter
 /// or a digit, and where camelCase turns (`getUserProfile` -> get, user, profile).
-pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|part| !part.is_empty()).flat_map(|part| {
         let chars: Vec<char> = part.chars().collect();
         let mut words = Vec::new();

@@ -180,8 +180,7 @@ impl Index {
             .into_iter()
             .map(|at| {
                 let tool = &pool[at];
-                let seen = tool.output_schema.is_none().then(|| observed.schema(&tool.name)).flatten();
-                let signature = match seen {
+                let signature = match observed.schema(tool) {
                     Some(seen) => signature::call_form_returning(&tool.name, &tool.input_schema, Returns::Observed(&seen)),
                     None => self.signatures[at]
                         .get_or_init(|| signature::call_form(&tool.name, &tool.input_schema, tool.output_schema.as_deref()))

@@ -37,7 +37,7 @@ pub fn declaration_file(tools: &[ToolDefinition], observed: &Observed) -> String
             out.push_str(&signature::doc_comment(&tool.description, 1));
             out.push('\n');
         }
-        let seen = tool.output_schema.is_none().then(|| observed.schema(&tool.name)).flatten();
+        let seen = observed.schema(tool);
         let returns = Returns::of(tool.output_schema.as_deref(), seen.as_deref());
         out.push_str(&signature::member_returning(&tool.name, &tool.input_schema, returns, 1));
         out.push('\n');

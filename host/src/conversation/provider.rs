@@ -54,18 +54,18 @@ impl Provider {
         };
         let mut tools: Vec<Value> = declared.iter().map(|declaration| self.tool(declaration)).collect();
         tools.push(search);
+        let deferring = |mut tool: Value| {
+            if let Some(object) = tool.as_object_mut() {
+                object.insert("defer_loading".into(), json!(true));
+            }
+            tool
+        };
         // Namespaces in the order their first tool comes, each with its tools in pool order.
         let mut namespaces: Vec<(String, Vec<Value>)> = Vec::new(); // (server, its tools)
         for declaration in deferred {
             let namespaced = match self {
                 Provider::OpenAiResponses => responses_namespace(&declaration.name),
                 _ => None,
-            };
-            let deferring = |mut tool: Value| {
-                if let Some(object) = tool.as_object_mut() {
-                    object.insert("defer_loading".into(), json!(true));
-                }
-                tool
             };
             match namespaced {
                 Some((server, own)) => {
@@ -152,18 +152,18 @@ impl Provider {
                     body.insert("system".into(), json!(system));
                 }
                 body.insert("tools".into(), tools);
-                body.insert("messages".into(), messages.clone());
+                body.insert("messages".into(), messages);
             }
             Provider::OpenAiResponses => {
                 if !system.is_empty() {
                     body.insert("instructions".into(), json!(system));
                 }
                 body.insert("tools".into(), tools);
-                body.insert("input".into(), messages.clone());
+                body.insert("input".into(), messages);
             }
             Provider::OpenAiChat => {
                 body.insert("tools".into(), tools);
-                body.insert("messages".into(), messages.clone());
+                body.insert("messages".into(), messages);
             }
         }
         Value::Object(body)
