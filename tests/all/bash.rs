@@ -130,21 +130,25 @@ async fn a_command_s_output_exit_code_and_lines_reach_the_script_and_the_progres
     assert!(stopped.contains("started"), "what it printed is kept: {stopped}");
 }
 
-/// A workspace with a `.git` folder, and a folder outside it.
+/// A workspace with a `.git` folder, and a folder outside it, beside it.
 struct Place {
-    _root: tempfile::TempDir,
+    _folders: [tempfile::TempDir; 2],
     workspace: std::path::PathBuf,
     outside: std::path::PathBuf,
 }
 
 impl Place {
     fn new() -> Self {
-        // Not under /tmp: a command's /tmp is writable (its own, with the namespaces).
-        let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let (workspace, outside) = (root.path().join("ws"), root.path().join("outside"));
+        Place::in_folder(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")))
+    }
+
+    /// The workspace and the folder outside it made in `base`, side by side.
+    fn in_folder(base: &std::path::Path) -> Self {
+        let made = || tempfile::Builder::new().prefix("exec-host-").tempdir_in(base).unwrap();
+        let folders = [made(), made()];
+        let (workspace, outside) = (folders[0].path().canonicalize().unwrap(), folders[1].path().canonicalize().unwrap());
         std::fs::create_dir_all(workspace.join(".git/hooks")).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
-        Place { _root: root, workspace, outside }
+        Place { _folders: folders, workspace, outside }
     }
 
     fn confinement(&self, layers: Layers) -> Confinement {
@@ -176,6 +180,115 @@ async fn landlock_alone_keeps_writes_and_reads_in_the_workspace() {
     let through_link = place.run(Layers::only("landlock"), "echo x > out/via-link; cat out/secret").await;
     assert!(through_link.output.contains("Permission denied"), "{through_link:?}");
     assert!(!place.outside.join("via-link").exists());
+}
+
+/// Where agents make workspaces: under `/tmp`, under the home folder, and one level below `/`.
+fn workspace_bases() -> Vec<std::path::PathBuf> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from).expect("HOME is set");
+    vec!["/tmp".into(), home, "/".into()]
+}
+
+#[tokio::test]
+async fn a_workspace_under_tmp_home_or_the_root_reaches_none_of_its_neighbours_whatever_layer_stands_alone() {
+    for base in workspace_bases() {
+        let place = Place::in_folder(&base);
+        std::fs::write(place.outside.join("SECRET.txt"), "s3cret").unwrap();
+        let outside_name = place.outside.file_name().unwrap().to_str().unwrap();
+        let escape = place.workspace.parent().unwrap().join(format!("{outside_name}-escape.txt"));
+        let attacks = [
+            format!("echo x > ../{outside_name}-escape.txt; cat ../{outside_name}/SECRET.txt"),
+            format!("echo x > {}; cat {}/SECRET.txt", escape.display(), place.outside.display()),
+            format!("cd ..; echo x > {outside_name}-escape.txt; cat {outside_name}/SECRET.txt; ls"),
+        ];
+        // Landlock stands between the command and the folders beside the workspace wherever
+        // it lies; the namespaces do too under `/tmp`, whose private copy holds only the
+        // workspace.
+        let mut layers = vec![Layers::default(), Layers::only("landlock")];
+        if base == std::path::Path::new("/tmp") {
+            layers.push(Layers::only("namespaces"));
+        }
+        for layers in layers {
+            for attack in &attacks {
+                let stopped = place.run(layers, attack).await;
+                let at = format!("{layers:?} in {}: {attack}: {stopped:?}", base.display());
+                assert!(!stopped.output.contains("s3cret"), "{at}");
+                assert!(
+                    !stopped.output.lines().any(|line| line == outside_name),
+                    "the folder beside it is not even listed: {at}"
+                );
+                assert!(!escape.exists(), "{at}");
+            }
+        }
+        let open = place.run(Layers::only("limits"), &attacks[0]).await;
+        assert_eq!(open.output, "s3cret", "without Landlock the attack works: {open:?}");
+        std::fs::remove_file(&escape).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_workspace_under_tmp_is_where_the_command_sees_it_and_git_works_there() {
+    let place = Place::in_folder(std::path::Path::new("/tmp"));
+    std::fs::remove_dir_all(place.workspace.join(".git")).unwrap();
+    let init = std::process::Command::new("git").arg("init").arg("-q").current_dir(&place.workspace).status().unwrap();
+    assert!(init.success());
+    std::fs::write(place.workspace.join("a.txt"), "in the workspace").unwrap();
+    let command = format!("cat \"$PWD/a.txt\"; echo; cat {}/a.txt; echo; git status --porcelain; pwd", place.workspace.display());
+    let seen = place.run(Layers::default(), &command).await;
+    let expected = format!("in the workspace\nin the workspace\n?? a.txt\n{}\n", place.workspace.display());
+    assert_eq!((seen.exit_code, seen.output.as_str()), (Some(0), expected.as_str()), "{seen:?}");
+    // Its /tmp is still its own, and what it writes there is gone with it.
+    let tmp = place.run(Layers::default(), "echo kept > /tmp/own && cat /tmp/own && ls /tmp | wc -l").await;
+    assert_eq!(tmp.output, "kept\n2\n", "{tmp:?}");
+    assert!(!std::path::Path::new("/tmp/own").exists());
+}
+
+#[tokio::test]
+async fn descriptors_the_host_inherited_do_not_reach_a_command() {
+    use std::os::fd::AsRawFd;
+    let place = Place::new();
+    std::fs::write(place.outside.join("secret"), "s3cret").unwrap();
+    let written = std::fs::File::create(place.outside.join("written")).unwrap();
+    let read = std::fs::File::open(place.outside.join("secret")).unwrap();
+    // As a parent process or a shell redirection leaves them: open across exec, at numbers
+    // no other test uses.
+    let inherited = |file: &std::fs::File| {
+        // SAFETY: F_DUPFD on a descriptor this test owns; the copy is left open for the test.
+        let fd = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_DUPFD, 600) };
+        assert!(fd >= 600);
+        fd
+    };
+    let (write_fd, read_fd) = (inherited(&written), inherited(&read));
+    let attack = format!("echo x >&{write_fd}; cat <&{read_fd}; ls /proc/self/fd | tr '\\n' ' '");
+    for layers in [Layers::default(), Layers::only("landlock"), Layers::only("namespaces")] {
+        let stopped = place.run(layers, &attack).await;
+        assert!(!stopped.output.contains("s3cret"), "{layers:?}: {stopped:?}");
+        assert!(stopped.output.contains("Bad file descriptor"), "{layers:?}: {stopped:?}");
+        // `ls` sees its standard three and the folder it reads: nothing of the host's. (Its
+        // own `/proc` is the namespaces'; Landlock alone keeps the host's out of reach.)
+        if layers.namespaces {
+            assert!(stopped.output.ends_with("0 1 2 3 "), "{layers:?}: {stopped:?}");
+        }
+        assert_eq!(std::fs::read(place.outside.join("written")).unwrap(), b"", "{layers:?}");
+    }
+    // SAFETY: closing the copies made above.
+    unsafe { (libc::close(write_fd), libc::close(read_fd)) };
+}
+
+#[tokio::test]
+async fn the_init_a_command_sees_as_pid_1_carries_nothing_of_the_host() {
+    let place = Place::new();
+    let look = "tr -d '\\000' < /proc/1/cmdline; echo; cat /proc/1/comm; cat /proc/1/environ; ls -l /proc/1/exe; cat /proc/1/mem | wc -c";
+    for layers in [Layers::default(), Layers::only("namespaces")] {
+        let seen = place.run(layers, look).await;
+        let at = format!("{layers:?}: {seen:?}");
+        let this = std::env::current_exe().unwrap();
+        let name = this.file_name().unwrap().to_str().unwrap();
+        assert!(!seen.output.contains(name), "the host's command line: {at}");
+        assert!(!seen.output.contains("CARGO") && !seen.output.contains("PATH="), "the host's environment: {at}");
+        assert!(seen.output.starts_with("\ninit\n"), "{at}");
+        assert!(seen.output.contains("/proc/1/environ: Permission denied"), "{at}");
+        assert!(seen.output.contains("/proc/1/mem: Permission denied"), "{at}");
+    }
 }
 
 #[tokio::test]

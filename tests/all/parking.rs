@@ -15,11 +15,22 @@ use serde_json::{Value, json};
 
 /// A session whose `count` calls ask, answered by parking, with Execs parked in `store`.
 async fn session(dir: &std::path::Path, counter: &Counter, store: &SealedStore, conversation: &str) -> Session {
-    let asks = Layer::from_value(json!({"permissions": {"ask": ["count"]}})).unwrap();
+    session_with(dir, counter, store, conversation, json!({"permissions": {"ask": ["count"]}})).await
+}
+
+/// A session with `settings` (managed), whose questions park, with Execs parked in `store`.
+async fn session_with(
+    dir: &std::path::Path,
+    counter: &Counter,
+    store: &SealedStore,
+    conversation: &str,
+    settings: Value,
+) -> Session {
+    let settings = Layer::from_value(settings).unwrap();
     let approver = Arc::new(SharedApprover(TestApprover::new(|_| Approval::Park)));
     Harness::builder(dir, counter)
         .await
-        .managed_settings(asks)
+        .managed_settings(settings)
         .approver(approver)
         .state_store(store.clone())
         .conversation(conversation)
@@ -118,6 +129,49 @@ async fn a_denied_approval_rejects_the_await_and_the_script_goes_on() {
     let resumed = resume(&session, &waiting.handle, &[(waiting.approvals[0].id, denied)]).await.unwrap();
     assert_eq!(value(&resumed), json!("`count` was denied: not now"));
     assert_eq!(counter.get(), 0);
+}
+
+#[tokio::test]
+async fn a_person_s_answers_bind_a_resume_whatever_the_resuming_session_s_rules_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let asking = session(dir.path(), &counter, &store, "conv-answers").await;
+    // A session whose rules would run `count` without asking.
+    let allows = json!({"permissions": {"allow": ["count"]}});
+    let lenient = session_with(dir.path(), &counter, &store, "conv-answers", allows).await;
+
+    // Denied: refused with the person's reason, though the resuming session allows it.
+    let code = "try { await tools.count({}); return 'ran'; } catch (e) { return e.message; }";
+    let parked = run(&asking, code).await.parked.unwrap();
+    let denied = Approval::Deny { reason: "not on a Friday".into() };
+    let resumed = resume(&lenient, &parked.handle, &[(parked.approvals[0].id, denied)]).await.unwrap();
+    assert_eq!(value(&resumed), json!("`count` was denied: not on a Friday"));
+    assert_eq!(counter.get(), 0);
+
+    // Two calls wait, one is answered: the other asks again (and parks again), though the
+    // resuming session allows it; it runs only once a person answers it.
+    let code = "return await Promise.all([tools.count({}), tools.count({})]);";
+    let parked = run(&asking, code).await.parked.unwrap();
+    assert_eq!(parked.approvals.len(), 2);
+    let (first, second) = (parked.approvals[0].id, parked.approvals[1].id);
+    let again = resume(&lenient, &parked.handle, &[(first, Approval::AllowOnce)]).await.unwrap();
+    let parked_again = again.parked.expect("the unanswered call asked again");
+    assert_eq!(parked_again.approvals.iter().map(|a| a.id).collect::<Vec<_>>(), [second]);
+    assert!(parked_again.approvals[0].why.contains("permissions.ask rule `count`"), "{:?}", parked_again.approvals);
+    assert_eq!(counter.get(), 1, "only the approved call ran");
+    let done = resume(&lenient, &parked_again.handle, &[(second, Approval::AllowOnce)]).await.unwrap();
+    assert_eq!(value(&done), json!([1, 2]));
+
+    // A refusal in the resuming session (here its hook's) is stricter than a person's
+    // "allow": it wins. (A deny rule for the whole tool would take it out of reach, and the
+    // Exec would stay parked for a host that has it.)
+    let denies = json!({"hooks": {"PreToolUse": [{"matcher": "count", "hooks": [{"type": "command", "command": "cat > /dev/null; echo not counting today >&2; exit 2"}]}]}});
+    let strict = session_with(dir.path(), &counter, &store, "conv-answers", denies).await;
+    let code = "try { await tools.count({}); return 'ran'; } catch (e) { return e.message; }";
+    let parked = run(&asking, code).await.parked.unwrap();
+    let refused = resume(&strict, &parked.handle, &[(parked.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
+    assert!(value(&refused).as_str().unwrap().contains("not counting today"), "{}", value(&refused));
+    assert_eq!(counter.get(), 2);
 }
 
 #[tokio::test]

@@ -110,6 +110,45 @@ fn a_denied_call_rejects_in_the_script_and_bad_handles_and_stores_are_one_senten
 }
 
 #[test]
+fn a_resume_is_bound_by_the_answers_whatever_its_own_flags_allow() {
+    let setup = Setup::new();
+    let state = tempfile::tempdir().unwrap();
+    let flags = store_flags(state.path());
+    // `run` starts in bypassPermissions: without `--ask`, a resume's own rules would let
+    // every write run.
+    let code = "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote' } catch (e) { return e.message }";
+    let parked = setup.run(&args(&["run", "-e", code, "--ask", "write_file", "--on-ask", "park", "--json"], &flags));
+    assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
+    let handle = json_of(&parked)["paused"]["handle"].as_str().unwrap().to_string();
+    let denied = setup.run(&args(&["resume", &handle, "--deny", "0=not today", "--json"], &flags));
+    assert_eq!(denied.status.code(), Some(0), "{}", stderr(&denied));
+    assert_eq!(json_of(&denied)["value"], "`write_file` was denied: not today");
+    assert!(!setup.workspace.path().join("x.txt").exists(), "the denied write never ran");
+
+    // Two writes wait; one is approved: the other asks again and parks again.
+    let code = "await Promise.all([tools.write_file({ path: 'a.txt', content: 'a' }), tools.write_file({ path: 'b.txt', content: 'b' })]); return 'both'";
+    let parked = setup.run(&args(&["run", "-e", code, "--ask", "write_file", "--on-ask", "park", "--json"], &flags));
+    assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
+    let parked = json_of(&parked);
+    let handle = parked["paused"]["handle"].as_str().unwrap().to_string();
+    let first = parked["paused"]["approvals"].as_array().unwrap().iter().find(|a| a["input"]["path"] == "a.txt").unwrap()["id"]
+        .to_string();
+    let again = setup.run(&args(&["resume", &handle, "--approve", &first, "--on-ask", "park", "--json"], &flags));
+    assert_eq!(again.status.code(), Some(3), "the unanswered write parks again: {}{}", stdout(&again), stderr(&again));
+    let again = json_of(&again);
+    let waiting = again["paused"]["approvals"].as_array().unwrap();
+    assert_eq!((waiting.len(), &waiting[0]["input"]["path"]), (1, &serde_json::json!("b.txt")), "{again}");
+    assert!(setup.workspace.path().join("a.txt").exists());
+    assert!(!setup.workspace.path().join("b.txt").exists(), "nobody approved it");
+    // And refused, not run, where nobody can be asked.
+    let handle = again["paused"]["handle"].as_str().unwrap().to_string();
+    let refused = setup.run(&args(&["resume", &handle, "--on-ask", "refuse", "--json"], &flags));
+    assert_eq!(refused.status.code(), Some(1), "{}{}", stdout(&refused), stderr(&refused));
+    assert!(stdout(&refused).contains("needs approval"), "{}", stdout(&refused));
+    assert!(!setup.workspace.path().join("b.txt").exists(), "nobody approved it");
+}
+
+#[test]
 fn a_run_parked_on_one_redis_host_is_resumed_by_another_process() {
     let server = RedisServer::start();
     let setup = Setup::new();

@@ -13,11 +13,11 @@ use serde_json::{Map, Value};
 use tracing::{Instrument, debug};
 
 use crate::calls::observed::Observed;
-use crate::calls::policy::{Approval, Authorized, Notes, Policy};
+use crate::calls::policy::{Authorized, Notes, Policy};
 use crate::calls::settings::{Settings, SettingsFiles};
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::names::split_mcp_name;
-use crate::sources::tools::{CallContext, Effect, Registry, ToolError, ToolOutput};
+use crate::sources::tools::{AskedBefore, CallContext, Effect, Registry, ToolError, ToolOutput};
 
 /// A call as the funnel receives it.
 #[derive(Clone, Debug)]
@@ -31,9 +31,8 @@ pub(crate) struct CallRequest {
     pub settings: Option<Arc<Settings>>,
     /// Where `PostToolUse` hooks put the messages they add to the conversation.
     pub notes: Notes,
-    /// The answer to this call's approval, when a person gave it already (a parked call
-    /// resumed); it is used only if the policy still asks.
-    pub answered: Option<Approval>,
+    /// The call parked before and is taken up again, with a person's answer or none.
+    pub asked_before: Option<AskedBefore>,
 }
 
 /// Every tool call of a session passes through here.
@@ -84,9 +83,9 @@ impl Funnel {
         input: Value,
         context: &CallContext,
         settings: &Settings,
-        answered: Option<Approval>,
+        asked_before: Option<AskedBefore>,
     ) -> Result<Authorized, ToolError> {
-        self.policy.authorize(name, effect, input, &context.origin, settings, answered).await
+        self.policy.authorize(name, effect, input, &context.origin, settings, asked_before).await
     }
 
     /// What follows a call that succeeded (see [`Policy::after`]): its `PostToolUse` hooks.
@@ -122,7 +121,7 @@ impl Funnel {
     }
 
     async fn run(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
-        let CallRequest { name, input, context, settings, notes, answered } = request;
+        let CallRequest { name, input, context, settings, notes, asked_before } = request;
         let Some(tool) = self.registry.get(&name) else {
             return Err(ToolError::discovery(unknown_tool(&name)));
         };
@@ -131,7 +130,7 @@ impl Funnel {
             None => self.settings(&name)?,
         };
         let Authorized { input, post_hook_input } =
-            self.authorize(&name, tool.definition().effect, input, &context, &settings, answered).await?;
+            self.authorize(&name, tool.definition().effect, input, &context, &settings, asked_before).await?;
         let args = object_input(&name, input)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {

@@ -551,7 +551,8 @@ impl Session {
                     options.on_tool_progress.as_ref().map(|watcher| CallProgress::sink(watcher, &name, &context.origin));
                 context.input = options.on_input;
                 let settings = Some(view.settings.clone());
-                let request = CallRequest { name: name.clone(), input, context, settings, notes: notes.clone(), answered: None };
+                let request =
+                    CallRequest { name: name.clone(), input, context, settings, notes: notes.clone(), asked_before: None };
                 self.funnel.call(request).await
             }
         };

@@ -56,7 +56,7 @@ impl Session {
         }
         let context = CallContext::new(Origin::Direct { call_id: format!("resources:{tool}").into() }, abort);
         let request =
-            CallRequest { name: tool.to_string(), input, context, settings: None, notes: Notes::default(), answered: None };
+            CallRequest { name: tool.to_string(), input, context, settings: None, notes: Notes::default(), asked_before: None };
         self.funnel.call(request).await
     }
 }

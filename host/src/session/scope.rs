@@ -13,7 +13,7 @@ use crate::sandbox::runtime::{Position, ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
 use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::names::split_mcp_name;
-use crate::sources::tools::{Approval, CallContext, CallProgress, Origin, ProgressWatcher, ToolError};
+use crate::sources::tools::{AskedBefore, CallContext, CallProgress, Origin, ProgressWatcher, ToolError};
 use crate::state::ConversationValues;
 
 use super::hints::did_you_mean;
@@ -46,7 +46,7 @@ impl ScriptTools for ExecScope {
         name: String,
         args: Map<String, Value>,
         cancel: CancellationToken,
-        answered: Option<Approval>,
+        asked_before: Option<AskedBefore>,
     ) -> ToolFuture {
         if !self.reachable.contains(&name) {
             return Box::pin(std::future::ready(Err(self.unreachable(&name))));
@@ -59,7 +59,7 @@ impl ScriptTools for ExecScope {
         // runs applies to it.
         let tool = name.clone();
         let request =
-            CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone(), answered };
+            CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone(), asked_before };
         Box::pin(async move { funnel.call(request).await.map_err(|error| error.naming(&tool)) })
     }
 

@@ -9,10 +9,43 @@
 //!   is never imported. A command that wants its folder there says so (`PYTHONPATH=hooks`),
 //!   which names the folder and so guards it.
 //! - **A hook ends with all it started** ([`contain`]).
+//! - **Nothing the host holds passes to them** ([`no_inherited_descriptors`]): not the
+//!   descriptors its own parent left open (a service manager's, a shell's redirections),
+//!   nor those it opened itself.
 
 /// Set in the environment of every hook and stdio server (a server's own `env` entry may
 /// set it otherwise).
 pub const IMPORT_PATH_ENV: [(&str, &str); 1] = [("PYTHONSAFEPATH", "1")];
+
+/// Makes `command` start with its standard input, output and error alone open.
+pub fn no_inherited_descriptors(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and only makes system calls.
+    unsafe {
+        command.pre_exec(|| {
+            close_on_exec_from(3);
+            Ok(())
+        });
+    }
+}
+
+/// Marks every descriptor from `first` on to be closed when the process execs.
+pub(crate) fn close_on_exec_from(first: u32) {
+    // SAFETY (this function): system calls on this process's own descriptors, with no
+    // allocation: it runs in a forked child too.
+    if unsafe { libc::syscall(libc::SYS_close_range, first, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) } == 0 {
+        return;
+    }
+    // Kernels before 5.11: one by one, as far as this process may open any.
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let last = match unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } {
+        0 => limit.rlim_cur.min(1 << 20) as i32,
+        _ => 65_536,
+    };
+    for fd in first as i32..last {
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
 
 /// Makes `command` start in a PID namespace of its own, where the system allows one (as
 /// root, or through an unprivileged user namespace that maps only this user): its first

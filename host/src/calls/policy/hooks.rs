@@ -241,6 +241,7 @@ async fn run(command: &HookCommand, cwd: Option<&Path>, stdin: &[u8]) -> Run {
         process.current_dir(cwd);
     }
     crate::sources::children::contain(process.as_std_mut());
+    crate::sources::children::no_inherited_descriptors(process.as_std_mut());
     let mut child = match process.spawn() {
         Ok(child) => child,
         Err(e) => return Run::Failed(e.to_string()),

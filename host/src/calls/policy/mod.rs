@@ -34,7 +34,7 @@ use crate::calls::settings::{PermissionMode, Rule, Settings, SettingsFiles, Sour
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::builtin::{PATH_TOOLS, Workspace};
 use crate::sources::tools::names::BASH;
-use crate::sources::tools::{Effect, Origin, ParkRequest, ToolError};
+use crate::sources::tools::{AskedBefore, Effect, Origin, ParkRequest, ToolError};
 use crate::support::lock::Unpoisoned;
 
 /// Answers the calls that must ask: a person at a terminal, a UI, a policy service.
@@ -114,6 +114,19 @@ enum Verdict {
     Deny(String),
 }
 
+/// The verdict on a call that parked before, taken up with `asked_before`: a person's answer
+/// stands in for this session's (a refusal here still wins, as it is stricter), and a call
+/// nobody answered asks again even where this session's rules would let it run. A new call's
+/// verdict is this session's. Also the answer, for the ask that follows.
+fn bound_by_the_answer(verdict: Verdict, asked_before: Option<AskedBefore>) -> (Verdict, Option<Approval>) {
+    let Some(AskedBefore { why, answer }) = asked_before else { return (verdict, None) };
+    match (verdict, answer) {
+        (Verdict::Deny(message), _) => (Verdict::Deny(message), None),
+        (Verdict::Ask { why, lifted }, answer) => (Verdict::Ask { why, lifted }, answer),
+        (Verdict::Allow, answer) => (Verdict::Ask { why, lifted: false }, answer),
+    }
+}
+
 impl Policy {
     pub fn new(
         workspace: Option<Arc<Workspace>>,
@@ -189,9 +202,9 @@ impl Policy {
         input: Value,
         origin: &Origin,
         settings: &Settings,
-        answered: Option<Approval>,
+        asked_before: Option<AskedBefore>,
     ) -> Result<Authorized, ToolError> {
-        let input = self.decide(tool, effect, input, origin, settings, answered).await?;
+        let input = self.decide(tool, effect, input, origin, settings, asked_before).await?;
         let post_hook_input = self.has_post_hooks(tool, settings).then(|| input.clone());
         Ok(Authorized { input, post_hook_input })
     }
@@ -204,8 +217,13 @@ impl Policy {
         input: Value,
         origin: &Origin,
         settings: &Settings,
-        answered: Option<Approval>,
+        asked_before: Option<AskedBefore>,
     ) -> Result<Value, ToolError> {
+        // A person's "deny" is final: the call is refused with their reason, whatever this
+        // session's rules would say of it.
+        if let Some(AskedBefore { answer: Some(Approval::Deny { reason }), .. }) = &asked_before {
+            return Err(ToolError::authorization(format!("`{tool}` was denied: {reason}")));
+        }
         let mode = self.mode(settings);
         let (input, hook) = match hooks::pre_tool_use(self.hook_context(settings, origin), tool, input, mode).await {
             PreOutcome::Block(message) => return Err(ToolError::authorization(message)),
@@ -226,13 +244,16 @@ impl Policy {
             Some(hooks::Decision::Allow) => Verdict::Allow,
             None => self.verdict(tool, effect, &touched, settings, mode),
         };
+        let (verdict, answered) = bound_by_the_answer(verdict, asked_before);
         match verdict {
             Verdict::Allow => Ok(input),
             Verdict::Deny(message) => Err(ToolError::authorization(message)),
-            Verdict::Ask { why, lifted } if mode == PermissionMode::DontAsk => Err(ToolError::authorization(format!(
-                "`{tool}` was not run: it needs approval ({why}), and the permission mode is dontAsk; {}",
-                what_lets_it_run(tool, lifted)
-            ))),
+            Verdict::Ask { why, lifted } if mode == PermissionMode::DontAsk && answered.is_none() => {
+                Err(ToolError::authorization(format!(
+                    "`{tool}` was not run: it needs approval ({why}), and the permission mode is dontAsk; {}",
+                    what_lets_it_run(tool, lifted)
+                )))
+            }
             Verdict::Ask { why, lifted } => self.ask(tool, input, origin, why, lifted, answered).await,
         }
     }
@@ -324,8 +345,8 @@ impl Policy {
         let remembered: Vec<Rule> = self.allowed_always().iter().filter_map(|rule| Rule::parse(rule).ok()).collect();
         !touched.commands.is_empty()
             && touched.commands.iter().all(|part| {
-                let one = Touched::part(part);
-                rules.iter().any(|rule| rule.value.applies(tool, &one)) || remembered.iter().any(|rule| rule.applies(tool, &one))
+                rules.iter().any(|rule| rule.value.allows_part(tool, part))
+                    || remembered.iter().any(|rule| rule.allows_part(tool, part))
             })
     }
 

@@ -135,11 +135,6 @@ impl Touched {
     pub fn command(command: &str) -> Self {
         Touched { commands: commands::parts(command), ..Touched::default() }
     }
-
-    /// One part of a command, on its own.
-    pub fn part(part: &Part) -> Self {
-        Touched { commands: vec![part.clone()], ..Touched::default() }
-    }
 }
 
 impl PartialEq for Rule {
@@ -251,8 +246,8 @@ impl Rule {
         }
         if let Some(pattern) = &self.command {
             // Any part it names: a deny or ask rule then holds for the whole command (an
-            // allow rule must hold for every part: see `Policy::allows`).
-            return touched.commands.iter().any(|part| pattern.matches(part));
+            // allow rule must hold for every part: see `Rule::allows_part`).
+            return touched.commands.iter().any(|part| pattern.names(part));
         }
         match (&self.pattern, &self.path, &self.server) {
             (None, _, _) => true,
@@ -260,6 +255,20 @@ impl Rule {
             (Some(_), None, Some(server)) => touched.server.as_deref() == Some(server.as_str()),
             // A specifier for a tool this host does not have matches nothing.
             (Some(_), None, None) => false,
+        }
+    }
+
+    /// Whether the rule, as an allow rule, lets `part` of a call of tool `name` run: it covers
+    /// the whole tool, or its specifier allows the part as written (see
+    /// [`CommandPattern::allows`]).
+    pub fn allows_part(&self, name: &str, part: &Part) -> bool {
+        if !self.names_tool(name) {
+            return false;
+        }
+        match (&self.pattern, &self.command) {
+            (None, _) => true,
+            (Some(_), Some(pattern)) => pattern.allows(part),
+            (Some(_), None) => false,
         }
     }
 

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::case::{Answer, Reply, Spec};
 use crate::sandbox::runtime::{ScriptTools, ToolFuture};
-use crate::sources::tools::{Approval, ToolError, ToolOutput};
+use crate::sources::tools::{AskedBefore, ToolError, ToolOutput};
 use crate::state::{ConversationValues, ValueBounds};
 
 /// Answers a case's calls and searches.
@@ -68,7 +68,14 @@ impl ScriptTools for ScriptedTools {
         &self.names
     }
 
-    fn call(&self, _: u32, name: String, args: Map<String, Value>, cancel: CancellationToken, _: Option<Approval>) -> ToolFuture {
+    fn call(
+        &self,
+        _: u32,
+        name: String,
+        args: Map<String, Value>,
+        cancel: CancellationToken,
+        _: Option<AskedBefore>,
+    ) -> ToolFuture {
         let Some(answer) = self.find(Some(&name), &args) else {
             return std::future::ready(Err(ToolError::execution(format!("no answer is scripted for {name}")))).boxed();
         };

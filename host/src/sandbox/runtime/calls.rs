@@ -27,7 +27,7 @@ use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
 use super::suspended::UnfinishedCall;
 use super::timers::Timers;
 use crate::sources::tools::names::TOOL_SEARCH;
-use crate::sources::tools::{Approval, Image, MAX_TOOL_NAME_LEN, ParkRequest, Stage, ToolError, ToolOutput};
+use crate::sources::tools::{Approval, AskedBefore, Image, MAX_TOOL_NAME_LEN, ParkRequest, Stage, ToolError, ToolOutput};
 use crate::state::ConversationValues;
 use crate::support::text::cut_chars as cut;
 
@@ -38,15 +38,15 @@ pub(crate) trait ScriptTools: Send + Sync + 'static {
 
     /// Starts call `id` of the script. A name the script may not reach is refused by the
     /// returned future at its first poll. `cancel` fires when the Exec ends or is aborted.
-    /// `answered` is a person's answer to the call's approval, given already (a parked call
-    /// resumed).
+    /// `asked_before`: the call parked before, and is taken up again (with a person's answer,
+    /// or none).
     fn call(
         &self,
         id: u32,
         name: String,
         args: Map<String, Value>,
         cancel: CancellationToken,
-        answered: Option<Approval>,
+        asked_before: Option<AskedBefore>,
     ) -> ToolFuture;
 
     /// Answers `tools.ToolSearch(args)` with the JSON text of its result.
@@ -230,8 +230,8 @@ impl NestedCalls {
                     continue;
                 }
             };
-            let answered = answers.get(&call.id).cloned();
-            let future = self.tools.call(call.id, call.name.clone(), args, self.cancel.clone(), answered);
+            let asked_before = AskedBefore { why: call.request.why.clone(), answer: answers.get(&call.id).cloned() };
+            let future = self.tools.call(call.id, call.name.clone(), args, self.cancel.clone(), Some(asked_before));
             let asked = Some(Box::new((call.name, call.args_json)));
             self.argument_bytes_in_flight += argument_bytes;
             self.in_flight.push(InFlight { id: call.id, argument_bytes, future, asked });

@@ -56,7 +56,6 @@ use self::clock::{Charged, GuestClock, TICK, Ticker};
 use self::journal::{Clocks, Journal};
 use self::state::{ConsoleLog, ParkNow};
 use crate::sandbox::guest::{self, RunOptions, SandboxPre, ScriptError};
-use crate::sources::tools::Approval;
 
 /// Time a replay may take beyond twice the budget (see the epoch callback in `exec`).
 const REPLAY_SLACK: Duration = Duration::from_secs(1);
@@ -457,7 +456,7 @@ impl ScriptTools for NoTools {
         name: String,
         _: serde_json::Map<String, serde_json::Value>,
         _: CancellationToken,
-        _: Option<Approval>,
+        _: Option<crate::sources::tools::AskedBefore>,
     ) -> ToolFuture {
         Box::pin(std::future::ready(Err(crate::sources::tools::ToolError::discovery(format!("`{name}` is not reachable")))))
     }

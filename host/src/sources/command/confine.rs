@@ -180,6 +180,14 @@ pub struct Prepared {
     gid_map: Vec<u8>,
     /// The command's own pids cgroup, where the system lets this host make one.
     pids: Option<PidsCgroup>,
+    /// The workspace, where the command starts once its mounts are made.
+    workspace: CString,
+    /// When the workspace lies under `/tmp`: the folders from `/tmp` down to it, made in the
+    /// private `/tmp` so that the workspace can be bound back where it was.
+    tmp_path: Vec<CString>,
+    /// Where this process keeps its command line and environment, which the init (a copy
+    /// of it, readable as `/proc/1/cmdline`) wipes.
+    host_text: HostText,
 }
 
 /// A pids cgroup of one command: its `pids.max` bounds the processes of the command as
@@ -233,6 +241,10 @@ impl Drop for PidsCgroup {
 impl Prepared {
     pub fn new(confinement: &Confinement) -> Result<Self, String> {
         let layers = confinement.layers;
+        // Where the workspace really is: a link to it could lead under what becomes the
+        // command's private `/tmp`.
+        let workspace = std::fs::canonicalize(&confinement.workspace)
+            .map_err(|e| format!("the workspace {} cannot be found ({e})", confinement.workspace.display()))?;
         let ruleset = match layers.landlock {
             true => Some(landlock_ruleset(confinement)?),
             false => None,
@@ -268,6 +280,12 @@ impl Prepared {
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             pids,
+            workspace: path_c_string(&workspace)?,
+            tmp_path: match layers.namespaces {
+                true => folders_under_tmp(&workspace)?,
+                false => Vec::new(),
+            },
+            host_text: HostText::of_this_process(),
         })
     }
 
@@ -300,6 +318,9 @@ impl Prepared {
             uid_map: (self.uid_map.as_ptr(), self.uid_map.len()),
             gid_map: (self.gid_map.as_ptr(), self.gid_map.len()),
             pids: self.pids.as_ref().map(|pids| pids.procs.as_ptr()),
+            workspace: self.workspace.as_ptr(),
+            tmp_path: self.tmp_path.iter().map(|folder| folder.as_ptr()).collect(),
+            host_text: self.host_text,
         }
     }
 
@@ -334,6 +355,9 @@ struct ChildView {
     gid_map: (*const u8, usize),
     /// The `cgroup.procs` of its pids cgroup.
     pids: Option<*const libc::c_char>,
+    workspace: *const libc::c_char,
+    tmp_path: Vec<*const libc::c_char>,
+    host_text: HostText,
 }
 
 // SAFETY: the pointers are into a `Prepared` that the spawning thread keeps alive until the
@@ -387,6 +411,11 @@ impl ChildView {
                 return Err(os_error());
             }
         }
+        // Nothing the host holds passes to the command: descriptors it inherited from its
+        // own parent (Landlock checks paths, not open descriptors) and its own. Last, after
+        // every fork here: a fork handler of the engine's gives each child a descriptor of
+        // its own open across exec (its `/proc/self/pagemap`, put in the old one's place).
+        crate::sources::children::close_on_exec_from(3);
         Ok(())
     }
 
@@ -419,7 +448,18 @@ impl ChildView {
         if unsafe { libc::getppid() } != keeper {
             unsafe { libc::_exit(137) };
         }
+        // It is a copy of the host, visible to the command as pid 1: it carries nothing of
+        // the host's that the command could read (its command line and name; its memory and
+        // environment, by refusing to be traced or read through /proc).
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        self.host_text.wipe();
+        unsafe { libc::prctl(libc::PR_SET_NAME, c"init".as_ptr(), 0, 0, 0) };
         self.mount_view()?;
+        // The command starts in the workspace as its mounts show it (the host's view of it
+        // may lie under what is now a private `/tmp`).
+        if unsafe { libc::chdir(self.workspace) } != 0 {
+            return Err(os_error());
+        }
         if let Some(ruleset) = self.ruleset {
             // The rules for what exists only now: the command's own /proc and /tmp.
             add_landlock_rule(ruleset, c"/proc", self.proc_access)?;
@@ -448,10 +488,30 @@ impl ChildView {
         if let Some(protection) = &self.protection {
             protection.bind()?;
         }
+        // A workspace under `/tmp` is held by a descriptor across the private `/tmp`'s mount,
+        // then bound back at its path in it (with the protected places bound inside it).
+        let workspace = match self.tmp_path.is_empty() {
+            true => None,
+            false => Some(open_path(self.workspace)?),
+        };
         let tmpfs = c"tmpfs".as_ptr();
         let flags = libc::MS_NOSUID | libc::MS_NODEV;
         if unsafe { libc::mount(tmpfs, c"/tmp".as_ptr(), tmpfs, flags, self.tmp_options.cast()) } != 0 {
             return Err(os_error());
+        }
+        if let Some(workspace) = workspace {
+            for &folder in &self.tmp_path {
+                if unsafe { libc::mkdir(folder, 0o755) } != 0 && os_error().raw_os_error() != Some(libc::EEXIST) {
+                    return Err(os_error());
+                }
+            }
+            let mut path = [0u8; 32];
+            let from = super::protect::fd_path(workspace.as_raw_fd(), &mut path).as_ptr();
+            let bound =
+                unsafe { libc::mount(from, self.workspace, std::ptr::null(), libc::MS_BIND | libc::MS_REC, std::ptr::null()) };
+            if bound != 0 {
+                return Err(os_error());
+            }
         }
         let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
         let proc_mounted =
@@ -523,6 +583,72 @@ fn write_file(file: &std::ffi::CStr, text: &[u8]) -> std::io::Result<()> {
         return Err(os_error());
     }
     Ok(())
+}
+
+/// `place`, opened as a path only (to bind from, or to hold across a mount over it).
+fn open_path(place: *const libc::c_char) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let fd = unsafe { libc::open(place, libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The places in this process's memory of its command line and environment, read once
+/// from `/proc/self/stat`; the init wipes them in its copy.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostText {
+    command_line: (usize, usize),
+    environment: (usize, usize),
+}
+
+impl HostText {
+    fn of_this_process() -> Self {
+        static READ: std::sync::OnceLock<HostText> = std::sync::OnceLock::new();
+        *READ.get_or_init(|| {
+            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+            // The fields after the command's name, which is in brackets and may hold anything.
+            let fields: Vec<usize> = match stat.rfind(')') {
+                Some(end) => stat[end + 1..].split_whitespace().map(|field| field.parse().unwrap_or(0)).collect(),
+                None => Vec::new(),
+            };
+            // arg_start, arg_end, env_start and env_end are fields 48 to 51 (from 1); the
+            // first field after the name is the third.
+            let field = |number: usize| fields.get(number - 3).copied().unwrap_or(0);
+            HostText { command_line: (field(48), field(49)), environment: (field(50), field(51)) }
+        })
+    }
+
+    /// In the init, a copy of this process: zeroes both, so `/proc/1/cmdline` reads empty.
+    fn wipe(&self) {
+        for (start, end) in [self.command_line, self.environment] {
+            if start != 0 && end > start && end - start <= 1 << 22 {
+                // SAFETY: the range is this process's own command line or environment,
+                // mapped and writable (the stack it started with), and nothing of the init
+                // reads it again.
+                unsafe { std::ptr::write_bytes(start as *mut u8, 0, end - start) };
+            }
+        }
+    }
+}
+
+/// `path` as a C string.
+fn path_c_string(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| format!("{} holds a NUL byte", path.display()))
+}
+
+/// The folders from `/tmp` down to `workspace` (itself last), when it lies under `/tmp`.
+fn folders_under_tmp(workspace: &Path) -> Result<Vec<CString>, String> {
+    let Ok(below) = workspace.strip_prefix("/tmp") else { return Ok(Vec::new()) };
+    let mut folder = PathBuf::from("/tmp");
+    let mut folders = Vec::new();
+    for part in below.components() {
+        folder.push(part);
+        folders.push(path_c_string(&folder)?);
+    }
+    Ok(folders)
 }
 
 /// Binds `place` over itself, which makes it a mount point: it cannot be renamed or
@@ -637,7 +763,9 @@ fn landlock_ruleset(confinement: &Confinement) -> Result<OwnedFd, String> {
         .map_err(fail)?
         .add_rules(path_beneath_rules(["/dev/null"], AccessFs::from_file(abi)))
         .map_err(fail)?
-        .add_rules(path_beneath_rules([Path::new("/tmp"), confinement.workspace.as_path()], AccessFs::from_all(abi)))
+        // The real `/tmp` is never granted: a workspace under it would reach its neighbours
+        // through `..`. The command's private `/tmp` gets its rule in the child, once mounted.
+        .add_rules(path_beneath_rules([confinement.workspace.as_path()], AccessFs::from_all(abi)))
         .map_err(fail)?;
     Option::<OwnedFd>::from(ruleset).ok_or_else(|| "this kernel enforces no Landlock ruleset".to_string())
 }

@@ -226,7 +226,7 @@ fn open_beneath(workspace: &OwnedFd, place: *const libc::c_char) -> std::io::Res
 }
 
 /// `/proc/self/fd/<fd>` in `buffer`, without allocating.
-fn fd_path(fd: i32, buffer: &mut [u8; 32]) -> &CStr {
+pub(super) fn fd_path(fd: i32, buffer: &mut [u8; 32]) -> &CStr {
     const PREFIX: &[u8] = b"/proc/self/fd/";
     buffer[..PREFIX.len()].copy_from_slice(PREFIX);
     let mut digits = [0u8; 10];

@@ -283,6 +283,15 @@ pub enum Approval {
     Park,
 }
 
+/// A call of a parked Exec taken up again: why it asked when it parked, and the answer a
+/// person gave it, if any. The answer binds whatever the resuming session's rules say (only
+/// a refusal there is stricter); a call nobody answered asks again.
+#[derive(Clone, Debug)]
+pub(crate) struct AskedBefore {
+    pub why: String,
+    pub answer: Option<Approval>,
+}
+
 /// What a call that waits for an approval asked: kept with a parked Exec, shown to whoever
 /// answers it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
