@@ -140,7 +140,11 @@ impl Answers {
         }
         for given in deny {
             let (id, reason) = given.split_once('=').unwrap_or((given, "denied on the command line"));
-            let id = id.parse().map_err(|_| UsageError(format!("--deny takes ID or ID=REASON, not {given:?}")))?;
+            let id = id.parse().map_err(|_| {
+                UsageError(format!(
+                    "--deny of resume answers a waiting call: it takes ID or ID=REASON, not {given:?}; a permission rule is --deny-rule RULE"
+                ))
+            })?;
             answers.deny.push((id, reason.to_string()));
         }
         Ok(answers)
