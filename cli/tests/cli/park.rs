@@ -133,12 +133,13 @@ fn on_resume_deny_answers_a_call_and_deny_rule_is_the_permission_rule() {
     // The answer refuses the call it names.
     let denied = setup.run(&args(&["resume", &handle, "--deny", "0=not today", "--ask", "write_file", "--json"], &flags));
     assert_eq!(json_of(&denied)["value"], "`write_file` was denied: not today", "{}", stderr(&denied));
-    // The rule holds over an approval: the policy of the moment decides.
+    // The rule holds over an approval: the policy of the moment decides. (A rule on the
+    // whole tool would take it out of reach, and the Exec would stay parked.)
     let handle = park();
-    let ruled = setup.run(&args(&["resume", &handle, "--approve", "0", "--deny-rule", "write_file", "--json"], &flags));
+    let ruled = setup.run(&args(&["resume", &handle, "--approve", "0", "--deny-rule", "write_file(x.txt)", "--json"], &flags));
     assert_eq!(ruled.status.code(), Some(0), "{}", stderr(&ruled));
     let said = json_of(&ruled)["value"].as_str().unwrap().to_string();
-    assert!(said.contains("permissions.deny rule `write_file`"), "{said}");
+    assert!(said.contains("permissions.deny rule `write_file(x.txt)`"), "{said}");
     assert!(!setup.workspace.path().join("x.txt").exists());
 }
 
