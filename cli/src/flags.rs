@@ -20,12 +20,20 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// The id of the permission-rule flag that refuses calls: `--deny` everywhere but `resume`.
+const DENY_RULE: &str = "deny_rule";
+
+const RESUME_DENY_RULE_HELP: &str =
+    "A permission rule that refuses calls, as `run --deny` (here `--deny` answers a waiting call); repeatable";
+
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Run a script (the body of an async function) as a model's Exec call, and print its result.
     Run(RunFlags),
     /// Continue an Exec that parked (`run --on-ask park`, exit status 3) with answers to what
     /// it waits for, and print its result as `run` would have had it never stopped.
+    // One meaning per flag: here `--deny` answers a waiting call, so the rule is `--deny-rule`.
+    #[command(mut_arg(DENY_RULE, |rule| rule.long("deny-rule").help(RESUME_DENY_RULE_HELP)))]
     Resume(ResumeFlags),
     /// Print what a model would be given: the declarations, Exec's description, the pool.
     Tools(ToolsFlags),
@@ -114,8 +122,9 @@ pub(crate) struct SessionFlags {
     /// A permission rule that asks before calls run; repeatable.
     #[arg(long, value_name = "RULE")]
     pub(crate) ask: Vec<String>,
-    /// A permission rule that refuses calls; repeatable.
-    #[arg(long, value_name = "RULE")]
+    /// A permission rule that refuses calls; repeatable. `resume` calls it `--deny-rule`, as
+    /// its `--deny` answers a waiting call.
+    #[arg(long = "deny", id = DENY_RULE, value_name = "RULE")]
     pub(crate) deny: Vec<String>,
     /// The permission mode: default, acceptEdits, dontAsk or bypassPermissions (`run`
     /// starts in bypassPermissions: its user wrote the script; ask and deny rules still apply;
@@ -209,7 +218,8 @@ pub(crate) struct ResumeFlags {
     /// Allow a waiting call and save the rule so it does not ask again; repeatable.
     #[arg(long, value_name = "ID")]
     pub(crate) approve_always: Vec<u32>,
-    /// Refuse a waiting call (the script's await rejects with REASON); repeatable.
+    /// Refuse a waiting call by its id (the script's await rejects with REASON); repeatable.
+    /// A permission rule is `--deny-rule` here.
     #[arg(long, value_name = "ID[=REASON]")]
     pub(crate) deny: Vec<String>,
     #[command(flatten)]

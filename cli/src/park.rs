@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use exec_host::state_store::{SealedStore, StateKey, default_locations, open_store};
-use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, CallOptions, ParkedExec};
+use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, CallOptions, ParkedExec, check_outside_workspace};
 use serde_json::{Value, json};
 
 use crate::config::ResumeConfig;
@@ -51,11 +51,8 @@ impl StoreConfig {
             ("the state store folder", (!location.contains("://")).then(|| PathBuf::from(&location))),
             ("the state key file", key_file.cloned()),
         ] {
-            if let Some(place) = place.filter(|place| inside(workspace, place)) {
-                return Err(UsageError(format!(
-                    "{what} {} is inside the workspace, where scripts read and write files; give --state-store and --state-key-file outside it",
-                    place.display()
-                )));
+            if let Some(Err(inside)) = place.map(|place| check_outside_workspace(&place, workspace)) {
+                return Err(UsageError(format!("{what} {inside}; give --state-store and --state-key-file outside it")));
             }
         }
         let key = match (&self.key_file, &defaults) {
@@ -71,30 +68,6 @@ impl StoreConfig {
         };
         Ok(SealedStore::new(open_store(&location).await?, key))
     }
-}
-
-/// Whether `place` (which may not exist yet) is inside `workspace`, both read through their
-/// links.
-fn inside(workspace: &Path, place: &Path) -> bool {
-    let real = |path: &Path| {
-        let mut existing = path.to_path_buf();
-        let mut rest = Vec::new();
-        while !existing.exists() {
-            match (existing.file_name().map(|name| name.to_os_string()), existing.parent()) {
-                (Some(name), Some(parent)) => {
-                    rest.push(name);
-                    existing = parent.to_path_buf();
-                }
-                _ => break,
-            }
-        }
-        let mut real = std::fs::canonicalize(&existing).unwrap_or(existing);
-        real.extend(rest.iter().rev());
-        real
-    };
-    // Relative paths are the process's, as the store and the workspace open them.
-    let cwd = std::env::current_dir().unwrap_or_default();
-    real(&cwd.join(place)).starts_with(real(&cwd.join(workspace)))
 }
 
 /// What a call that must ask gets on the command line.
@@ -167,7 +140,11 @@ impl Answers {
         }
         for given in deny {
             let (id, reason) = given.split_once('=').unwrap_or((given, "denied on the command line"));
-            let id = id.parse().map_err(|_| UsageError(format!("--deny takes ID or ID=REASON, not {given:?}")))?;
+            let id = id.parse().map_err(|_| {
+                UsageError(format!(
+                    "--deny of resume answers a waiting call: it takes ID or ID=REASON, not {given:?}; a permission rule is --deny-rule RULE"
+                ))
+            })?;
             answers.deny.push((id, reason.to_string()));
         }
         Ok(answers)

@@ -40,7 +40,7 @@
 //! | `sandbox` | the wasmtime runtime ([`Sandbox`], [`Limits`]), the [`guest`] contract, the [`conformance`] cases |
 //! | `sources` | the [`Tool`] trait and the builtin tools, the [`mcp`] servers, the host's own children |
 //! | `state` | what outlives a process: the [`state_store`] (a private folder, or Redis), every entry sealed |
-//! | `support` | bounded reading of a text file ([`text_file`]), an error with its causes as one sentence ([`error_sentence`]) |
+//! | `support` | bounded reading of a text file ([`text_file`]), an error with its causes as one sentence ([`error_sentence`]), the rule that a host-private place is outside the workspace ([`check_outside_workspace`]) |
 //!
 //! Beside the types at the root, a few namespaces hold a sub-API of their own: [`settings`],
 //! [`mcp`], [`results`], [`exec_tool`], [`typings`], [`announcement`], [`limits`],
@@ -143,6 +143,7 @@ pub use sources::tools::{
     Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolProgress, ToolSource, WorkspaceError,
 };
 pub use state::ValueBounds;
+pub use support::private::{InsideWorkspace, check_outside_workspace};
 pub use support::report::error_sentence;
 
 pub use calls::settings;

@@ -218,7 +218,7 @@ async fn a_hostile_server_fails_each_unreadable_answer_at_once_and_skips_only_it
     let connected = within(60, harness.session.add_server("evil", stdio(FIXTURE, &["--hostile"]))).await.unwrap();
     let skipped: Vec<_> = connected.skipped.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(skipped, ["*", "a(b)", "bad_schema", "(unnamed)"], "{:?}", connected.skipped);
-    assert_eq!(connected.tools, 14, "the rest of the list is offered");
+    assert_eq!(connected.tools, 15, "the rest of the list is offered");
     // Each unreadable answer fails its own call with a sentence naming server and tool; the
     // connection goes on serving the next call.
     let code = "const out = {};

@@ -162,6 +162,42 @@ async fn values_stored_before_a_park_are_kept_and_the_resumed_script_reads_them_
 }
 
 #[tokio::test]
+async fn a_resumed_exec_reads_its_own_writes_over_what_another_exec_stored_while_it_was_parked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = folder_store(dir.path(), &StateKey::generate().unwrap());
+    let counter = Counter::default();
+    let asks = Layer::from_value(json!({"permissions": {"ask": ["count"]}})).unwrap();
+    let parking = Harness::builder(dir.path(), &counter)
+        .await
+        .managed_settings(asks)
+        .approver(Arc::new(SharedApprover(TestApprover::new(|_| Approval::Park))))
+        .state_store(store.clone())
+        .conversation("own")
+        .build()
+        .await
+        .unwrap();
+    let script = r#"
+        store("mine", "stored before the park");
+        store("removed", 1);
+        store("removed", undefined);
+        await tools.count({});
+        return { mine: load("mine"), removed: load("removed") ?? "none", theirs: load("theirs") };
+    "#;
+    let parked = run(&parking, script).await.parked.expect("the Exec parks");
+    let other = session(dir.path(), Some(&store), "own", ValueBounds::default()).await;
+    let wrote = r#"store("mine", "the other's"); store("removed", "the other's"); store("theirs", "the other's"); return 1"#;
+    assert_eq!(value(&run(&other, wrote).await), json!(1));
+    let resumed = parking
+        .resume(&parked.handle, HashMap::from([(parked.approvals[0].id, Approval::AllowOnce)]), CallOptions::default())
+        .await
+        .unwrap();
+    // Its own keys read as it left them; a key it never stored reads the conversation's.
+    assert_eq!(value(&resumed), json!({"mine": "stored before the park", "removed": "none", "theirs": "the other's"}));
+    // What it stored before the park was kept then, and is not kept again over the later write.
+    assert_eq!(value(&run(&other, r#"return [load("mine"), load("removed")]"#).await), json!(["the other's", "the other's"]));
+}
+
+#[tokio::test]
 async fn values_that_cannot_be_kept_when_the_script_ends_are_said_in_its_output() {
     let mut server = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();

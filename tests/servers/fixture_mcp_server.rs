@@ -485,6 +485,7 @@ const HOSTILE_TOOLS: &[&str] = &[
     "fine",           // a good answer, to show the connection still works
     "oversize",       // 17 MiB of text, the id first
     "oversize_late",  // 17 MiB of text, the id last
+    "flood",          // 200 MiB of text on one line, the id first, written 1 MiB at a time
     "invalid_utf8",   // a byte that is not UTF-8 inside a string
     "lone_surrogate", // `\udc00` alone
     "deep",           // a result nested 100,000 deep
@@ -536,6 +537,16 @@ fn hostile() -> anyhow::Result<()> {
                         out,
                         r#"{{"jsonrpc":"2.0","result":{{"content":[{{"type":"text","text":"{huge}"}}]}},"id":{id}}}"#
                     )?,
+                    // Never held whole: a suite measures the host's memory with its reaped
+                    // children's, this server's included.
+                    "flood" => {
+                        write!(out, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#)?;
+                        let chunk = &huge.as_bytes()[..1 << 20];
+                        for _ in 0..200 {
+                            out.write_all(chunk)?;
+                        }
+                        writeln!(out, r#""}}]}}}}"#)?;
+                    }
                     "invalid_utf8" => {
                         out.write_all(
                             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#).as_bytes(),

@@ -149,6 +149,40 @@ fn a_resume_is_bound_by_the_answers_whatever_its_own_flags_allow() {
 }
 
 #[test]
+fn on_resume_deny_answers_a_call_and_deny_rule_is_the_permission_rule() {
+    let setup = Setup::new();
+    let help = stdout(&setup.run(&["resume", "--help"]));
+    assert!(help.contains("--deny <ID[=REASON]>") && help.contains("--deny-rule <RULE>"), "{help}");
+    assert_eq!(help.matches("--deny <").count(), 1, "one meaning per flag: {help}");
+    let help = stdout(&setup.run(&["run", "--help"]));
+    assert!(help.contains("--deny <RULE>") && !help.contains("--deny-rule <"), "{help}");
+
+    let state = tempfile::tempdir().unwrap();
+    let flags = store_flags(state.path());
+    let code = "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote' } catch (e) { return e.message }";
+    let park = || {
+        let parked = setup.run(&args(&["run", "-e", code, "--ask", "write_file", "--on-ask", "park", "--json"], &flags));
+        assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
+        json_of(&parked)["paused"]["handle"].as_str().unwrap().to_string()
+    };
+    // A rule where an answer is wanted is refused, saying which flag takes it.
+    let handle = park();
+    let rule = setup.run(&args(&["resume", &handle, "--deny", "write_file"], &flags));
+    super::assert_usage_error(&rule, "a permission rule is --deny-rule RULE");
+    // The answer refuses the call it names.
+    let denied = setup.run(&args(&["resume", &handle, "--deny", "0=not today", "--ask", "write_file", "--json"], &flags));
+    assert_eq!(json_of(&denied)["value"], "`write_file` was denied: not today", "{}", stderr(&denied));
+    // The rule holds over an approval: the policy of the moment decides. (A rule on the
+    // whole tool would take it out of reach, and the Exec would stay parked.)
+    let handle = park();
+    let ruled = setup.run(&args(&["resume", &handle, "--approve", "0", "--deny-rule", "write_file(x.txt)", "--json"], &flags));
+    assert_eq!(ruled.status.code(), Some(0), "{}", stderr(&ruled));
+    let said = json_of(&ruled)["value"].as_str().unwrap().to_string();
+    assert!(said.contains("permissions.deny rule `write_file(x.txt)`"), "{said}");
+    assert!(!setup.workspace.path().join("x.txt").exists());
+}
+
+#[test]
 fn a_run_parked_on_one_redis_host_is_resumed_by_another_process() {
     let server = RedisServer::start();
     let setup = Setup::new();

@@ -9,6 +9,10 @@
 //! script pays one read and one write for any number of calls, `load` always sees the
 //! script's own `store`, and two Execs of one conversation that change different keys both
 //! keep their changes; of two that change one key, the one that ends last wins.
+//!
+//! A resumed Exec replays its stores from before it parked ([`ExecValues::stored_before`]):
+//! they were kept when it parked, so they are not kept again, but they still win over the
+//! conversation's values for their keys, whatever another Exec stored meanwhile.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -220,6 +224,9 @@ impl ConversationValues {
 pub struct ExecValues {
     /// Read when the script first calls `store` or `load`.
     read: Option<Values>,
+    /// What it stored before it parked, kept then: seen, never kept again.
+    kept: Changes,
+    /// What it stored since it started or resumed: seen, and kept when it returns.
     changes: Changes,
     /// Keys and bytes of what the script sees, kept as it changes so a store costs no walk.
     keys: usize,
@@ -268,14 +275,23 @@ impl ExecValues {
         Ok(())
     }
 
+    /// A `store(key, value)` the Exec made before it parked, as its replay makes it again:
+    /// kept in the conversation when it parked, so only seen from here (see [`Self::current`]).
+    /// Its bounds were checked then. Comes before any live `store` or `load`.
+    pub fn stored_before(&mut self, key: &str, value: Option<String>) {
+        debug_assert!(self.read.is_none() && self.changes.is_empty(), "a replay comes first");
+        self.kept.0.insert(key.to_string(), value);
+    }
+
     /// What the Exec changed, to commit when it returns.
     pub fn take_changes(&mut self) -> Changes {
         std::mem::take(&mut self.changes)
     }
 
-    /// The value the script sees under `key`.
+    /// The value the script sees under `key`: an Exec reads its own writes, those since it
+    /// last started first, then those from before it parked, then the conversation's.
     fn current(&self, key: &str) -> Option<&String> {
-        match self.changes.0.get(key) {
+        match self.changes.0.get(key).or_else(|| self.kept.0.get(key)) {
             Some(change) => change.as_ref(),
             None => self.read.as_ref().and_then(|read| read.0.get(key)),
         }
@@ -284,7 +300,17 @@ impl ExecValues {
     async fn read(&mut self, from: &ConversationValues) -> Result<(), ValueError> {
         if self.read.is_none() {
             let read = from.read().await?;
-            (self.keys, self.bytes) = (read.0.len(), read.bytes());
+            let (mut keys, mut bytes) = (read.0.len(), read.bytes());
+            // What the script sees is the conversation's values with its own over them.
+            for (key, value) in &self.kept.0 {
+                if let Some(there) = read.0.get(key) {
+                    (keys, bytes) = (keys - 1, bytes - key.len() - there.len());
+                }
+                if let Some(value) = value {
+                    (keys, bytes) = (keys + 1, bytes + key.len() + value.len());
+                }
+            }
+            (self.keys, self.bytes) = (keys, bytes);
             self.read = Some(read);
         }
         Ok(())
@@ -320,6 +346,31 @@ mod tests {
         let now = kept.read().await.unwrap();
         assert_eq!(now.0.get("a").map(String::as_str), Some("1"));
         assert_eq!(now.0.get("b").map(String::as_str), Some("2"));
+    }
+
+    #[tokio::test]
+    async fn a_resumed_exec_sees_what_it_stored_before_it_parked_and_keeps_it_only_once() {
+        let kept = ConversationValues::in_memory(Values::default(), ValueBounds::default());
+        let mut before = ExecValues::default();
+        before.store(&kept, "a", Some("1".into())).await.unwrap();
+        before.store(&kept, "gone", Some("1".into())).await.unwrap();
+        before.store(&kept, "gone", None).await.unwrap();
+        kept.commit(&before.take_changes()).await.unwrap();
+        // Another Exec changes both keys while the first is parked.
+        let mut other = ExecValues::default();
+        other.store(&kept, "a", Some("2".into())).await.unwrap();
+        other.store(&kept, "gone", Some("2".into())).await.unwrap();
+        kept.commit(&other.take_changes()).await.unwrap();
+
+        let mut resumed = ExecValues::default();
+        resumed.stored_before("a", Some("1".into()));
+        resumed.stored_before("gone", Some("1".into()));
+        resumed.stored_before("gone", None);
+        assert_eq!(resumed.load(&kept, "a").await.unwrap().as_deref(), Some("1"));
+        assert_eq!(resumed.load(&kept, "gone").await.unwrap(), None);
+        assert_eq!((resumed.keys, resumed.bytes), (1, 2), "what it sees is counted");
+        assert!(resumed.take_changes().is_empty(), "nothing is kept twice");
+        assert_eq!(kept.read().await.unwrap().0.get("a").map(String::as_str), Some("2"));
     }
 
     #[tokio::test]

@@ -437,7 +437,12 @@ impl GuestHost for ExecState {
             _ => Err(format!("store() of a {}-byte key", key.len())),
         });
         match replayed {
-            Replayed::Answer(answer) => return answer,
+            Replayed::Answer(answer) => {
+                if answer.is_ok() {
+                    self.values.stored_before(&key, value_json);
+                }
+                return answer;
+            }
             Replayed::Diverged => return Err(DIVERGED.into()),
             Replayed::Live => {}
         }
