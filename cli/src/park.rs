@@ -51,7 +51,7 @@ impl StoreConfig {
             ("the state store folder", (!location.contains("://")).then(|| PathBuf::from(&location))),
             ("the state key file", key_file.cloned()),
         ] {
-            if let Some(place) = place.filter(|place| inside(workspace, place)) {
+            if let Some(place) = place.filter(|place| exec_host::paths::reaches_into(place, workspace)) {
                 return Err(UsageError(format!(
                     "{what} {} is inside the workspace, where scripts read and write files; give --state-store and --state-key-file outside it",
                     place.display()
@@ -71,30 +71,6 @@ impl StoreConfig {
         };
         Ok(SealedStore::new(open_store(&location).await?, key))
     }
-}
-
-/// Whether `place` (which may not exist yet) is inside `workspace`, both read through their
-/// links.
-fn inside(workspace: &Path, place: &Path) -> bool {
-    let real = |path: &Path| {
-        let mut existing = path.to_path_buf();
-        let mut rest = Vec::new();
-        while !existing.exists() {
-            match (existing.file_name().map(|name| name.to_os_string()), existing.parent()) {
-                (Some(name), Some(parent)) => {
-                    rest.push(name);
-                    existing = parent.to_path_buf();
-                }
-                _ => break,
-            }
-        }
-        let mut real = std::fs::canonicalize(&existing).unwrap_or(existing);
-        real.extend(rest.iter().rev());
-        real
-    };
-    // Relative paths are the process's, as the store and the workspace open them.
-    let cwd = std::env::current_dir().unwrap_or_default();
-    real(&cwd.join(place)).starts_with(real(&cwd.join(workspace)))
 }
 
 /// What a call that must ask gets on the command line.

@@ -44,7 +44,7 @@
 //!
 //! Beside the types at the root, a few namespaces hold a sub-API of their own: [`settings`],
 //! [`mcp`], [`results`], [`exec_tool`], [`typings`], [`announcement`], [`limits`],
-//! [`guest`], [`conformance`], [`state_store`] and [`text_file`].
+//! [`guest`], [`conformance`], [`state_store`], [`text_file`] and [`paths`].
 
 #![warn(unnameable_types)]
 mod calls;
@@ -153,6 +153,12 @@ pub use sandbox::conformance;
 pub use sources::command;
 pub use sources::mcp;
 pub use support::text_file;
+
+/// Where a path really is, and whether a folder (the workspace) reaches it: the rule that
+/// keeps what the host holds secret or runs out of the scripts' reach.
+pub mod paths {
+    pub use crate::support::paths::{reaches_into, real_path};
+}
 
 /// The declaration file of what a script sees, for editors and type checkers (see
 /// [`Session::declaration_file`]).

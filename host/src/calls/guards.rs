@@ -40,7 +40,7 @@ pub fn guarded_places<'a>(words: impl IntoIterator<Item = &'a str>, cwd: &Path, 
             continue;
         }
         let path = if Path::new(word).is_absolute() { PathBuf::from(word) } else { cwd.join(word) };
-        for absolute in [normalise(&path), crate::sources::tools::builtin::real_path(&path)] {
+        for absolute in [normalise(&path), crate::support::paths::real_path(&path)] {
             if let Some(place) = inside(&absolute, roots).filter(|place| !place.is_empty()) {
                 let folder = place.rsplit_once('/').map_or("", |(folder, _)| folder).to_string();
                 if !folder.is_empty() {

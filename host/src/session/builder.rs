@@ -455,8 +455,7 @@ fn not_denied(mut config: McpConfig, settings: &Settings) -> McpConfig {
 /// `~` and a cache in `~/.cache`, say). Without a cache the guest's code stays in memory.
 fn cache_outside(options: SandboxOptions, workspace: Option<&Path>) -> SandboxOptions {
     let (Some(cache), Some(workspace)) = (&options.cache_dir, workspace) else { return options };
-    let (cache_real, workspace_real) = (builtin::real_path(cache), builtin::real_path(workspace));
-    if cache_real.starts_with(&workspace_real) {
+    if crate::support::paths::reaches_into(cache, workspace) {
         tracing::warn!(
             "the compiled-guest cache {} is inside the workspace {}, where scripts write: it is not used (set EXEC_HOST_CACHE_DIR elsewhere)",
             cache.display(),

@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 pub use backend::{Backend, LocalBackend, refused_kind};
-pub use workspace::{GuardedPlace, Workspace, WorkspaceError, real_path};
+pub use workspace::{GuardedPlace, Workspace, WorkspaceError};
 
 use super::{CallContext, Effect, Tool, ToolDefinition, ToolError, ToolOutput};
 

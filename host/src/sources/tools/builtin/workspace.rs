@@ -13,6 +13,7 @@ use cap_std::fs::Dir;
 use super::ignored::Ignored;
 use crate::sources::tools::ToolError;
 use crate::support::lock::UnpoisonedRw;
+use crate::support::paths::real_path;
 
 /// Entries a directory walk visits before it stops (glob, grep).
 pub const MAX_WALK_ENTRIES: usize = 100_000;
@@ -375,27 +376,6 @@ fn is_at_or_below(place: &str, folder: &str) -> bool {
     place.len() >= folder.len()
         && place[..folder.len()].eq_ignore_ascii_case(folder)
         && (place.len() == folder.len() || place[folder.len()] == b'/')
-}
-
-/// `path` made absolute, with its longest existing part resolved (links followed) and the
-/// rest as written: where a file is, or would be once created.
-pub fn real_path(path: &Path) -> PathBuf {
-    let absolute = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
-    let mut existing = absolute.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(mut real) = std::fs::canonicalize(existing) {
-            real.extend(rest.iter().rev());
-            return real;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name);
-                existing = parent;
-            }
-            _ => return absolute,
-        }
-    }
 }
 
 /// `name` inside the `/`-separated relative folder `folder` (`""` is the workspace).
