@@ -103,6 +103,20 @@ pub mod fuzzing {
         }
     }
 
+    /// Reads `data` as a sign-in reads what servers send: as an authorization server's
+    /// metadata, whose URLs then pass the one rule for URLs a server chose or not, and as a
+    /// `WWW-Authenticate` challenge, whose protected resource metadata URL is checked the
+    /// same way. Whether anything passed.
+    pub fn oauth_metadata(data: &[u8]) -> bool {
+        use crate::sources::mcp::oauth;
+        let metadata = serde_json::from_slice::<rmcp::transport::auth::AuthorizationMetadata>(data)
+            .is_ok_and(|metadata| oauth::check_metadata(&metadata).is_ok());
+        let text = String::from_utf8_lossy(data);
+        let challenge = oauth::check_challenge(&text, "http://127.0.0.1:8000/mcp").is_ok();
+        let url = oauth::server_url("a URL", &text).is_ok();
+        metadata || challenge || url
+    }
+
     /// Saves the "allow always" rule for tool `tool` into the settings file
     /// `.exec-host/settings.json` of the workspace `dir`, which holds `existing`; what the file
     /// says afterwards.
