@@ -242,7 +242,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 41] = [
+    const ORDER: [&str; 42] = [
         "session",
         "conversation::announce",
         "conversation::render",
@@ -282,6 +282,7 @@ mod layering {
         "support::lock",
         "support::report",
         "support::private",
+        "support::paths",
         "support::hex",
         "support::text",
     ];
