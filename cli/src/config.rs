@@ -290,15 +290,17 @@ pub(crate) fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, Usag
     if flags.enable_bash {
         rules = rules.enabling_bash();
     }
+    // Scripts read the workspace's files: the tokens are never kept where it reaches.
+    let mcp_credentials = flags
+        .mcp_credentials
+        .or_else(exec_host::mcp::CredentialsFile::default_path)
+        .map(|file| exec_host::mcp::CredentialsFile::at(file).kept_out_of(&flags.workspace));
     Ok(SessionConfig {
         workspace: flags.workspace,
         mcp,
         mcp_files: flags.mcp_config,
         mcp_connect_timeout: Duration::from_millis(flags.mcp_connect_timeout_ms),
-        mcp_credentials: flags
-            .mcp_credentials
-            .or_else(exec_host::mcp::CredentialsFile::default_path)
-            .map(exec_host::mcp::CredentialsFile::at),
+        mcp_credentials,
         settings: flags.settings,
         rules,
         permission_mode: flags.permission_mode,

@@ -12,11 +12,14 @@ use crate::config::SessionConfig;
 use crate::session::{Start, cancel_on_stop_signals, start_session};
 use crate::{UsageError, approve, terminal};
 
+/// The credentials file `login` and `logout` change: never one the workspace reaches.
 fn credentials(config: &SessionConfig) -> Result<&CredentialsFile, UsageError> {
-    config
+    let file = config
         .mcp_credentials
         .as_ref()
-        .ok_or_else(|| UsageError("there is no home folder to keep credentials in: name a file with --mcp-credentials".into()))
+        .ok_or_else(|| UsageError("there is no home folder to keep credentials in: name a file with --mcp-credentials".into()))?;
+    file.check_place().map_err(|e| UsageError(format!("{e} (give --mcp-credentials elsewhere)")))?;
+    Ok(file)
 }
 
 fn server<'a>(config: &'a SessionConfig, name: &str) -> Result<&'a exec_host::mcp::ServerConfig, UsageError> {

@@ -44,7 +44,7 @@
 //!
 //! Beside the types at the root, a few namespaces hold a sub-API of their own: [`settings`],
 //! [`mcp`], [`results`], [`exec_tool`], [`typings`], [`announcement`], [`limits`],
-//! [`guest`], [`conformance`], [`state_store`] and [`text_file`].
+//! [`guest`], [`conformance`], [`state_store`], [`text_file`] and [`paths`].
 
 #![warn(unnameable_types)]
 mod calls;
@@ -101,6 +101,20 @@ pub mod fuzzing {
             }
             _ => false,
         }
+    }
+
+    /// Reads `data` as a sign-in reads what servers send: as an authorization server's
+    /// metadata, whose URLs then pass the one rule for URLs a server chose or not, and as a
+    /// `WWW-Authenticate` challenge, whose protected resource metadata URL is checked the
+    /// same way. Whether anything passed.
+    pub fn oauth_metadata(data: &[u8]) -> bool {
+        use crate::sources::mcp::oauth;
+        let metadata = serde_json::from_slice::<rmcp::transport::auth::AuthorizationMetadata>(data)
+            .is_ok_and(|metadata| oauth::check_metadata(&metadata).is_ok());
+        let text = String::from_utf8_lossy(data);
+        let challenge = oauth::check_challenge(&text, "http://127.0.0.1:8000/mcp").is_ok();
+        let url = oauth::server_url("a URL", &text).is_ok();
+        metadata || challenge || url
     }
 
     /// Saves the "allow always" rule for tool `tool` into the settings file
@@ -223,7 +237,7 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 41] = [
+    const ORDER: [&str; 42] = [
         "session",
         "conversation::announce",
         "conversation::render",

@@ -14,6 +14,9 @@ server. MODE says what goes wrong:
   issuer     that metadata names another issuer
   error      the token endpoint answers an OAuth error
   rejected   the token endpoint issues a token the endpoint then refuses
+  authorize=URL           the metadata's authorization endpoint is URL
+  token=URL               the metadata's token endpoint is URL
+  resource-metadata=URL   the challenge points at URL for the protected resource metadata
 
 The first line on stdout is the endpoint's URL. Another server on another port (the target
 of `redirect`) logs what reaches it: a line `other <path>` on stderr.
@@ -27,6 +30,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODE = sys.argv[1]
+# A mode `name=URL` puts URL where the server names `name`.
+NAMED, _, NAMED_URL = MODE.partition("=")
 
 
 def free_port() -> int:
@@ -67,6 +72,8 @@ class Hostile(Quiet):
         length = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(length)
         metadata = f"{BASE}/.well-known/oauth-protected-resource/mcp"
+        if NAMED == "resource-metadata":
+            metadata = NAMED_URL
         self.send_json(401, {"error": "unauthorized"}, [("WWW-Authenticate", f'Bearer resource_metadata="{metadata}"')])
 
     def do_POST(self) -> None:
@@ -110,6 +117,10 @@ class Hostile(Quiet):
             "response_types_supported": ["code"],
             "code_challenge_methods_supported": ["S256"],
         }
+        if NAMED == "authorize":
+            metadata["authorization_endpoint"] = NAMED_URL
+        if NAMED == "token":
+            metadata["token_endpoint"] = NAMED_URL
         if MODE == "redirect":
             self.send_response(302)
             self.send_header("Location", f"{OTHER_BASE}{self.path}")

@@ -214,7 +214,9 @@ fn mcp_list_login_and_logout_say_what_each_server_is() {
         &setup,
         json!({"fx": {"command": fixture_mcp_server()}, "gone": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}),
     );
-    let credentials = setup.workspace.path().join("credentials.json");
+    // Outside the workspace, where the host keeps tokens.
+    let private = tempfile::tempdir().unwrap();
+    let credentials = private.path().join("credentials.json");
     let credentials = credentials.to_str().unwrap();
     let output = setup.run(&["mcp", "list", "--json", "--mcp-config", &config, "--mcp-credentials", credentials]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -314,7 +316,9 @@ fn a_python_sdk_server_behind_oauth_is_signed_in_to_once_and_its_expiring_token_
     let server = PythonOAuthServer::start(2);
     let setup = Setup::new();
     let config = mcp_config(&setup, json!({"notes": {"type": "http", "url": server.url}}));
-    let credentials = setup.workspace.path().join("credentials.json");
+    // Outside the workspace, where the host keeps tokens.
+    let private = tempfile::tempdir().unwrap();
+    let credentials = private.path().join("credentials.json");
     let credentials = credentials.to_str().unwrap();
     let follow = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/follow_redirect.py");
     let browser = format!("{} {}", crate::common::python_sdk().display(), follow.display());
@@ -378,22 +382,49 @@ fn a_python_sdk_server_behind_oauth_is_signed_in_to_once_and_its_expiring_token_
     assert_eq!(server.events().iter().filter(|e| *e == "authorization_code").count(), 1);
 }
 
+/// `$BROWSER` for the tests: `tests/python/follow_redirect.py`, which follows the
+/// authorization URL to the loopback listener, with its `options`.
+fn follow_redirect(options: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    format!("{} {} {options}", crate::common::python_sdk().display(), root.join("tests/python/follow_redirect.py").display())
+}
+
 #[test]
 fn a_hostile_authorization_server_gets_a_clear_refusal_quickly_and_no_token_is_kept_or_shown() {
     use std::io::BufRead;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let python = crate::common::python_sdk();
-    let browser = format!("{} {}", python.display(), root.join("tests/python/follow_redirect.py").display());
+    // (mode, what the refusal says, whether the browser is sent to the authorization URL)
     let cases = [
-        ("redirect", "redirect to non-same-origin URL rejected"),
-        ("huge", "response body exceeds 1048576 bytes"),
-        ("endless", "response body exceeds 1048576 bytes"),
-        ("malformed", "none published usable metadata"),
-        ("issuer", "issuer mismatch"),
-        ("error", "invalid_grant: the code was made up"),
-        ("rejected", "refused the token of a fresh sign-in"),
+        ("redirect", "redirect to non-same-origin URL rejected", false),
+        ("huge", "response body exceeds 1048576 bytes", false),
+        ("endless", "response body exceeds 1048576 bytes", false),
+        ("malformed", "none published usable metadata", false),
+        ("issuer", "issuer mismatch", false),
+        ("error", "invalid_grant: the code was made up", true),
+        ("rejected", "refused the token of a fresh sign-in", true),
+        // URLs a server chose that are not https, nor http on a loopback host.
+        ("authorize=file:///etc/passwd", "the authorization endpoint `file:///etc/passwd` is refused", false),
+        (
+            "authorize=javascript:alert(document.cookie)",
+            "the authorization endpoint `javascript:alert(document.cookie)` is refused",
+            false,
+        ),
+        ("authorize=data:text/html,<script>alert(1)</script>", "the authorization endpoint `data:text/html,<script>", false),
+        ("authorize=ftp://127.0.0.1/authorize", "the authorization endpoint `ftp://127.0.0.1/authorize` is refused", false),
+        (
+            "authorize=http://auth.example/authorize",
+            "the authorization endpoint `http://auth.example/authorize` is refused",
+            false,
+        ),
+        ("token=http://auth.example/token", "the token endpoint `http://auth.example/token` is refused", false),
+        (
+            "resource-metadata=http://auth.example/.well-known/oauth-protected-resource",
+            "the protected resource metadata `http://auth.example/.well-known/oauth-protected-resource` is refused",
+            false,
+        ),
     ];
-    for (mode, says) in cases {
+    for (mode, says, opens) in cases {
         let mut server = std::process::Command::new(&python)
             .arg(root.join("tests/python/hostile_auth_server.py"))
             .arg(mode)
@@ -405,12 +436,14 @@ fn a_hostile_authorization_server_gets_a_clear_refusal_quickly_and_no_token_is_k
         std::io::BufReader::new(server.stdout.take().unwrap()).read_line(&mut url).unwrap();
         let setup = Setup::new();
         let config = mcp_config(&setup, json!({"hostile": {"type": "http", "url": url.trim()}}));
-        let credentials = setup.workspace.path().join("credentials.json");
+        let private = tempfile::tempdir().unwrap();
+        let credentials = private.path().join("credentials.json");
+        let opened = private.path().join("opened");
         let started = std::time::Instant::now();
         let login = exec_host(setup.workspace.path(), &setup.cache)
             .args(["mcp", "login", "hostile", "--wait", "20", "--mcp-config", &config])
             .args(["--mcp-credentials", credentials.to_str().unwrap()])
-            .env("BROWSER", &browser)
+            .env("BROWSER", follow_redirect(&format!("--opened {}", opened.display())))
             .output()
             .unwrap();
         let _ = server.kill();
@@ -428,5 +461,79 @@ fn a_hostile_authorization_server_gets_a_clear_refusal_quickly_and_no_token_is_k
         let kept = std::fs::read_to_string(&credentials).unwrap_or_default();
         assert!(!kept.contains("tok-for-elsewhere"), "{mode}: a refused token is not kept: {kept}");
         assert!(!other.contains("other "), "{mode}: nothing was sent to the other origin: {other}");
+        assert_eq!(opened.exists(), opens, "{mode}: whether the browser was sent anywhere");
     }
+}
+
+#[test]
+fn a_sign_in_completes_promptly_while_silent_connections_crowd_the_loopback_listener() {
+    let server = PythonOAuthServer::start(3600);
+    let setup = Setup::new();
+    let config = mcp_config(&setup, json!({"notes": {"type": "http", "url": server.url}}));
+    let private = tempfile::tempdir().unwrap();
+    let credentials = private.path().join("credentials.json");
+    let started = std::time::Instant::now();
+    // Twelve connections that send nothing reach the listener before the redirect does.
+    let login = exec_host(setup.workspace.path(), &setup.cache)
+        .args(["mcp", "login", "notes", "--wait", "120", "--mcp-config", &config])
+        .args(["--mcp-credentials", credentials.to_str().unwrap()])
+        .env("BROWSER", follow_redirect("--crowd 12"))
+        .output()
+        .unwrap();
+    assert_eq!(login.status.code(), Some(0), "{}", stderr(&login));
+    assert_eq!(server.events(), ["authorization_code"]);
+    // Served one after another they held it for a minute; side by side, not at all.
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "the sign-in took {:?}", started.elapsed());
+}
+
+#[test]
+fn a_login_whose_tokens_cannot_be_saved_fails_saying_they_were_not_saved() {
+    let server = PythonOAuthServer::start(3600);
+    let setup = Setup::new();
+    let config = mcp_config(&setup, json!({"notes": {"type": "http", "url": server.url}}));
+    let private = tempfile::tempdir().unwrap();
+    let elsewhere = private.path().join("elsewhere.json");
+    std::fs::write(&elsewhere, "{}").unwrap();
+    let link = private.path().join("link.json");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let folder = private.path().join("folder.json");
+    std::fs::create_dir(&folder).unwrap();
+    for (credentials, why) in [(&link, "is a link, which is not followed"), (&folder, "is not a plain file")] {
+        let login = exec_host(setup.workspace.path(), &setup.cache)
+            .args(["mcp", "login", "notes", "--wait", "20", "--mcp-config", &config])
+            .args(["--mcp-credentials", credentials.to_str().unwrap()])
+            .env("BROWSER", follow_redirect(""))
+            .output()
+            .unwrap();
+        let said = stderr(&login);
+        assert_eq!(login.status.code(), Some(1), "{said}");
+        assert!(said.contains("tokens were NOT saved") && said.contains(why), "{said}");
+        assert!(!said.contains("are kept in"), "{said}");
+    }
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}", "nothing is written through the link");
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+}
+
+#[test]
+fn a_credentials_file_the_workspace_reaches_is_refused_however_it_is_spelled() {
+    let setup = Setup::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = mcp_config(&setup, json!({"remote": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}));
+    let outside = tempfile::tempdir().unwrap();
+    let workspace = std::fs::canonicalize(setup.workspace.path()).unwrap();
+    let name = workspace.file_name().unwrap().to_str().unwrap();
+    std::os::unix::fs::symlink(&workspace, outside.path().join("into")).unwrap();
+    let spellings = [
+        "credentials.json".to_string(),
+        format!(".rt/nx/../../../{name}/credentials.json"),
+        outside.path().join("into/credentials.json").display().to_string(),
+    ];
+    for credentials in &spellings {
+        for command in ["login", "logout"] {
+            let output = setup.run(&["mcp", command, "remote", "--mcp-config", &config, "--mcp-credentials", credentials]);
+            assert_usage_error(&output, "is inside the workspace");
+        }
+    }
+    assert!(!workspace.join(".rt").exists(), "no folder is made on the way");
+    assert!(!workspace.join("credentials.json").exists());
 }

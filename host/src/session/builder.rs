@@ -128,7 +128,8 @@ impl SessionBuilder {
 
     /// Where the OAuth tokens of HTTP MCP servers are kept and refreshed (default
     /// [`CredentialsFile::default_path`]); `None` keeps none, and a server that asks for a
-    /// sign-in fails to start.
+    /// sign-in fails to start. A file the workspace reaches is never read or written
+    /// ([`CredentialsFile::kept_out_of`]).
     pub fn mcp_credentials(mut self, credentials: Option<CredentialsFile>) -> Self {
         self.server_auth.credentials = credentials;
         self
@@ -372,7 +373,11 @@ impl SessionBuilder {
             tools.push(Arc::new(ViewToolCall::new(store.clone())));
         }
         let registry = Arc::new(Registry::new(tools)?);
-        let servers = McpServers::new(registry.clone(), self.server_limits, self.server_auth, self.input);
+        let mut server_auth = self.server_auth;
+        if let Some(dir) = &self.workspace {
+            server_auth.credentials = server_auth.credentials.map(|file| file.kept_out_of(dir));
+        }
+        let servers = McpServers::new(registry.clone(), self.server_limits, server_auth, self.input);
         let sandbox = async {
             match self.sandbox {
                 Some(sandbox) => Ok(sandbox),

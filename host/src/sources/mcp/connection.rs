@@ -392,7 +392,8 @@ fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -
 
 /// Signs in to the HTTP server `name` as `exec-host mcp login` does: asks it without a
 /// token; when it answers with an OAuth challenge, sends a person through `login`, keeps the
-/// tokens in `credentials` and checks the server accepts them.
+/// tokens in `credentials` and checks the server accepts them. Tokens that could not be
+/// written to the file fail the login.
 pub async fn log_in(
     name: &str,
     server: &ServerConfig,
@@ -417,6 +418,8 @@ pub async fn log_in(
     match connect_http(&events, url, headers, Some(manager), timeout).await {
         Ok((service, _)) => {
             let _ = service.cancel().await;
+            // A login is for later runs: tokens this process alone holds are no login.
+            credentials.check_saved(name).map_err(|e| e.to_string())?;
             Ok(LoggedIn::SignedIn)
         }
         Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(name, url, credentials)),

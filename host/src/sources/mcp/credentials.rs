@@ -3,12 +3,14 @@
 //! server name, bound to the server's URL (the OAuth resource). A token kept for another URL
 //! is never sent to this one.
 //!
-//! The file is never read or written through a link. One that others may read is made
-//! private again (with a warning) when it is this user's, and refused when it is not. One
-//! that does not parse is reported and replaced by the next login. Writes go to a new file
-//! beside it that is renamed over it, under a lock that other processes of this user take
-//! too, so two runs refreshing at once do not lose each other's entries. On a read-only
-//! file (a mounted Secret), refreshed tokens are kept in memory for the process's life.
+//! The file is never read or written through a link, nor anywhere the workspace reaches
+//! (inside it, or on a way through it: scripts read and write files there). One that
+//! others may read is made private again (with a warning) when it is this user's, and
+//! refused when it is not. One that does not parse is reported and replaced by the next
+//! login. Writes go to a new file beside it that is renamed over it, under a lock that
+//! other processes of this user take too, so two runs refreshing at once do not lose each
+//! other's entries. On a read-only file (a mounted Secret), refreshed tokens are kept in
+//! memory for the process's life; a sign-in whose tokens could not be saved says so.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -29,13 +31,31 @@ pub const MAX_CREDENTIALS_FILE_BYTES: u64 = 1024 * 1024;
 #[derive(Clone)]
 pub struct CredentialsFile {
     path: PathBuf,
-    /// Entries saved while the file could not be written, by server name.
-    unsaved: Arc<Mutex<BTreeMap<String, Entry>>>,
+    /// The workspace of the session, which must not reach the file.
+    workspace: Option<PathBuf>,
+    /// Entries saved while the file could not be written, by server name, with why not.
+    unsaved: Arc<Mutex<BTreeMap<String, (Entry, String)>>>,
+}
+
+/// What is wrong with where the tokens are kept.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CredentialsError {
+    /// The workspace reaches the file, so a script could read the tokens.
+    #[error("the credentials file {}: keep it outside", path.display())]
+    InWorkspace {
+        path: PathBuf,
+        #[source]
+        source: crate::support::private::InsideWorkspace,
+    },
+    /// A sign-in got tokens that could not be written to the file.
+    #[error("the sign-in to `{server}` succeeded but its tokens were NOT saved, so the next run asks again: {why}")]
+    NotSaved { server: String, why: String },
 }
 
 impl std::fmt::Debug for CredentialsFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CredentialsFile").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("CredentialsFile").field("path", &self.path).field("workspace", &self.workspace).finish_non_exhaustive()
     }
 }
 
@@ -66,7 +86,32 @@ pub enum SignIn {
 impl CredentialsFile {
     /// The file at `path`.
     pub fn at(path: impl Into<PathBuf>) -> Self {
-        CredentialsFile { path: path.into(), unsaved: Arc::default() }
+        CredentialsFile { path: path.into(), workspace: None, unsaved: Arc::default() }
+    }
+
+    /// The same file, refused whenever `workspace` reaches it ([`CredentialsFile::check_place`]).
+    pub fn kept_out_of(mut self, workspace: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(workspace.into());
+        self
+    }
+
+    /// Refuses the file when the workspace reaches it, as its path and links resolve now
+    /// (checked before every read and write, so a folder or link made since is seen).
+    pub fn check_place(&self) -> Result<(), CredentialsError> {
+        match &self.workspace {
+            Some(workspace) => crate::support::private::check_outside_workspace(&self.path, workspace)
+                .map_err(|source| CredentialsError::InWorkspace { path: self.path.clone(), source }),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the tokens of `server` signed in to by this process are in the file: an
+    /// error saying why not when they are kept in memory only.
+    pub fn check_saved(&self, server: &str) -> Result<(), CredentialsError> {
+        match self.unsaved.locked().get(server) {
+            Some((_, why)) => Err(CredentialsError::NotSaved { server: server.to_string(), why: why.clone() }),
+            None => Ok(()),
+        }
     }
 
     /// `$XDG_DATA_HOME/exec-host/credentials.json` (else under `~/.local/share`), when there
@@ -110,7 +155,7 @@ impl CredentialsFile {
     }
 
     fn entry(&self, server: &str) -> Result<Option<Entry>, String> {
-        if let Some(entry) = self.unsaved.locked().get(server) {
+        if let Some((entry, _)) = self.unsaved.locked().get(server) {
             return Ok(Some(entry.clone()));
         }
         Ok(self.read()?.servers.remove(server))
@@ -118,6 +163,7 @@ impl CredentialsFile {
 
     /// The file's entries; none when it does not exist or does not parse (said once).
     fn read(&self) -> Result<Contents, String> {
+        self.check_place().map_err(|e| e.to_string())?;
         let file = match std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -161,6 +207,8 @@ impl CredentialsFile {
 
     /// Changes the file's entries with `change`, under the lock, and writes them back.
     fn update(&self, change: impl FnOnce(&mut Contents)) -> Result<(), String> {
+        // Before its folder is made: a folder made in the workspace is already too much.
+        self.check_place().map_err(|e| e.to_string())?;
         let folder = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -256,7 +304,7 @@ impl CredentialStore for ServerCredentials {
                 self.file.unsaved.locked().remove(&self.server);
             }
             Err(why) => {
-                let first = self.file.unsaved.locked().insert(self.server.clone(), entry).is_none();
+                let first = self.file.unsaved.locked().insert(self.server.clone(), (entry, why.clone())).is_none();
                 if first {
                     warn!("server `{}`: new tokens are kept for this run only: {why}", self.server);
                 }
@@ -328,6 +376,49 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         nix_mkfifo(&path);
         assert!(file.sign_in("b", "v").unwrap_err().contains("not a plain file"));
+    }
+
+    #[test]
+    fn tokens_that_cannot_be_written_are_said_to_be_unsaved_whether_the_path_is_a_link_or_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, "{}").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let folder = dir.path().join("folder.json");
+        std::fs::create_dir(&folder).unwrap();
+        for (path, says) in [(&link, "is a link"), (&folder, "is not a plain file")] {
+            let file = CredentialsFile::at(path);
+            assert!(file.check_saved("a").is_ok(), "nothing was saved yet");
+            kept(&file, "a", "u");
+            let why = file.check_saved("a").unwrap_err().to_string();
+            assert!(why.contains("tokens were NOT saved") && why.contains(says), "{why}");
+            // This process still uses them.
+            assert_eq!(file.sign_in("a", "u").unwrap(), SignIn::SignedIn);
+        }
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}", "a link is not written through");
+    }
+
+    #[test]
+    fn a_credentials_file_the_workspace_reaches_is_neither_read_nor_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir(&workspace).unwrap();
+        std::os::unix::fs::symlink(&workspace, dir.path().join("into")).unwrap();
+        for path in [workspace.join("creds.json"), dir.path().join(".rt/nx/../../ws/creds.json"), dir.path().join("into/c.json")]
+        {
+            let file = CredentialsFile::at(&path).kept_out_of(&workspace);
+            let why = file.check_place().unwrap_err().to_string();
+            assert!(why.contains("is inside the workspace"), "{why}");
+            assert!(file.sign_in("a", "u").unwrap_err().contains("is inside the workspace"));
+            kept(&file, "a", "u");
+            assert!(file.check_saved("a").unwrap_err().to_string().contains("is inside the workspace"));
+        }
+        assert!(!dir.path().join(".rt").exists(), "no folder is made on the way");
+        assert_eq!(std::fs::read_dir(&workspace).unwrap().count(), 0, "nothing is written in the workspace");
+        let outside = CredentialsFile::at(dir.path().join("out/creds.json")).kept_out_of(&workspace);
+        kept(&outside, "a", "u");
+        assert!(outside.check_saved("a").is_ok());
     }
 
     fn nix_mkfifo(path: &Path) {

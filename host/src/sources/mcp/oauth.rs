@@ -6,16 +6,20 @@
 //!
 //! This module owns the part a person takes: the loopback listener the authorization server
 //! redirects to, opening the authorization URL ([`Login`]), and the bounded wait between.
+//! It also owns the one rule for the URLs a server chose ([`server_url`]): what the
+//! sign-in opens or fetches is `https`, or `http` on a loopback host, and nothing else.
 //! Tokens are kept in the [`CredentialsFile`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use rmcp::transport::auth::{
-    AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig, WWWAuthenticateParams,
+    AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession, OAuthClientConfig,
+    WWWAuthenticateParams,
 };
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 use super::config::OAuthClient;
 use super::credentials::CredentialsFile;
@@ -24,19 +28,76 @@ use super::credentials::CredentialsFile;
 pub const DEFAULT_LOGIN_WAIT: Duration = Duration::from_secs(300);
 /// Bytes of one request to the loopback listener read at most (its request line and headers).
 const CALLBACK_REQUEST_BYTES: usize = 8 * 1024;
-/// Time one connection to the loopback listener has to send its request.
+/// Time one connection to the loopback listener has, from its opening to its answer.
 const CALLBACK_REQUEST_TIME: Duration = Duration::from_secs(5);
+/// Connections to the loopback listener served at once; one past it is closed unread.
+const CALLBACK_CONNECTIONS: usize = 64;
+/// Characters of a refused URL quoted in its refusal.
+const SHOWN_URL_CHARS: usize = 200;
 /// The path of the redirect URI on the loopback listener.
 const CALLBACK_PATH: &str = "/callback";
 /// Logins one connection of a session may run for step-up before the call fails (a server
 /// that asks for more scope after every login would otherwise loop).
 pub const MAX_STEP_UPS: u32 = 2;
 
-/// Whether, and how, a person can be sent to sign in: who opens the authorization URL, and
-/// how long the loopback listener waits for the redirect back.
+/// A URL a server chose that the sign-in will not open or fetch.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} `{shown}` is refused: a sign-in opens and fetches only https URLs, or http ones on a loopback host")]
+pub struct RefusedUrl {
+    /// What the URL was for: "the authorization endpoint".
+    what: &'static str,
+    /// The URL as it may be shown: bounded, no control characters.
+    shown: String,
+}
+
+/// The one rule for every URL a server (the MCP server or its authorization server) chose
+/// that the sign-in opens in a browser or fetches: `https`, or `http` when the host is
+/// loopback (127.0.0.0/8, `::1`, `localhost`). Anything else (`file:`, `javascript:`,
+/// `data:`, `ftp:`, plain `http` across a network) is refused, saying `what` it was for.
+pub(crate) fn server_url(what: &'static str, url: &str) -> Result<reqwest::Url, RefusedUrl> {
+    let refused = || RefusedUrl { what, shown: crate::support::text::one_line(url, SHOWN_URL_CHARS) };
+    let parsed = reqwest::Url::parse(url).map_err(|_| refused())?;
+    // The parser writes an IPv4 host in dotted decimal and an IPv6 one in brackets.
+    let loopback = parsed.host_str().is_some_and(|host| {
+        host.eq_ignore_ascii_case("localhost")
+            || host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    });
+    match parsed.scheme() {
+        "https" if parsed.host_str().is_some() => Ok(parsed),
+        "http" if loopback => Ok(parsed),
+        _ => Err(refused()),
+    }
+}
+
+/// Checks every URL of an authorization server's metadata the sign-in or a refresh may
+/// open or fetch, and the issuer (where the metadata itself was fetched from).
+pub(crate) fn check_metadata(metadata: &AuthorizationMetadata) -> Result<(), RefusedUrl> {
+    if let Some(issuer) = &metadata.issuer {
+        server_url("the authorization server", issuer)?;
+    }
+    server_url("the authorization endpoint", &metadata.authorization_endpoint)?;
+    server_url("the token endpoint", &metadata.token_endpoint)?;
+    if let Some(registration) = &metadata.registration_endpoint {
+        server_url("the registration endpoint", registration)?;
+    }
+    Ok(())
+}
+
+/// Checks the protected resource metadata URL a server's challenge points at, before it is
+/// fetched.
+pub(crate) fn check_challenge(challenge: &str, url: &str) -> Result<(), RefusedUrl> {
+    let Ok(base) = reqwest::Url::parse(url) else { return Ok(()) };
+    match WWWAuthenticateParams::parse(challenge, &base).resource_metadata_url {
+        Some(metadata) => server_url("the protected resource metadata", metadata.as_str()).map(drop),
+        None => Ok(()),
+    }
+}
+
 /// Sends a person to an authorization URL: `open(server, url)`.
 type Opener = dyn Fn(&str, &str) -> Result<(), String> + Send + Sync;
 
+/// Whether, and how, a person can be sent to sign in: who opens the authorization URL, and
+/// how long the loopback listener waits for the redirect back.
 #[derive(Clone)]
 pub struct Login {
     open: Arc<Opener>,
@@ -120,6 +181,13 @@ pub(crate) async fn manager_for(
             return Ok(manager);
         }
     }
+    // The endpoints the kept tokens will be refreshed at pass the rule before any is used.
+    let resolved = manager
+        .resolve_metadata()
+        .await
+        .map_err(|e| format!("the kept tokens cannot be used ({e}); sign in again with `exec-host mcp login {server}`"))?;
+    check_metadata(&resolved.metadata).map_err(|e| format!("OAuth for {url}: {e}"))?;
+    manager.set_metadata(resolved.metadata);
     match manager.initialize_from_store().await {
         Ok(true) => {}
         Ok(false) => return Ok(manager),
@@ -195,6 +263,11 @@ pub(crate) async fn sign_in(
     let fail = |e: &(dyn std::error::Error + 'static)| {
         format!("signing in to {url} failed: {}", crate::support::report::error_sentence(e))
     };
+    // Nobody is sent anywhere for tokens that could not be kept.
+    credentials.check_place().map_err(|e| e.to_string())?;
+    if let Some(challenge) = challenge {
+        check_challenge(challenge, url).map_err(|e| fail(&e))?;
+    }
     let listener =
         TcpListener::bind(("127.0.0.1", client.callback_port.unwrap_or(0))).await.map_err(|e| match client.callback_port {
             Some(port) => format!("the loopback port {port} for the OAuth redirect (`oauth.callbackPort`) cannot be used: {e}"),
@@ -206,6 +279,7 @@ pub(crate) async fn sign_in(
     let mut manager = AuthorizationManager::new(url).await.map_err(|e| fail(&e))?;
     manager.set_credential_store(credentials.store_for(server, url));
     let metadata = manager.resolve_metadata_from_challenge(challenge).await.map_err(|e| fail(&e))?;
+    check_metadata(&metadata.metadata).map_err(|e| fail(&e))?;
     manager.set_metadata(metadata.metadata);
 
     let mut request = AuthorizationRequest::new(redirect_uri).with_client_name("exec-host");
@@ -233,7 +307,8 @@ pub(crate) async fn sign_in(
         }
     }
     let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(&e))?;
-    let authorization_url = session.get_authorization_url().to_string();
+    let authorization_url =
+        server_url("the authorization URL", session.get_authorization_url()).map_err(|e| fail(&e))?.to_string();
     let expected_state = reqwest::Url::parse(&authorization_url)
         .ok()
         .and_then(|parsed| parsed.query_pairs().find(|(key, _)| key == "state").map(|(_, value)| value.into_owned()))
@@ -247,43 +322,62 @@ pub(crate) async fn sign_in(
 }
 
 /// The URL the authorization server redirected the browser to, with its `state` the one this
-/// login sent. Anything else that reaches the listener (another path, another state, a
-/// request that is not HTTP) is answered with an error and the wait goes on.
+/// login sent. Connections are served at once, side by side, each for at most
+/// [`CALLBACK_REQUEST_TIME`] and [`CALLBACK_REQUEST_BYTES`], so a slow or silent one never
+/// holds up the redirect. Anything else that reaches the listener (another path, another
+/// state, a request that is not HTTP) is answered with an error and the wait goes on.
 async fn redirect(listener: &TcpListener, port: u16, expected_state: &str) -> Result<String, String> {
+    let mut connections = futures::stream::FuturesUnordered::new();
     loop {
-        let (mut stream, _) = listener.accept().await.map_err(|e| format!("the OAuth redirect listener failed: {e}"))?;
-        let target = match tokio::time::timeout(CALLBACK_REQUEST_TIME, request_target(&mut stream)).await {
-            Ok(Some(target)) => target,
-            _ => {
-                let _ = respond(&mut stream, "400 Bad Request", "Not an OAuth redirect.").await;
-                continue;
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _) = accepted.map_err(|e| format!("the OAuth redirect listener failed: {e}"))?;
+                // Past the bound, a connection is closed unread (dropped here).
+                if connections.len() < CALLBACK_CONNECTIONS {
+                    connections.push(tokio::time::timeout(CALLBACK_REQUEST_TIME, answer(stream, port, expected_state)));
+                }
             }
-        };
-        let Ok(url) = reqwest::Url::parse(&format!("http://127.0.0.1:{port}{target}")) else {
-            let _ = respond(&mut stream, "400 Bad Request", "Not an OAuth redirect.").await;
-            continue;
-        };
-        if url.path() != CALLBACK_PATH {
-            let _ = respond(&mut stream, "404 Not Found", "Not an OAuth redirect.").await;
-            continue;
+            // A connection that ran out of time is dropped, closing it; the others stay.
+            Some(answered) = connections.next() => {
+                if let Ok(Some(outcome)) = answered {
+                    return outcome;
+                }
+            }
         }
-        let query = |name: &str| url.query_pairs().find(|(key, _)| key == name).map(|(_, value)| value.into_owned());
-        if query("state").as_deref() != Some(expected_state) {
-            let _ = respond(&mut stream, "400 Bad Request", "This redirect does not belong to the sign-in in progress.").await;
-            continue;
-        }
-        if let Some(error) = query("error") {
-            let _ = respond(&mut stream, "200 OK", "Sign-in refused. You can close this tab.").await;
-            let detail = query("error_description").map(|d| format!(": {d}")).unwrap_or_default();
-            return Err(format!("the authorization server refused the sign-in ({error}{detail})"));
-        }
-        let _ = respond(&mut stream, "200 OK", "Signed in to exec-host. You can close this tab.").await;
-        return Ok(url.to_string());
     }
 }
 
+/// Answers one connection to the loopback listener: the redirect's URL, or the authorization
+/// server's refusal, when it is this login's redirect; `None` otherwise.
+async fn answer(mut stream: TcpStream, port: u16, expected_state: &str) -> Option<Result<String, String>> {
+    let Some(target) = request_target(&mut stream).await else {
+        let _ = respond(&mut stream, "400 Bad Request", "Not an OAuth redirect.").await;
+        return None;
+    };
+    let Ok(url) = reqwest::Url::parse(&format!("http://127.0.0.1:{port}{target}")) else {
+        let _ = respond(&mut stream, "400 Bad Request", "Not an OAuth redirect.").await;
+        return None;
+    };
+    if url.path() != CALLBACK_PATH {
+        let _ = respond(&mut stream, "404 Not Found", "Not an OAuth redirect.").await;
+        return None;
+    }
+    let query = |name: &str| url.query_pairs().find(|(key, _)| key == name).map(|(_, value)| value.into_owned());
+    if query("state").as_deref() != Some(expected_state) {
+        let _ = respond(&mut stream, "400 Bad Request", "This redirect does not belong to the sign-in in progress.").await;
+        return None;
+    }
+    if let Some(error) = query("error") {
+        let _ = respond(&mut stream, "200 OK", "Sign-in refused. You can close this tab.").await;
+        let detail = query("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+        return Some(Err(format!("the authorization server refused the sign-in ({error}{detail})")));
+    }
+    let _ = respond(&mut stream, "200 OK", "Signed in to exec-host. You can close this tab.").await;
+    Some(Ok(url.to_string()))
+}
+
 /// The request target of one HTTP request, read within [`CALLBACK_REQUEST_BYTES`].
-async fn request_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
+async fn request_target(stream: &mut TcpStream) -> Option<String> {
     let mut buffer = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     loop {
@@ -303,7 +397,7 @@ async fn request_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
     }
 }
 
-async fn respond(stream: &mut tokio::net::TcpStream, status: &str, text: &str) -> std::io::Result<()> {
+async fn respond(stream: &mut TcpStream, status: &str, text: &str) -> std::io::Result<()> {
     let response = format!(
         "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
         text.len()
@@ -348,5 +442,85 @@ mod tests {
         hit(port, get("/callback?error=access_denied&error_description=no+thanks&state=s")).await;
         let refused = waiting.await.unwrap().unwrap_err();
         assert!(refused.contains("refused the sign-in (access_denied: no thanks)"), "{refused}");
+    }
+
+    #[tokio::test]
+    async fn silent_and_trickling_connections_never_hold_up_the_redirect_and_are_dropped() {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiting = tokio::spawn(async move { redirect(&listener, port, "s").await });
+        let mut slow = Vec::new();
+        for _ in 0..12 {
+            slow.push(tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap());
+        }
+        // One that sends its request a byte at a time, never finishing.
+        let mut trickle = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let trickling = tokio::spawn(async move {
+            for byte in b"GET /callback?state=s".iter().cycle() {
+                if trickle.write_all(&[*byte]).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let get = "GET /callback?code=good&state=s HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n".to_string();
+        // Served one after another, the 13 before it held the redirect for a minute.
+        let answered = tokio::time::timeout(Duration::from_secs(15), hit(port, get)).await.expect("the redirect is answered");
+        assert!(answered.contains("200"), "{answered}");
+        let url = tokio::time::timeout(Duration::from_secs(15), waiting).await.expect("the wait ends").unwrap().unwrap();
+        assert!(url.contains("code=good"), "{url}");
+        // The wait is over: the slow connections are closed, not left open.
+        for mut stream in slow {
+            let mut rest = Vec::new();
+            let read = tokio::time::timeout(Duration::from_secs(15), stream.read_to_end(&mut rest)).await;
+            assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "a silent connection was left open: {read:?}");
+        }
+        tokio::time::timeout(Duration::from_secs(15), trickling).await.expect("the trickling connection is closed").unwrap();
+    }
+
+    #[test]
+    fn only_https_or_loopback_http_urls_pass_and_a_refusal_is_one_safe_line() {
+        for url in [
+            "https://auth.example/authorize",
+            "http://127.0.0.1:8080/authorize",
+            "http://127.9.9.9/authorize",
+            "http://[::1]:9/authorize",
+            "http://localhost/authorize",
+            "http://LOCALHOST:1/x",
+        ] {
+            assert!(server_url("the authorization endpoint", url).is_ok(), "{url}");
+        }
+        for url in [
+            "file:///etc/passwd",
+            "javascript:alert(document.cookie)",
+            "data:text/html,<script>alert(1)</script>",
+            "ftp://auth.example/authorize",
+            "http://auth.example/authorize",
+            "http://10.0.0.1/authorize",
+            "http://localhost.evil.example/authorize",
+            "http://[::ffff:8.8.8.8]/x",
+            "not a url",
+            "",
+        ] {
+            let refused = server_url("the authorization endpoint", url).unwrap_err().to_string();
+            assert!(refused.starts_with("the authorization endpoint `"), "{refused}");
+            assert!(refused.contains("is refused: a sign-in opens and fetches only https URLs"), "{refused}");
+        }
+        let hostile = format!("javascript:\u{1b}]0;pwned\u{7}\n{}", "x".repeat(10_000));
+        let refused = server_url("the token endpoint", &hostile).unwrap_err().to_string();
+        assert!(!refused.chars().any(char::is_control), "{refused:?}");
+        assert!(refused.len() < 500 && refused.contains("\\u{1b}]0;pwned"), "{refused}");
+
+        let metadata: AuthorizationMetadata = serde_json::from_value(serde_json::json!({
+            "issuer": "https://as.example", "authorization_endpoint": "https://as.example/authorize",
+            "token_endpoint": "https://as.example/token", "registration_endpoint": "ftp://as.example/register"
+        }))
+        .unwrap();
+        let refused = check_metadata(&metadata).unwrap_err().to_string();
+        assert!(refused.starts_with("the registration endpoint `ftp://as.example/register`"), "{refused}");
+        let challenge = r#"Bearer resource_metadata="http://attacker.example/.well-known/oauth-protected-resource""#;
+        assert!(check_challenge(challenge, "http://127.0.0.1:9/mcp").is_err());
+        assert!(check_challenge(r#"Bearer resource_metadata="/.well-known/x""#, "http://127.0.0.1:9/mcp").is_ok());
     }
 }
