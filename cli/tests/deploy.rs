@@ -100,7 +100,7 @@ fn the_kubernetes_container_arguments_start_a_gateway_that_answers_probes_and_ca
             "0.0.0.0:8080" => "0.0.0.0:0".to_string(),
             _ => arg
                 .replace("/etc/exec-host/config", &config.display().to_string())
-                .replace("/etc/exec-host/token", &token_dir.display().to_string())
+                .replace("/run/exec-host/token", &token_dir.display().to_string())
                 .replace("redis://exec-host-redis:6379/0", &redis.url(0))
                 .replace("/var/lib/exec-host/state.key", &key.display().to_string())
                 .replace("/var/lib/exec-host/credentials.json", &state.path().join("credentials.json").display().to_string())
@@ -159,7 +159,7 @@ fn the_container_image_runs_serve_as_the_manifest_does() {
     assert_eq!(entrypoint, ["/usr/local/bin/exec-host"]);
     let command = json_array_after(&dockerfile, "CMD");
     assert_eq!(command[..3], ["serve", "--http", "0.0.0.0:8080"]);
-    assert_eq!(flag(&command, "--auth-token-file"), "/etc/exec-host/token/token", "the Secret's mount point");
+    assert_eq!(flag(&command, "--auth-token-file"), "/run/exec-host/token/token", "the Secret's mount point");
     // The image's command line parses as the binary reads it (`--help` after it stops there).
     let output = Command::new(env!("CARGO_BIN_EXE_exec-host")).args(&command).arg("--help").output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));

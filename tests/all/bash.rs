@@ -243,6 +243,25 @@ async fn a_workspace_under_tmp_is_where_the_command_sees_it_and_git_works_there(
 }
 
 #[tokio::test]
+async fn where_the_host_and_other_services_keep_their_state_is_out_of_a_command_s_reach() {
+    // As a deployment keeps them: the state key and the OAuth tokens under `/var/lib`, a
+    // mounted secret under `/run`.
+    let place = Place::new();
+    for base in ["/var/lib", "/run"] {
+        let kept = tempfile::Builder::new().prefix("exec-host-").tempdir_in(base).expect("the test runs as root, as CI does");
+        std::fs::write(kept.path().join("state.key"), "s3cret").unwrap();
+        let attack = format!("cat {0}/state.key; ls {0}", kept.path().display());
+        for layers in [Layers::default(), Layers::only("landlock")] {
+            let stopped = place.run(layers, &attack).await;
+            assert!(!stopped.output.contains("s3cret") && !stopped.output.contains("state.key\n"), "{layers:?}: {stopped:?}");
+            assert!(stopped.output.contains("Permission denied"), "{layers:?}: {stopped:?}");
+        }
+        let open = place.run(Layers::only("limits"), &attack).await;
+        assert!(open.output.starts_with("s3cret"), "without Landlock the attack works: {open:?}");
+    }
+}
+
+#[tokio::test]
 async fn descriptors_the_host_inherited_do_not_reach_a_command() {
     use std::os::fd::AsRawFd;
     let place = Place::new();

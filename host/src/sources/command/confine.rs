@@ -107,9 +107,10 @@ impl Confinement {
     }
 }
 
-/// Folders of the system a command may read (and run programs from), when they exist.
-const SYSTEM_READ: &[&str] =
-    &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var/lib", "/nix/store"];
+/// Folders of the system a command may read (and run programs from), when they exist. Not
+/// `/var` (services keep their state there, this host too: its store, key and tokens), nor
+/// `/run` or `/home`.
+const SYSTEM_READ: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store"];
 
 /// Devices a command may read; `/dev/null` it may also write.
 const DEVICES_READ: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
