@@ -42,12 +42,8 @@ pub struct CredentialsFile {
 #[non_exhaustive]
 pub enum CredentialsError {
     /// The workspace reaches the file, so a script could read the tokens.
-    #[error("the credentials file {}: keep it outside", path.display())]
-    InWorkspace {
-        path: PathBuf,
-        #[source]
-        source: crate::support::private::InsideWorkspace,
-    },
+    #[error("the credentials file {why}; keep it outside")]
+    InWorkspace { path: PathBuf, why: crate::support::private::InsideWorkspace },
     /// A sign-in got tokens that could not be written to the file.
     #[error("the sign-in to `{server}` succeeded but its tokens were NOT saved, so the next run asks again: {why}")]
     NotSaved { server: String, why: String },
@@ -100,7 +96,7 @@ impl CredentialsFile {
     pub fn check_place(&self) -> Result<(), CredentialsError> {
         match &self.workspace {
             Some(workspace) => crate::support::private::check_outside_workspace(&self.path, workspace)
-                .map_err(|source| CredentialsError::InWorkspace { path: self.path.clone(), source }),
+                .map_err(|why| CredentialsError::InWorkspace { path: self.path.clone(), why }),
             None => Ok(()),
         }
     }
