@@ -45,6 +45,9 @@ impl<E: std::error::Error + 'static> From<E> for UsageError {
 }
 
 fn main() -> ExitCode {
+    // Whatever our parent left open (a service manager's, a shell's redirections) reaches
+    // none of the servers, hooks and commands this process starts.
+    exec_host::inherited_descriptors_stay_here();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

@@ -165,6 +165,7 @@ pub use catalogue::exec_tool;
 pub use conversation::results;
 pub use sandbox::conformance;
 /// Confined shell commands, the engine of the `Bash` tool.
+pub use sources::children::inherited_descriptors_stay_here;
 pub use sources::command;
 pub use sources::mcp;
 pub use support::text_file;

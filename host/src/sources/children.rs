@@ -9,9 +9,12 @@
 //!   is never imported. A command that wants its folder there says so (`PYTHONPATH=hooks`),
 //!   which names the folder and so guards it.
 //! - **A hook ends with all it started** ([`contain`]).
-//! - **Nothing the host holds passes to them** ([`no_inherited_descriptors`]): not the
-//!   descriptors its own parent left open (a service manager's, a shell's redirections),
-//!   nor those it opened itself.
+//! - **Nothing the host holds passes to them**: a hook starts with its standard three
+//!   descriptors alone ([`no_inherited_descriptors`]); a stdio server is started without a
+//!   fork handler of its own (a fork of the large host per server costs milliseconds, ten
+//!   thousand servers a minute), so what the host opened is closed on exec, and what it
+//!   inherited open from its parent is closed on exec once a program embedding the host
+//!   calls [`inherited_descriptors_stay_here`] at its start, as the command line does.
 
 /// Set in the environment of every hook and stdio server (a server's own `env` entry may
 /// set it otherwise).
@@ -27,6 +30,13 @@ pub fn no_inherited_descriptors(command: &mut std::process::Command) {
             Ok(())
         });
     }
+}
+
+/// Marks every descriptor this process holds past its standard three, those its parent left
+/// open included, to be closed when it or a child execs: a program embedding the host calls
+/// it at its start, before it opens any descriptor it means its children to inherit.
+pub fn inherited_descriptors_stay_here() {
+    close_on_exec_from(3);
 }
 
 /// Marks every descriptor from `first` on to be closed when the process execs.

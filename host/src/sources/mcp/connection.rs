@@ -565,7 +565,6 @@ fn spawn(
         }
     }
     process.envs(crate::sources::children::IMPORT_PATH_ENV);
-    crate::sources::children::no_inherited_descriptors(process.as_std_mut());
     process.args(args).envs(env).kill_on_drop(true).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if let Some(dir) = cwd {
         process.current_dir(dir);
