@@ -44,7 +44,7 @@
 //!
 //! Beside the types at the root, a few namespaces hold a sub-API of their own: [`settings`],
 //! [`mcp`], [`results`], [`exec_tool`], [`typings`], [`announcement`], [`limits`],
-//! [`guest`], [`conformance`], [`state_store`], [`text_file`] and [`paths`].
+//! [`guest`], [`conformance`], [`state_store`] and [`text_file`].
 
 #![warn(unnameable_types)]
 mod calls;

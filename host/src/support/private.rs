@@ -139,7 +139,7 @@ pub enum InsideWorkspace {
 
 /// Refuses `place`, a file or folder the host keeps from scripts (a state store, its key, a
 /// cache of code, credentials), when it is or could come to be inside `workspace`: when it
-/// leads there (see [`real_path`]), or passes on its way through a folder or link inside it,
+/// leads there (as `real_path` resolves it), or passes on its way through a folder or link inside it,
 /// which a script could replace. The workspace itself on the way is no danger: no script
 /// can move it.
 pub fn check_outside_workspace(place: &Path, workspace: &Path) -> Result<(), InsideWorkspace> {
