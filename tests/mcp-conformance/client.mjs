@@ -7,7 +7,7 @@
 // suite's own example clients do: $BROWSER is follow-redirect.mjs, which fetches the
 // authorization URL and follows its redirect back to exec-host's loopback listener.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,7 +21,11 @@ if (!binary) {
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
 const here = dirname(fileURLToPath(import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "exec-host-conformance-"));
+// The host keeps its OAuth tokens out of the workspace a script can reach, so the workspace is
+// a folder of its own beside the credentials file.
+const workspace = join(scratch, "workspace");
 try {
+  mkdirSync(workspace);
   const server = { type: "http", url };
   if (context.client_id) {
     server.oauth = { clientId: context.client_id };
@@ -44,7 +48,7 @@ try {
   );
   const run = spawnSync(
     binary,
-    ["run", "--accept-input-defaults", "--workspace", scratch, "--mcp-config", join(scratch, "servers.json"),
+    ["run", "--accept-input-defaults", "--workspace", workspace, "--mcp-config", join(scratch, "servers.json"),
      "--mcp-credentials", join(scratch, "credentials.json"), join(scratch, "script.js")],
     {
       stdio: "inherit",
