@@ -8,9 +8,6 @@ use std::sync::Arc;
 
 use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, Origin};
 
-/// Characters of a call's input shown in the prompt.
-const SHOWN_INPUT_CHARS: usize = 300;
-
 /// One prompt on the terminal at a time: an approval, or a server's input request.
 static TERMINAL_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -100,19 +97,10 @@ impl Approver for NoOneToAsk {
     }
 }
 
-/// A call's input as an approval shows it: its JSON, cut at [`SHOWN_INPUT_CHARS`].
+/// A call's input as an approval shows it: its JSON, cut at
+/// [`exec_host::gateway::approval_forms::SHOWN_INPUT_CHARS`].
 pub fn shown_input(request: &ApprovalRequest) -> String {
-    shown_value(&request.input)
-}
-
-/// A call's input as JSON, cut to what a person reads in a prompt.
-pub fn shown_value(input: &serde_json::Value) -> String {
-    let mut input = input.to_string();
-    if let Some((at, _)) = input.char_indices().nth(SHOWN_INPUT_CHARS) {
-        input.truncate(at);
-        input.push('…');
-    }
-    input
+    exec_host::gateway::approval_forms::shown_input(&request.input)
 }
 
 /// The refusal of a call that must ask when `nobody` can be asked: why it asks, and what

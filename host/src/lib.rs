@@ -27,11 +27,12 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The crate's layers, each a folder, from the front door down (each uses only those
+//! The crate's layers, each a folder, from the top down (each uses only those
 //! after it; `docs/architecture.md` has the map and where to change what):
 //!
 //! | layer | what it holds |
 //! | --- | --- |
+//! | [`gateway`] | what `exec-host serve` answers as an MCP gateway, apart from its transports: approval forms, request states, task records |
 //! | `session` | [`Session`] and its builder: one agent's tools, settings, pool and sandbox |
 //! | `conversation` | [`Message`]s and their rendering for model APIs ([`Provider`]), the announcement, a result's projections ([`ToolResult`]), the [`results`] store |
 //! | `catalogue` | the deferral decision and the pool ([`Pool`]), [`exec_tool`], `tools.ToolSearch`, the call forms and [`typings`] |
@@ -50,6 +51,7 @@
 mod calls;
 mod catalogue;
 mod conversation;
+pub mod gateway;
 mod sandbox;
 mod script;
 mod session;
@@ -238,7 +240,10 @@ mod layering {
     use std::path::Path;
 
     /// Every module, from the front door down.
-    const ORDER: [&str; 41] = [
+    const ORDER: [&str; 44] = [
+        "gateway::task_record",
+        "gateway::request_state",
+        "gateway::approval_forms",
         "session",
         "conversation::announce",
         "conversation::render",

@@ -1,14 +1,14 @@
 //! Approvals through the MCP client: a call that must ask becomes an elicitation form. A
 //! client of 2025-11-25 is sent the form as a request while the call waits; for a client of
 //! 2026-07-28, to which a server sends no requests, the call parks its Exec instead and the
-//! form travels in the call's answer (see `mrtr`).
+//! form travels in the call's answer (see `exec_host::gateway::request_state`).
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use exec_host::gateway::approval_forms::{decision, decision_form};
 use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture};
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema, EnumSchema};
+use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::{Peer, RoleServer};
-use serde_json::Value;
 
 /// Answers calls that must ask by asking the MCP client (elicitation): allow once, allow
 /// always, or deny. A client that did not declare elicitation cannot be asked, and the call
@@ -34,9 +34,6 @@ pub enum Asking {
     Refuse(&'static str),
 }
 
-/// The choices offered, as the elicitation's `decision` enum, with their titles.
-const CHOICES: [(&str, &str); 3] = [("once", "Allow once"), ("always", "Allow always"), ("deny", "Deny")];
-
 impl ClientApprover {
     /// Asks the client once it is connected and when it declared elicitation.
     pub fn new() -> Self {
@@ -56,26 +53,6 @@ impl ClientApprover {
     /// How the client's calls from now on are asked.
     pub fn ask_by(&self, asking: Asking) {
         *self.asking.lock().unwrap_or_else(|e| e.into_inner()) = asking;
-    }
-}
-
-/// The approval form: one required choice, `decision`.
-pub(super) fn decision_form() -> Option<ElicitationSchema> {
-    let values = CHOICES.iter().map(|(value, _)| value.to_string()).collect();
-    let titles = CHOICES.iter().map(|(_, title)| title.to_string()).collect();
-    let choice = EnumSchema::builder(values).enum_titles(titles).ok()?;
-    ElicitationSchema::builder().required_enum_schema("decision", choice.build()).build().ok()
-}
-
-/// A person's answer to the form: what was accepted (`content`), or declined.
-pub(super) fn decision(accepted: bool, content: Option<&Value>) -> Approval {
-    if !accepted {
-        return Approval::Deny { reason: "the user declined in the MCP client".into() };
-    }
-    match content.and_then(|c| c.get("decision")).and_then(Value::as_str) {
-        Some("once") => Approval::AllowOnce,
-        Some("always") => Approval::AllowAlways,
-        _ => Approval::Deny { reason: "the user denied it in the MCP client".into() },
     }
 }
 
@@ -173,7 +150,7 @@ pub(super) fn passed_on(request: &exec_host::mcp::InputRequest) -> Result<Elicit
             meta: None,
             message,
             url: url.clone(),
-            elicitation_id: super::tasks::random_hex(),
+            elicitation_id: exec_host::gateway::unguessable_id()?,
         }),
         _ => Err("it is of a kind this gateway does not pass on".into()),
     }

@@ -20,7 +20,6 @@ pub mod elicit;
 pub mod http;
 pub mod jsonrpc;
 pub mod metrics;
-pub mod mrtr;
 pub mod reload;
 pub mod resources;
 pub mod stdio;
@@ -40,21 +39,22 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
+use exec_host::gateway::approval_forms;
+use exec_host::gateway::request_state::{self, RequestStates, Retry};
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub use elicit::{Asking, ClientApprover};
 pub use metrics::Metrics;
 use metrics::{ApprovalEvent, QuestionEvent};
-pub use mrtr::Rounds;
 pub use tasks::Tasks;
 pub use waiting::Waiting;
 
 /// What a server with a state store keeps for its clients of 2026-07-28 between their
 /// requests, so that any replica sharing the store answers: the request states of approval
-/// rounds (`mrtr`) and the tasks (`tasks`).
+/// rounds (`exec_host::gateway::request_state`) and the tasks (`tasks`).
 pub struct Parking {
-    pub rounds: Rounds,
+    pub rounds: RequestStates,
     pub tasks: Arc<Tasks>,
     /// The calls of this process that wait on their client's answers to a downstream
     /// server's questions: not in the store, as a downstream call cannot be stored.
@@ -62,9 +62,18 @@ pub struct Parking {
 }
 
 impl Parking {
-    /// The parking of a server whose waiting calls end when `stop` is cancelled.
-    pub fn new(store: exec_host::state_store::SealedStore, metrics: Option<Arc<Metrics>>, stop: CancellationToken) -> Arc<Self> {
-        Arc::new(Parking { rounds: Rounds::new(store.clone()), tasks: Tasks::new(store, metrics), waiting: Waiting::new(stop) })
+    /// The parking of a server whose waiting calls end when `stop` is cancelled; why not, when
+    /// the system has no randomness to name them with.
+    pub fn new(
+        store: exec_host::state_store::SealedStore,
+        metrics: Option<Arc<Metrics>>,
+        stop: CancellationToken,
+    ) -> Result<Arc<Self>, String> {
+        Ok(Arc::new(Parking {
+            rounds: RequestStates::new(store.clone()),
+            tasks: Tasks::new(store, metrics),
+            waiting: Waiting::new(stop)?,
+        }))
     }
 }
 
@@ -204,9 +213,17 @@ impl Gateway {
     }
 }
 
+/// Who is calling: the hash of the bearer token it presented over HTTP, else the one client
+/// of a local transport (`request_state::client_identity`).
+fn client_identity(context: &RequestContext<RoleServer>) -> String {
+    let parts = context.extensions.get::<axum::http::request::Parts>();
+    let token = parts.and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION));
+    request_state::client_identity(token.map(|value| value.as_bytes()))
+}
+
 /// Who makes the call of a request, and what it is.
 struct ThisCall {
-    /// The client's identity (`mrtr::client_identity`).
+    /// The client's identity ([`client_identity`]).
     client: String,
     tool: String,
     /// Ends the call (the client cancelled it, or the server stops).
@@ -362,17 +379,17 @@ impl ServerHandler for Gateway {
 
     async fn get_task(&self, request: GetTaskParams, context: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
         let tasks = self.tasks_of(&context)?;
-        tasks.get(&self.session, &mrtr::client_identity(&context), &request.task_id).await
+        tasks.get(&self.session, &client_identity(&context), &request.task_id).await
     }
 
     async fn update_task(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         let tasks = self.tasks_of(&context)?;
-        tasks.update(&self.session, &mrtr::client_identity(&context), &request.task_id, &request.input_responses).await
+        tasks.update(&self.session, &client_identity(&context), &request.task_id, &request.input_responses).await
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         let tasks = self.tasks_of(&context)?;
-        tasks.cancel(&self.session, &mrtr::client_identity(&context), &request.task_id).await
+        tasks.cancel(&self.session, &client_identity(&context), &request.task_id).await
     }
 }
 
@@ -406,7 +423,7 @@ impl Gateway {
             }
         };
         let this = ThisCall {
-            client: mrtr::client_identity(&context),
+            client: client_identity(&context),
             tool: request.name.to_string(),
             abort: CancellationToken::new(),
             arrived,
@@ -436,7 +453,7 @@ impl Gateway {
                         let call = parking
                             .waiting
                             .resume(replica, &retry.handle, request.input_responses.as_ref())
-                            .map_err(|why| self.refused_retry(mrtr::refused(why.sentence())))?;
+                            .map_err(|why| self.refused_retry(approval_forms::refused(why.sentence())))?;
                         self.count(|metrics| metrics.question(QuestionEvent::answered));
                         (Running::Call(call), round)
                     }
@@ -463,7 +480,7 @@ impl Gateway {
                 let call = ToolCall::new(self.call_ids.next(), tool.clone(), input);
                 // An Exec of a client that takes tasks runs on as one past a moment.
                 let options = match tasks {
-                    Some(_) => options.yield_after(tasks::TASK_AFTER),
+                    Some(_) => options.yield_after(exec_host::gateway::task_record::TASK_AFTER),
                     None => options,
                 };
                 (Running::Future(Box::pin(async move { Ok(session.call_with(call, options).await) })), 1)
@@ -487,9 +504,9 @@ impl Gateway {
                 }
                 waiting::Followed::Asks(asks, forms) => {
                     let Some(parking) = parking else { unreachable!("only a client asked by parking is asked questions") };
-                    if !mrtr::within_bound(round) {
+                    if !request_state::within_bound(round) {
                         asks.end();
-                        return Ok(CallToolResponse::from(mrtr::too_many_rounds()));
+                        return Ok(CallToolResponse::from(request_state::too_many_rounds()));
                     }
                     match parking.waiting.keep(asks) {
                         Ok(handle) => {
@@ -531,7 +548,7 @@ impl Gateway {
         }
         // A parked Exec's forms go back in the answer, within the bound on rounds.
         let forms = match (&result.parked, rounds) {
-            (Some(parked), Some(rounds)) if mrtr::within_bound(round) => Some(rounds.input_required(client, tool, parked, round)),
+            (Some(parked), Some(rounds)) if request_state::within_bound(round) => Some(rounds.input_required(client, tool, parked, round)),
             _ => None,
         };
         self.count(|metrics| metrics.call_ended(tool, &result, forms.is_some()));
@@ -541,7 +558,7 @@ impl Gateway {
         }
         if let (Some(parked), Some(_)) = (&result.parked, rounds) {
             let _ = self.session.discard_parked(&parked.handle).await;
-            return Ok(CallToolResponse::from(mrtr::too_many_rounds()));
+            return Ok(CallToolResponse::from(request_state::too_many_rounds()));
         }
         let (announcements, list_changed) = self.announce();
         if list_changed {
@@ -561,12 +578,12 @@ impl Gateway {
     /// refused.
     async fn answers_of(
         &self,
-        retry: &mrtr::Retry,
+        retry: &Retry,
         responses: Option<&rmcp::model::InputResponses>,
     ) -> Result<std::collections::HashMap<u32, exec_host::Approval>, ErrorData> {
         let parked = self.session.parked_exec(&retry.handle).await.map_err(|error| self.refused(error))?;
         let pending: Vec<u32> = parked.approvals.iter().map(|approval| approval.id).collect();
-        mrtr::answers(&pending, responses).map_err(|error| self.refused_retry(error))
+        approval_forms::answers(&pending, responses).map_err(|error| self.refused_retry(error))
     }
 
     /// A retry refused for what it carries, counted.

@@ -1,11 +1,11 @@
 //! Execs as tasks, for clients of MCP 2026-07-28 that declare the Tasks extension
 //! (`io.modelcontextprotocol/tasks`) in a request's capabilities.
 //!
-//! An `Exec` such a client calls that is still running after [`TASK_AFTER`] becomes a task:
+//! An `Exec` such a client calls that is still running after `task_record::TASK_AFTER` becomes a task:
 //! the call answers `CreateTaskResult`, the Exec runs on (it yielded, see
 //! `CallOptions::yield_after`, so it is checkpointed in the store), and the client polls
 //! `tasks/get` for its state. A task whose Exec parks waiting for approvals is
-//! `input_required` with the same forms MRTR sends (`mrtr::forms`); `tasks/update` answers
+//! `input_required` with the same forms MRTR sends (`approval_forms::forms`); `tasks/update` answers
 //! them, and once every form has its answer the Exec resumes. `tasks/cancel` ends it.
 //!
 //! ```text
@@ -15,7 +15,8 @@
 //!                                            input_required -- tasks/update (every form answered)
 //! ```
 //!
-//! The task's record lives in the state store, sealed and bound to the client that made it,
+//! The task's record (`exec_host::gateway::task_record`) lives in the state store, sealed and
+//! bound to the client that made it,
 //! so any replica sharing the store answers `tasks/get`, `tasks/update` and `tasks/cancel`.
 //! The replica running the Exec writes the record when the task changes state. A replica
 //! asked about a task whose host stopped without ending it takes the Exec up from its last
@@ -26,70 +27,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use exec_host::gateway::task_record::{Record, TASK_TTL, TaskState, cancel_key, is_task_id, new_task_id, record_key, unknown_task};
+use exec_host::gateway::{approval_forms, request_state};
 use exec_host::state_store::SealedStore;
 use exec_host::{CallOptions, CancellationToken, ResumeError, Session, ToolResult};
 use rmcp::ErrorData;
-use rmcp::model::{
-    CreateTaskResult, DetailedTask, GetTaskResult, InputRequests, InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
-};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use rmcp::model::{CreateTaskResult, GetTaskResult, InputResponses};
 
+use super::call_tool_result;
 use super::metrics::TaskEvent;
-use super::{Metrics, call_tool_result, mrtr};
-
-/// An `Exec` still running after this long becomes a task; one that ends sooner answers its
-/// call as any other does.
-pub const TASK_AFTER: Duration = Duration::from_secs(1);
-
-/// How long a task is kept from its last change (its `ttlMs`): as long as a parked Exec.
-pub const TASK_TTL: Duration = exec_host::DEFAULT_PARKED_TTL;
-
-/// How often a client is asked to poll `tasks/get` (`pollIntervalMs`).
-pub const POLL_INTERVAL_MS: u64 = 500;
+use super::Metrics;
 
 /// How often the replica running a task's Exec looks for a cancel sent to another replica.
 const CANCEL_POLL: Duration = Duration::from_secs(1);
-
-/// Bytes of a task id: 16 random bytes, in hex.
-const TASK_ID_CHARS: usize = 32;
-
-/// A task as the store keeps it.
-#[derive(Debug, Serialize, Deserialize)]
-struct Record {
-    /// Who made it (`mrtr::client_identity`): nobody else reads or changes it.
-    client: String,
-    created_at: String,
-    updated_at: String,
-    /// The round of approvals the Exec is in, or would start when it parks next.
-    round: u32,
-    state: State,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-enum State {
-    /// The running Exec `handle`.
-    Working {
-        handle: String,
-    },
-    /// The parked Exec `handle` waits for the answers to `requests`; `answered` holds those
-    /// given so far, and it resumes once every one has its answer.
-    InputRequired {
-        handle: String,
-        requests: InputRequests,
-        answered: InputResponses,
-    },
-    /// The Exec ended: its result (a failed script included, with `isError`).
-    Completed {
-        result: JsonObject,
-    },
-    /// The host failed it: a JSON-RPC error object, and no result.
-    Failed {
-        error: JsonObject,
-    },
-    Cancelled,
-}
 
 /// How a task's Exec stopped running here.
 enum End {
@@ -128,9 +78,14 @@ impl Tasks {
     /// before it is announced, so that a `tasks/get` sent at once finds it. None when it
     /// cannot be written: the caller then waits for the Exec and answers with its result.
     pub async fn create(self: &Arc<Self>, session: &Session, client: &str, handle: &str) -> Option<CreateTaskResult> {
-        let id = random_hex();
-        let now = now();
-        let record = Record { client: client.into(), created_at: now.clone(), updated_at: now, round: 1, state: working(handle) };
+        let id = match new_task_id() {
+            Ok(id) => id,
+            Err(why) => {
+                tracing::warn!("an Exec could not become a task (no id could be made: {why}); its call waits for it");
+                return None;
+            }
+        };
+        let record = Record::new(client, handle);
         if let Err(error) = self.write(&id, &record).await {
             tracing::warn!("an Exec could not become a task ({}); its call waits for it", exec_host::error_sentence(&error));
             self.count_store_error();
@@ -138,20 +93,20 @@ impl Tasks {
         }
         self.count(TaskEvent::created);
         self.follow(session.clone(), id.clone(), handle.to_string(), 1);
-        Some(CreateTaskResult::new(task_of(&id, &record)))
+        Some(CreateTaskResult::new(record.task(&id)))
     }
 
     /// `tasks/get`: the task `id` of `client`, with its forms, result or error. A working
     /// task whose host stopped is taken up here first.
     pub async fn get(self: &Arc<Self>, session: &Session, client: &str, id: &str) -> Result<GetTaskResult, ErrorData> {
         let mut record = self.owned(client, id).await?;
-        if let State::Working { handle } = &record.state
+        if let TaskState::Working { handle } = &record.state
             && !self.is_here(id)
             && self.adopt(session, id, &handle.clone(), record.round).await
         {
             record = self.owned(client, id).await?;
         }
-        Ok(GetTaskResult::new(detailed(id, &record)))
+        Ok(GetTaskResult::new(record.detailed(id)))
     }
 
     /// `tasks/update`: answers to the forms of an `input_required` task. Answers to forms
@@ -165,30 +120,23 @@ impl Tasks {
         responses: &InputResponses,
     ) -> Result<(), ErrorData> {
         let mut record = self.owned(client, id).await?;
-        let State::InputRequired { handle, requests, answered } = &mut record.state else { return Ok(()) };
-        for (key, response) in responses {
-            if requests.contains_key(key) && !answered.contains_key(key) {
-                mrtr::answer(key, response)
-                    .map_err(|why| ErrorData::invalid_params(format!("the update was refused: {why}"), None))?;
-                answered.insert(key.clone(), response.clone());
+        let waiting = matches!(record.state, TaskState::InputRequired { .. });
+        let Some((handle, answers)) = record.take_answers(responses)? else {
+            if waiting {
+                record.touch();
+                return self.write(id, &record).await.map_err(|error| self.store_failed(&error));
             }
-        }
-        if answered.len() < requests.len() {
-            record.updated_at = now();
-            return self.write(id, &record).await.map_err(|error| self.store_failed(&error));
-        }
-        let pending: Vec<u32> = requests.keys().filter_map(|key| mrtr::approval_id(key)).collect();
-        let answers = mrtr::answers(&pending, Some(answered))?;
-        let handle = handle.clone();
+            return Ok(());
+        };
         // Resumed as one that yields at once: the update is acknowledged while it runs.
         let options = CallOptions::new(CancellationToken::new()).yield_after(Duration::ZERO);
         let round = record.round + 1;
         match session.resume(&handle, answers, options).await {
             Ok(result) => match &result.running {
                 Some(running) => {
-                    record.state = working(&running.handle);
+                    record.state = TaskState::working(&running.handle);
                     record.round = round;
-                    record.updated_at = now();
+                    record.touch();
                     self.write(id, &record).await.map_err(|error| self.store_failed(&error))?;
                     self.follow(session.clone(), id.to_string(), running.handle.clone(), round);
                     Ok(())
@@ -211,7 +159,7 @@ impl Tasks {
     pub async fn cancel(self: &Arc<Self>, session: &Session, client: &str, id: &str) -> Result<(), ErrorData> {
         let mut record = self.owned(client, id).await?;
         match &record.state {
-            State::Working { handle } => {
+            TaskState::Working { handle } => {
                 let handle = handle.clone();
                 if !self.is_here(id) {
                     self.adopt(session, id, &handle, record.round).await;
@@ -222,17 +170,17 @@ impl Tasks {
                     None => self.ask_to_cancel(id).await?,
                 }
             }
-            State::InputRequired { handle, .. } => match session.discard_parked(handle).await {
+            TaskState::InputRequired { handle, .. } => match session.discard_parked(handle).await {
                 Ok(()) => {
-                    record.state = State::Cancelled;
-                    record.updated_at = now();
+                    record.state = TaskState::Cancelled;
+                    record.touch();
                     self.write(id, &record).await.map_err(|error| self.store_failed(&error))?;
                     self.count(TaskEvent::cancelled);
                 }
                 // An update resumed it meanwhile: whoever runs it now reads the cancel.
                 Err(_) => self.ask_to_cancel(id).await?,
             },
-            State::Completed { .. } | State::Failed { .. } | State::Cancelled => {}
+            TaskState::Completed { .. } | TaskState::Failed { .. } | TaskState::Cancelled => {}
         }
         Ok(())
     }
@@ -292,31 +240,31 @@ impl Tasks {
     async fn settle(&self, session: &Session, id: &str, ended: Result<ToolResult, ResumeError>, end: End, round: u32) {
         let Ok(Some(mut record)) = self.read(id).await else { return };
         record.state = match (ended, end) {
-            (_, End::Stopped) => failed("the server stopped before the Exec ended; call the tool again"),
-            (Err(error), _) => failed(&format!("the Exec was lost: {}", exec_host::error_sentence(&error))),
+            (_, End::Stopped) => TaskState::failed("the server stopped before the Exec ended; call the tool again"),
+            (Err(error), _) => TaskState::failed(&format!("the Exec was lost: {}", exec_host::error_sentence(&error))),
             (Ok(result), end) => match (&result.parked, end) {
-                (Some(parked), End::Ran) if mrtr::within_bound(round) => {
+                (Some(parked), End::Ran) if request_state::within_bound(round) => {
                     record.round = round;
-                    let requests = mrtr::forms(parked);
-                    State::InputRequired { handle: parked.handle.clone(), requests, answered: InputResponses::new() }
+                    let requests = approval_forms::forms(parked);
+                    TaskState::InputRequired { handle: parked.handle.clone(), requests, answered: InputResponses::new() }
                 }
                 (Some(parked), end) => {
                     // What it waits for never runs.
                     let _ = session.discard_parked(&parked.handle).await;
                     match end {
-                        End::Cancelled => State::Cancelled,
-                        _ => State::Completed { result: object_of(&mrtr::too_many_rounds()) },
+                        End::Cancelled => TaskState::Cancelled,
+                        _ => TaskState::completed(&request_state::too_many_rounds()),
                     }
                 }
-                (None, End::Cancelled) => State::Cancelled,
-                (None, _) => State::Completed { result: object_of(&call_tool_result(&result, Vec::new())) },
+                (None, End::Cancelled) => TaskState::Cancelled,
+                (None, _) => TaskState::completed(&call_tool_result(&result, Vec::new())),
             },
         };
-        record.updated_at = now();
+        record.touch();
         self.count(match &record.state {
-            State::InputRequired { .. } => TaskEvent::input_required,
-            State::Completed { .. } => TaskEvent::completed,
-            State::Cancelled => TaskEvent::cancelled,
+            TaskState::InputRequired { .. } => TaskEvent::input_required,
+            TaskState::Completed { .. } => TaskEvent::completed,
+            TaskState::Cancelled => TaskEvent::cancelled,
             _ => TaskEvent::failed,
         });
         if let Err(error) = self.write(id, &record).await {
@@ -349,30 +297,23 @@ impl Tasks {
     /// The task `id` of `client`; the same error for one that does not exist, has expired,
     /// or is another client's.
     async fn owned(&self, client: &str, id: &str) -> Result<Record, ErrorData> {
-        let unknown = || {
-            ErrorData::invalid_params(
-                format!("unknown task `{}`: it never existed, expired, or is another client's", cut(id)),
-                None,
-            )
-        };
-        if id.len() != TASK_ID_CHARS || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(unknown());
+        if !is_task_id(id) {
+            return Err(unknown_task(id));
         }
         match self.read(id).await {
             Ok(Some(record)) if record.client == client => Ok(record),
-            Ok(_) => Err(unknown()),
+            Ok(_) => Err(unknown_task(id)),
             Err(error) => Err(self.store_failed(&error)),
         }
     }
 
     async fn read(&self, id: &str) -> Result<Option<Record>, exec_host::state_store::StoreError> {
         let Some(bytes) = self.store.get(&record_key(id)).await? else { return Ok(None) };
-        Ok(serde_json::from_slice(&bytes).ok())
+        Ok(Record::read(&bytes))
     }
 
     async fn write(&self, id: &str, record: &Record) -> Result<(), exec_host::state_store::StoreError> {
-        let bytes = serde_json::to_vec(record).unwrap_or_default();
-        self.store.put(&record_key(id), &bytes, TASK_TTL).await
+        self.store.put(&record_key(id), &record.to_bytes(), TASK_TTL).await
     }
 
     async fn ask_to_cancel(&self, id: &str) -> Result<(), ErrorData> {
@@ -405,94 +346,6 @@ impl Tasks {
     }
 }
 
-/// What a client is shown of a task.
-fn task_of(id: &str, record: &Record) -> Task {
-    let status = match record.state {
-        State::Working { .. } => TaskStatus::Working,
-        State::InputRequired { .. } => TaskStatus::InputRequired,
-        State::Completed { .. } => TaskStatus::Completed,
-        State::Failed { .. } => TaskStatus::Failed,
-        State::Cancelled => TaskStatus::Cancelled,
-    };
-    let task = Task::new(id, status, record.created_at.clone(), record.updated_at.clone())
-        .with_ttl_ms(TASK_TTL.as_millis() as u64)
-        .with_poll_interval_ms(POLL_INTERVAL_MS);
-    match &record.state {
-        State::InputRequired { .. } => task.with_status_message("waiting for approvals: answer the forms with tasks/update"),
-        State::Failed { error } => task.with_status_message(error.get("message").and_then(Value::as_str).unwrap_or_default()),
-        _ => task,
-    }
-}
-
-/// A task with what its status carries: the forms not answered yet, the result, the error.
-fn detailed(id: &str, record: &Record) -> DetailedTask {
-    let payload = match &record.state {
-        State::Working { .. } => TaskPayload::Working,
-        State::InputRequired { requests, answered, .. } => TaskPayload::InputRequired {
-            input_requests: requests
-                .iter()
-                .filter(|(key, _)| !answered.contains_key(*key))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        },
-        State::Completed { result } => TaskPayload::Completed { result: result.clone() },
-        State::Failed { error } => TaskPayload::Failed { error: error.clone() },
-        State::Cancelled => TaskPayload::Cancelled,
-    };
-    DetailedTask::new(task_of(id, record), payload)
-}
-
-fn working(handle: &str) -> State {
-    State::Working { handle: handle.to_string() }
-}
-
-fn failed(message: &str) -> State {
-    let mut error = JsonObject::new();
-    error.insert("code".into(), Value::from(rmcp::model::ErrorCode::INTERNAL_ERROR.0));
-    error.insert("message".into(), Value::from(message));
-    State::Failed { error }
-}
-
-fn object_of(result: &rmcp::model::CallToolResult) -> JsonObject {
-    match serde_json::to_value(result) {
-        Ok(Value::Object(object)) => object,
-        _ => JsonObject::new(),
-    }
-}
-
-fn record_key(id: &str) -> String {
-    format!("tasks/{id}")
-}
-
-fn cancel_key(id: &str) -> String {
-    format!("tasks/{id}.cancel")
-}
-
-/// 16 random bytes, in hex: a task id, and every other name a client must not guess.
-pub(super) fn random_hex() -> String {
-    let mut bytes = [0u8; TASK_ID_CHARS / 2];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No randomness: a task id must still not be guessed, so use the clock's nanoseconds
-        // mixed by the standard library's random hasher keys.
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in bytes.chunks_mut(8) {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
-            chunk.copy_from_slice(&hasher.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Now, as ISO 8601 (RFC 3339, UTC, milliseconds).
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-fn cut(text: &str) -> String {
-    text.chars().take(64).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -504,18 +357,13 @@ mod tests {
         let store = folder.path().join("store");
         let store = open_store(&store.display().to_string()).await.unwrap();
         let tasks = Tasks::new(SealedStore::new(store, StateKey::from_bytes([7; 32])), None);
-        let id = random_hex();
-        let record = Record {
-            client: "alice".into(),
-            created_at: now(),
-            updated_at: now(),
-            round: 1,
-            state: State::Completed { result: JsonObject::new() },
-        };
+        let id = new_task_id().unwrap();
+        let mut record = Record::new("alice", "h");
+        record.state = TaskState::Cancelled;
         tasks.write(&id, &record).await.unwrap();
         assert!(tasks.owned("alice", &id).await.is_ok());
         let foreign = tasks.owned("mallory", &id).await.unwrap_err();
-        let other = random_hex();
+        let other = new_task_id().unwrap();
         let unknown = tasks.owned("alice", &other).await.unwrap_err();
         assert_eq!(foreign.message.replace(&id, "ID"), unknown.message.replace(&other, "ID"), "nothing tells the two apart");
         assert_eq!(foreign.code, rmcp::model::ErrorCode::INVALID_PARAMS);
@@ -523,7 +371,7 @@ mod tests {
             assert_eq!(tasks.owned("alice", bad).await.unwrap_err().code, rmcp::model::ErrorCode::INVALID_PARAMS, "{bad}");
         }
         // Ids are random: a thousand never repeat.
-        let ids: std::collections::HashSet<String> = (0..1000).map(|_| random_hex()).collect();
+        let ids: std::collections::HashSet<String> = (0..1000).map(|_| new_task_id().unwrap()).collect();
         assert_eq!(ids.len(), 1000);
     }
 }

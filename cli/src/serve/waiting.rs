@@ -4,7 +4,7 @@
 //! downstream call waits for its answer on a live connection. So its Exec keeps running in
 //! this process while the `tools/call` answers `InputRequiredResult`: one elicitation form per
 //! question, keyed `input-ID`, as the server sent it (`elicit::passed_on`), and a
-//! `requestState` (`mrtr`) that names the waiting call and this process. The retry's answers
+//! `requestState` (`exec_host::gateway::request_state`) that names the waiting call and this process. The retry's answers
 //! go to the questions, and the same call is followed on, to its result or its next round.
 //!
 //! A call waits at most [`ANSWER_WAIT`] for its retry, then it is ended; a server that
@@ -221,9 +221,10 @@ pub enum NotWaiting {
 }
 
 impl<T: Send + 'static> Waiting<T> {
-    /// The waiting calls of one server, all ended when `stop` is cancelled.
-    pub fn new(stop: CancellationToken) -> Arc<Self> {
-        Arc::new(Waiting { calls: Mutex::default(), replica: super::tasks::random_hex(), stop })
+    /// The waiting calls of one server, all ended when `stop` is cancelled; why not, when the
+    /// system has no randomness to name this process with.
+    pub fn new(stop: CancellationToken) -> Result<Arc<Self>, String> {
+        Ok(Arc::new(Waiting { calls: Mutex::default(), replica: exec_host::gateway::unguessable_id()?, stop }))
     }
 
     pub fn replica(&self) -> &str {
@@ -231,19 +232,26 @@ impl<T: Send + 'static> Waiting<T> {
     }
 
     /// Keeps `call` until its retry comes, for at most [`ANSWER_WAIT`]; its handle. Past the
-    /// bound on waiting calls it is not kept: its questions are declined and it is given back.
+    /// bound on waiting calls (or with no randomness to name it) it is not kept: its questions
+    /// are declined and it is given back.
     pub fn keep(self: &Arc<Self>, mut call: Call<T>) -> Result<String, Call<T>> {
-        let handle = super::tasks::random_hex();
-        {
-            let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-            if calls.len() >= MAX_WAITING_CALLS {
+        let named = exec_host::gateway::unguessable_id();
+        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        let handle = match named {
+            Ok(handle) if calls.len() < MAX_WAITING_CALLS => handle,
+            refused => {
                 drop(calls);
-                tracing::warn!("{MAX_WAITING_CALLS} calls already wait for their clients' answers: a question is declined");
+                let why = match refused {
+                    Ok(_) => format!("{MAX_WAITING_CALLS} calls already wait for their clients' answers"),
+                    Err(why) => format!("no name could be made for the waiting call ({why})"),
+                };
+                tracing::warn!("a question is declined: {why}");
                 call.answer(call.asked.iter().map(|(id, _)| (*id, InputAnswer::Decline)).collect());
                 return Err(call);
             }
-            calls.insert(handle.clone(), call);
-        }
+        };
+        calls.insert(handle.clone(), call);
+        drop(calls);
         let waiting = self.clone();
         let kept = handle.clone();
         tokio::spawn(async move {
