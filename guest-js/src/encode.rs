@@ -132,6 +132,19 @@ impl<'a, 'js> Walker<'a, 'js> {
         Ok(())
     }
 
+    /// The text of a string or key. A kept value must read back as it was stored, so one
+    /// holding an unpaired surrogate (half of a UTF-16 pair, which UTF-8 and so JSON text
+    /// cannot carry) is refused; a tool's arguments carry it as U+FFFD.
+    fn well_formed(&self, text: Text) -> Result<String, String> {
+        match (text.replaced, self.root) {
+            (true, Root::Value) => Err(format!(
+                "{} holds an unpaired surrogate (half of a UTF-16 pair), which kept values cannot carry; store well-formed text (String.prototype.toWellFormed())",
+                self.path()
+            )),
+            _ => Ok(text.text),
+        }
+    }
+
     /// What is being encoded, as a message's rule names it.
     fn what(&self) -> &'static str {
         match self.root {
@@ -148,7 +161,7 @@ impl<'a, 'js> Walker<'a, 'js> {
         });
         for step in &self.path {
             match step {
-                Step::Key(atom) => push_member(&mut path, &atom_text(self.ctx, *atom).unwrap_or_default()),
+                Step::Key(atom) => push_member(&mut path, &atom_text(self.ctx, *atom).map(|key| key.text).unwrap_or_default()),
                 Step::Index(index) => {
                     let _ = write!(path, "[{index}]");
                 }
@@ -179,7 +192,7 @@ impl<'a, 'js> Walker<'a, 'js> {
                     return Err(self.exception());
                 }
                 self.room(usize::try_from(units).unwrap_or(usize::MAX).saturating_add(2))?;
-                let text = text_of(self.ctx, value);
+                let text = self.well_formed(text_of(self.ctx, value))?;
                 self.room(text.len() + 2)?;
                 quote(&text, &mut self.out);
             }
@@ -296,6 +309,7 @@ impl<'a, 'js> Walker<'a, 'js> {
                 return Err(format!("{} has a symbol key, which JSON cannot carry", self.path()));
             };
             self.path.push(Step::Key(entry.atom));
+            let key = self.well_formed(key)?;
             let field = self.own_property(value, entry.atom)?;
             if let Some((field, true)) = field.filter(|(field, _)| !field.is_undefined()) {
                 if !first {
@@ -396,30 +410,40 @@ fn identity(object: &Object<'_>) -> *mut std::ffi::c_void {
     unsafe { qjs::JS_VALUE_GET_PTR(object.as_raw()) }
 }
 
-fn atom_text(ctx: &Ctx<'_>, atom: qjs::JSAtom) -> Option<String> {
+fn atom_text(ctx: &Ctx<'_>, atom: qjs::JSAtom) -> Option<Text> {
     // SAFETY: a live context and atom; JS_AtomToValue returns an owned value, given to `Value` once.
     let value = unsafe { Value::from_raw(ctx.clone(), qjs::JS_AtomToValue(ctx.as_raw().as_ptr(), atom)) };
     if value.is_symbol() {
         return None;
     }
-    if value.is_string() { Some(text_of(ctx, &value)) } else { value.as_int().map(|i| i.to_string()) }
+    match value.is_string() {
+        true => Some(text_of(ctx, &value)),
+        false => value.as_int().map(|i| Text { text: i.to_string(), replaced: false }),
+    }
+}
+
+/// A JS string as UTF-8, and whether it held an unpaired surrogate.
+struct Text {
+    text: String,
+    replaced: bool,
 }
 
 /// A JS string as UTF-8. QuickJS writes an unpaired surrogate as the three bytes of its
-/// code point (WTF-8), which UTF-8 cannot hold: each becomes one U+FFFD.
-fn text_of(ctx: &Ctx<'_>, value: &Value<'_>) -> String {
+/// code point (WTF-8), which UTF-8 cannot hold: each becomes one U+FFFD, and the text says
+/// it was replaced.
+fn text_of(ctx: &Ctx<'_>, value: &Value<'_>) -> Text {
     let mut length = 0;
     // SAFETY: a live context and value; the returned buffer (or null) is freed below, once.
     let raw = unsafe { qjs::JS_ToCStringLen(ctx.as_raw().as_ptr(), &mut length, value.as_raw()) };
     if raw.is_null() {
         ctx.catch();
-        return String::new();
+        return Text { text: String::new(), replaced: false };
     }
     // SAFETY: `raw` is non-null here and points to `length` bytes QuickJS keeps alive until
     // JS_FreeCString below; `bytes` is not used after that.
     let bytes = unsafe { std::slice::from_raw_parts(raw.cast::<u8>(), length) };
     let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
+        Ok(text) => Text { text: text.to_owned(), replaced: false },
         Err(_) => {
             let mut cleaned = Vec::with_capacity(bytes.len());
             let mut at = 0;
@@ -435,7 +459,7 @@ fn text_of(ctx: &Ctx<'_>, value: &Value<'_>) -> String {
                     at += 1;
                 }
             }
-            String::from_utf8_lossy(&cleaned).into_owned()
+            Text { text: String::from_utf8_lossy(&cleaned).into_owned(), replaced: true }
         }
     };
     // SAFETY: frees the buffer from JS_ToCStringLen once, in its context.
@@ -565,6 +589,10 @@ mod tests {
         assert_eq!(kept("'text'").unwrap().as_deref(), Some("\"text\""));
         assert_eq!(kept("[1, { a: 2 }]").unwrap().as_deref(), Some("[1,{\"a\":2}]"));
         assert_eq!(kept("{ f() {} }").unwrap_err(), "value.f is a function; kept values must be plain data");
+        let lone = kept(r#"({ a: ["ok", "\ud800"] })"#).unwrap_err();
+        assert!(lone.starts_with("value.a[1] holds an unpaired surrogate"), "{lone}");
+        assert!(kept(r#"({ "\udc00": 1 })"#).unwrap_err().contains("holds an unpaired surrogate"));
+        assert_eq!(kept(r#""\ud83d\ude00""#).unwrap().as_deref(), Some("\"😀\""), "a pair is one character");
         assert!(kept("new Map()").unwrap_err().starts_with("value is an instance of Map; kept values must be plain"));
         let tight =
             |source: &str| with_value(source, |ctx, plain, value| kept_value(ctx, plain, Bounds { bytes: 8, depth: 2 }, value));

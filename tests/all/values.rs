@@ -125,6 +125,30 @@ async fn each_bound_throws_at_the_store_that_passes_it_and_keeps_nothing_of_it()
 }
 
 #[tokio::test]
+async fn a_value_with_an_unpaired_surrogate_is_refused_not_kept_altered() {
+    // A kept value reads back as it was stored: half of a UTF-16 pair has no UTF-8 spelling,
+    // so `store` throws rather than keep U+FFFD in its place (tool arguments carry U+FFFD).
+    let dir = tempfile::tempdir().unwrap();
+    let session = session(dir.path(), None, "surrogates", ValueBounds::default()).await;
+    let script = r#"
+        const refused = [];
+        for (const value of ["\ud800", { list: ["ok", "a\udfffb"] }, { ["\udc00"]: 1 }]) {
+          try { store("k", value); } catch (e) { refused.push(`${e.name}: ${e.message}`); }
+        }
+        store("pair", "😀 \ud83d\ude00");
+        return { refused, kept: load("k"), pair: load("pair") };
+    "#;
+    let result = value(&run(&session, script).await);
+    let refused: Vec<String> = serde_json::from_value(result["refused"].clone()).unwrap();
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert!(refused[0].starts_with("TypeError: store(\"k\"): value holds an unpaired surrogate"), "{}", refused[0]);
+    assert!(refused[1].contains("value.list[1] holds an unpaired surrogate"), "{}", refused[1]);
+    assert!(refused[2].contains("holds an unpaired surrogate"), "{}", refused[2]);
+    assert_eq!(result["kept"], json!(null), "nothing was kept under the key");
+    assert_eq!(result["pair"], json!("😀 😀"));
+}
+
+#[tokio::test]
 async fn values_stored_before_a_park_are_kept_and_the_resumed_script_reads_them_again_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let key = StateKey::generate().unwrap();
