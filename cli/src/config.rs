@@ -26,6 +26,9 @@ pub(crate) struct SessionConfig {
     /// The rules given as flags.
     pub(crate) rules: Layer,
     pub(crate) permission_mode: Option<PermissionMode>,
+    /// Places of this host a command may never read: the state store's folder and key, the
+    /// token file.
+    pub(crate) private: Vec<PathBuf>,
 }
 
 /// How one Exec runs and is shown, resolved from the flags (`run` and `resume`).
@@ -113,20 +116,23 @@ pub(crate) fn resolve_resume(flags: ResumeFlags) -> Result<ResumeConfig, UsageEr
 fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecConfig, UsageError> {
     let state = flags.state;
     let values = resolve_value_bounds(&state)?;
+    let store = store.map(|conversation| StoreConfig {
+        location: state.state_store,
+        key_file: state.state_key_file,
+        conversation,
+        running_lease: std::time::Duration::from_secs(state.running_lease),
+    });
+    let mut session = resolve_session(flags.session)?;
+    session.private.extend(store.iter().flat_map(StoreConfig::private_places));
     Ok(ExecConfig {
-        session: resolve_session(flags.session)?,
+        session,
         limits: resolve_limits(&flags.limits)?,
         json: flags.json,
         quiet: flags.quiet,
         sandbox: flags.sandbox.options(),
         on_ask: flags.on_ask,
         accept_input_defaults: flags.accept_input_defaults,
-        store: store.map(|conversation| StoreConfig {
-            location: state.state_store,
-            key_file: state.state_key_file,
-            conversation,
-            running_lease: std::time::Duration::from_secs(state.running_lease),
-        }),
+        store,
         values,
     })
 }
@@ -158,7 +164,7 @@ pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError
     if flags.concurrency == 0 || flags.client_concurrency == 0 || flags.max_body_bytes == 0 {
         return Err(UsageError("--concurrency, --client-concurrency and --max-body-bytes must be at least 1".into()));
     }
-    let session = resolve_session(flags.session)?;
+    let mut session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
     let values = resolve_value_bounds(&flags.state)?;
     let store_explicit = flags.state.state_store.is_some() || flags.state.state_key_file.is_some();
@@ -167,6 +173,14 @@ pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError
             "--stateless without --state-store redis://...: replicas keep parked Execs apart, so an approval's retry must reach the replica that asked"
         );
     }
+    let store = StoreConfig {
+        location: flags.state.state_store,
+        key_file: flags.state.state_key_file,
+        conversation: Some(SERVE_CONVERSATION.to_string()),
+        running_lease: std::time::Duration::from_secs(flags.state.running_lease),
+    };
+    session.private.extend(store.private_places());
+    session.private.extend(flags.auth_token_file.clone());
     Ok(ServeConfig {
         session,
         limits,
@@ -175,12 +189,7 @@ pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError
         client_concurrency: flags.client_concurrency.min(flags.concurrency),
         max_message_bytes: flags.max_body_bytes,
         http,
-        store: StoreConfig {
-            location: flags.state.state_store,
-            key_file: flags.state.state_key_file,
-            conversation: Some(SERVE_CONVERSATION.to_string()),
-            running_lease: std::time::Duration::from_secs(flags.state.running_lease),
-        },
+        store,
         store_explicit,
         values,
     })
@@ -304,6 +313,7 @@ pub(crate) fn resolve_session(flags: SessionFlags) -> Result<SessionConfig, Usag
         settings: flags.settings,
         rules,
         permission_mode: flags.permission_mode,
+        private: Vec::new(),
     })
 }
 

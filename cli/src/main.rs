@@ -176,7 +176,11 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
             }
         };
         let metrics = Arc::new(serve::Metrics::new());
-        let parking = store.clone().map(|store| serve::Parking::new(store, Some(metrics.clone()), signal.clone())).transpose().map_err(UsageError)?;
+        let parking = store
+            .clone()
+            .map(|store| serve::Parking::new(store, Some(metrics.clone()), signal.clone()))
+            .transpose()
+            .map_err(UsageError)?;
         let start = Start {
             store: store.map(|store| (store, config.store.conversation.clone())),
             values: config.values,

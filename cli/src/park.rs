@@ -35,6 +35,25 @@ impl StoreConfig {
     /// The sealed store these flags name. A key file given must exist; the default one is
     /// made (0600) when it does not. Neither may be inside `workspace`, where scripts read
     /// and write files: a script that read the key could forge what a resume replays.
+    /// The places of this store on this machine (its folder, unless it is Redis, and its key
+    /// file, given or by default), which a command must never read.
+    pub(crate) fn private_places(&self) -> Vec<PathBuf> {
+        let defaults = default_locations();
+        let location = self.location.clone().or_else(|| defaults.as_ref().map(|(folder, _)| folder.display().to_string()));
+        let Some(location) = location else { return Vec::new() };
+        self.places(&location, &defaults).into_iter().filter_map(|(_, place)| place).collect()
+    }
+
+    /// The store's folder at `location` (unless it is an address) and its key file, each
+    /// with what it is.
+    fn places(&self, location: &str, defaults: &Option<(PathBuf, PathBuf)>) -> [(&'static str, Option<PathBuf>); 2] {
+        let key_file = self.key_file.as_ref().or(defaults.as_ref().map(|(_, file)| file));
+        [
+            ("the state store folder", (!location.contains("://")).then(|| PathBuf::from(location))),
+            ("the state key file", key_file.cloned()),
+        ]
+    }
+
     pub(crate) async fn open(&self, workspace: &Path) -> Result<SealedStore, UsageError> {
         let defaults = default_locations();
         let location = match (&self.location, &defaults) {
@@ -46,11 +65,7 @@ impl StoreConfig {
                 ));
             }
         };
-        let key_file = self.key_file.as_ref().or(defaults.as_ref().map(|(_, file)| file));
-        for (what, place) in [
-            ("the state store folder", (!location.contains("://")).then(|| PathBuf::from(&location))),
-            ("the state key file", key_file.cloned()),
-        ] {
+        for (what, place) in self.places(&location, &defaults) {
             if let Some(Err(inside)) = place.map(|place| check_outside_workspace(&place, workspace)) {
                 return Err(UsageError(format!("{what} {inside}; give --state-store and --state-key-file outside it")));
             }

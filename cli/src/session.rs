@@ -80,6 +80,7 @@ pub(crate) async fn start_session(
         .standard_settings(&config.settings, Some(config.rules))
         .mcp_servers(config.mcp)
         .read_only_files(config.mcp_files)
+        .private_places(config.private)
         .mcp_connect_timeout(config.mcp_connect_timeout)
         .mcp_credentials(config.mcp_credentials)
         .sandbox_options(sandbox)

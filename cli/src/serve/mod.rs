@@ -30,6 +30,8 @@ pub mod waiting;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use exec_host::gateway::approval_forms;
+use exec_host::gateway::request_state::{self, RequestStates, Retry};
 use exec_host::{CallOptions, CancellationToken, ContentBlock, Declaration, Message, Session, ToolCall, ToolResult};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock as McpContent,
@@ -39,8 +41,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use exec_host::gateway::approval_forms;
-use exec_host::gateway::request_state::{self, RequestStates, Retry};
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -548,7 +548,9 @@ impl Gateway {
         }
         // A parked Exec's forms go back in the answer, within the bound on rounds.
         let forms = match (&result.parked, rounds) {
-            (Some(parked), Some(rounds)) if request_state::within_bound(round) => Some(rounds.input_required(client, tool, parked, round)),
+            (Some(parked), Some(rounds)) if request_state::within_bound(round) => {
+                Some(rounds.input_required(client, tool, parked, round))
+            }
             _ => None,
         };
         self.count(|metrics| metrics.call_ended(tool, &result, forms.is_some()));

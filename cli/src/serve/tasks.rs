@@ -27,16 +27,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use exec_host::gateway::task_record::{Record, TASK_TTL, TaskState, cancel_key, is_task_id, new_task_id, record_key, unknown_task};
+use exec_host::gateway::task_record::{
+    Record, TASK_TTL, TaskState, cancel_key, is_task_id, new_task_id, record_key, unknown_task,
+};
 use exec_host::gateway::{approval_forms, request_state};
 use exec_host::state_store::SealedStore;
 use exec_host::{CallOptions, CancellationToken, ResumeError, Session, ToolResult};
 use rmcp::ErrorData;
 use rmcp::model::{CreateTaskResult, GetTaskResult, InputResponses};
 
+use super::Metrics;
 use super::call_tool_result;
 use super::metrics::TaskEvent;
-use super::Metrics;
 
 /// How often the replica running a task's Exec looks for a cancel sent to another replica.
 const CANCEL_POLL: Duration = Duration::from_secs(1);

@@ -221,3 +221,22 @@ fn runs_of_one_conversation_keep_values_for_each_other_and_others_see_none() {
     let refused = setup.run(&args(&["run", "--max-stored-bytes", "9000000000", "-e", "1"], &flags));
     super::assert_usage_error(&refused, "--max-stored-bytes 9000000000 is more than");
 }
+
+#[test]
+fn a_command_reads_nothing_of_the_state_kept_under_the_system_folders_it_reads() {
+    // As a deployment may keep them: the store and its key in a folder of /etc, which
+    // commands read for their configuration.
+    let setup = Setup::new();
+    let state = tempfile::Builder::new().prefix("exec-host-").tempdir_in("/etc").expect("the test runs as root, as CI does");
+    let flags = store_flags(state.path());
+    std::fs::write(state.path().join("readme"), "public").unwrap();
+    let folder = state.path().display();
+    let script = format!(
+        "return (await tools.Bash({{ command: 'cat {folder}/state.key; cat {folder}/readme; ls {folder}/store; head -c 9 /etc/passwd' }})).output"
+    );
+    let ran = setup.run(&args(&["run", "--enable-bash", "--conversation", "c", "--json", "-e", &script], &flags));
+    let output = json_of(&ran)["value"].as_str().unwrap_or_default().to_string();
+    assert!(!output.contains(&"ab".repeat(32)), "{output}");
+    assert!(output.contains("state.key: Permission denied") && output.contains("/store': Permission denied"), "{output}");
+    assert!(output.contains("public") && output.contains("root:x:0:"), "the rest of /etc reads as before: {output}");
+}

@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use rmcp::ErrorData;
-use rmcp::model::{ElicitRequest, ElicitRequestParams, ElicitationSchema, EnumSchema, InputRequest, InputRequests, InputResponses};
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitationSchema, EnumSchema, InputRequest, InputRequests, InputResponses,
+};
 use serde_json::Value;
 
 use crate::calls::policy::Approval;
@@ -58,8 +60,11 @@ pub fn forms(parked: &ParkedExec) -> InputRequests {
         .approvals
         .iter()
         .map(|approval| {
-            let params =
-                ElicitRequestParams::FormElicitationParams { meta: None, message: message(approval), requested_schema: schema.clone() };
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: message(approval),
+                requested_schema: schema.clone(),
+            };
             (format!("{APPROVAL_KEY}{}", approval.id), InputRequest::Elicitation(ElicitRequest::new(params)))
         })
         .collect()

@@ -105,7 +105,11 @@ impl RequestStates {
         })?;
         let state: RequestState = serde_json::from_slice(&payload).map_err(|_| not_ours())?;
         if state.tool != tool {
-            return Err(refused(format!("its requestState belongs to a call of `{}`, not of `{}`", quoted(&state.tool), quoted(tool))));
+            return Err(refused(format!(
+                "its requestState belongs to a call of `{}`, not of `{}`",
+                quoted(&state.tool),
+                quoted(tool)
+            )));
         }
         Ok(Retry { handle: state.handle, round: state.round, waits_in: state.waits_in })
     }

@@ -32,7 +32,6 @@ pub const TASK_TTL: Duration = crate::session::DEFAULT_PARKED_TTL;
 /// How often a client is asked to poll `tasks/get` (`pollIntervalMs`).
 pub const POLL_INTERVAL_MS: u64 = 500;
 
-
 /// A task as the store keeps it.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Record {
@@ -50,14 +49,24 @@ pub struct Record {
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TaskState {
     /// The running Exec `handle`.
-    Working { handle: String },
+    Working {
+        handle: String,
+    },
     /// The parked Exec `handle` waits for the answers to `requests`; `answered` holds those
     /// given so far, and it resumes once every one has its answer.
-    InputRequired { handle: String, requests: InputRequests, answered: InputResponses },
+    InputRequired {
+        handle: String,
+        requests: InputRequests,
+        answered: InputResponses,
+    },
     /// The Exec ended: its result (a failed script included, with `isError`).
-    Completed { result: JsonObject },
+    Completed {
+        result: JsonObject,
+    },
     /// The host failed it: a JSON-RPC error object, and no result.
-    Failed { error: JsonObject },
+    Failed {
+        error: JsonObject,
+    },
     Cancelled,
 }
 
@@ -140,8 +149,12 @@ impl Record {
             .with_ttl_ms(TASK_TTL.as_millis() as u64)
             .with_poll_interval_ms(POLL_INTERVAL_MS);
         match &self.state {
-            TaskState::InputRequired { .. } => task.with_status_message("waiting for approvals: answer the forms with tasks/update"),
-            TaskState::Failed { error } => task.with_status_message(error.get("message").and_then(Value::as_str).unwrap_or_default()),
+            TaskState::InputRequired { .. } => {
+                task.with_status_message("waiting for approvals: answer the forms with tasks/update")
+            }
+            TaskState::Failed { error } => {
+                task.with_status_message(error.get("message").and_then(Value::as_str).unwrap_or_default())
+            }
             _ => task,
         }
     }
@@ -205,8 +218,11 @@ mod tests {
             (key.to_string(), serde_json::from_value(form).unwrap())
         };
         let mut record = Record::new("alice", "h");
-        record.state =
-            TaskState::InputRequired { handle: "h".into(), requests: keys.iter().map(|k| request(k)).collect(), answered: InputResponses::new() };
+        record.state = TaskState::InputRequired {
+            handle: "h".into(),
+            requests: keys.iter().map(|k| request(k)).collect(),
+            answered: InputResponses::new(),
+        };
         record
     }
 
@@ -226,7 +242,8 @@ mod tests {
     #[test]
     fn a_task_resumes_once_every_form_has_its_answer() {
         let mut record = waiting_on(&["approval-0", "approval-3"]);
-        let first = responses(serde_json::json!({"approval-0": {"action": "accept", "content": {"decision": "once"}}, "other": 1}));
+        let first =
+            responses(serde_json::json!({"approval-0": {"action": "accept", "content": {"decision": "once"}}, "other": 1}));
         assert!(record.take_answers(&first).unwrap().is_none(), "one form is still open");
         let shown = serde_json::to_value(record.detailed("id")).unwrap();
         assert!(shown.to_string().contains("approval-3") && !shown.to_string().contains("approval-0"), "{shown}");

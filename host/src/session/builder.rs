@@ -39,6 +39,7 @@ pub struct SessionBuilder {
     approver: Option<Arc<dyn Approver>>,
     rules_file: Option<PathBuf>,
     read_only_files: Vec<PathBuf>,
+    private_places: Vec<PathBuf>,
     sandbox: Option<Sandbox>,
     sandbox_options: SandboxOptions,
     limits: Limits,
@@ -70,6 +71,7 @@ impl Default for SessionBuilder {
             approver: None,
             rules_file: None,
             read_only_files: Vec::new(),
+            private_places: Vec::new(),
             sandbox: None,
             sandbox_options: SandboxOptions::default(),
             limits: Limits::default(),
@@ -217,6 +219,15 @@ impl SessionBuilder {
         self
     }
 
+    /// Places of the host a `Bash` command must never read, even beneath the system folders
+    /// commands read (`/etc`, `/opt`): a state key, a token file, a store folder kept there.
+    /// The MCP credentials file is added by the session itself. (Places under `/var`, `/run`
+    /// and `/home` no command reads anyway.)
+    pub fn private_places(mut self, places: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.private_places.extend(places);
+        self
+    }
+
     /// The settings file "allow always" adds its rules to (by default the workspace's
     /// project file, `.exec-host/settings.json`).
     pub fn rules_file(mut self, file: impl Into<PathBuf>) -> Self {
@@ -349,7 +360,10 @@ impl SessionBuilder {
         let backend = self.backend.or_else(|| {
             let files = settings.clone();
             let network = Arc::new(move || files.current().is_ok_and(|current| current.bash_network));
-            let local = workspace.clone().map(|w| builtin::LocalBackend::new(w).allowing_network(network));
+            let mut private = self.private_places.clone();
+            private.extend(self.server_auth.credentials.as_ref().map(|file| file.path().to_path_buf()));
+            let local =
+                workspace.clone().map(|w| builtin::LocalBackend::new(w).allowing_network(network).keeping_private(private));
             local.map(|local| Arc::new(local) as Arc<dyn builtin::Backend>)
         });
         if let (Some(wanted), Some(backend)) = (&current.workspace_backend, &backend)

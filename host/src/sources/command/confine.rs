@@ -93,6 +93,9 @@ pub struct Confinement {
     /// Places inside the workspace it may not write, bound read-only (a missing one is made
     /// for the while the command runs).
     pub read_only: Vec<PathBuf>,
+    /// Places of the host it may never read, even beneath the system folders it reads
+    /// (`/etc`, `/opt`): a state key, a token file, a store folder kept there.
+    pub private: Vec<PathBuf>,
     /// Whether it may use the network.
     pub network: bool,
     pub limits: Limits,
@@ -103,14 +106,16 @@ impl Confinement {
     /// A command confined to `workspace` by `layers`, with the default limits, no network,
     /// and nothing inside the workspace kept read-only yet.
     pub fn new(workspace: &Path, layers: Layers) -> Self {
-        Confinement { workspace: workspace.to_path_buf(), read_only: Vec::new(), network: false, limits: DEFAULT_LIMITS, layers }
+        Confinement {
+            workspace: workspace.to_path_buf(),
+            read_only: Vec::new(),
+            private: Vec::new(),
+            network: false,
+            limits: DEFAULT_LIMITS,
+            layers,
+        }
     }
 }
-
-/// Folders of the system a command may read (and run programs from), when they exist. Not
-/// `/var` (services keep their state there, this host too: its store, key and tokens), nor
-/// `/run` or `/home`.
-const SYSTEM_READ: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store"];
 
 /// Devices a command may read; `/dev/null` it may also write.
 const DEVICES_READ: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
@@ -758,7 +763,7 @@ fn landlock_ruleset(confinement: &Confinement) -> Result<OwnedFd, String> {
     let read = AccessFs::from_read(abi);
     let existing = |paths: &[&str]| -> Vec<PathBuf> { paths.iter().map(PathBuf::from).filter(|path| path.exists()).collect() };
     let ruleset = ruleset
-        .add_rules(path_beneath_rules(existing(SYSTEM_READ), read))
+        .add_rules(path_beneath_rules(super::readable::system_folders(&confinement.private), read))
         .map_err(fail)?
         .add_rules(path_beneath_rules(existing(DEVICES_READ), AccessFs::from_file(abi) & read))
         .map_err(fail)?

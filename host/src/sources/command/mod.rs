@@ -12,6 +12,7 @@
 
 pub mod confine;
 mod protect;
+mod readable;
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;

@@ -9,6 +9,7 @@
 //! kind that is not available is refused when the session starts, with a sentence, rather
 //! than quietly replaced by another.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,11 +53,20 @@ pub struct LocalBackend {
     /// Whether commands may use the network, asked at each command (the settings'
     /// `bashNetwork`, which may change while the session runs).
     network: Arc<dyn Fn() -> bool + Send + Sync>,
+    /// Places of the host commands may never read, even beneath the system folders.
+    private: Vec<PathBuf>,
 }
 
 impl LocalBackend {
     pub(crate) fn new(workspace: Arc<Workspace>) -> Self {
-        LocalBackend { workspace, network: Arc::new(|| false) }
+        LocalBackend { workspace, network: Arc::new(|| false), private: Vec::new() }
+    }
+
+    /// Commands may never read `places` (files or folders of the host: a state key, tokens),
+    /// even beneath the system folders they read, such as `/etc`.
+    pub fn keeping_private(mut self, places: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.private.extend(places);
+        self
     }
 
     /// Commands may use the network whenever `allowed` says so (else it stays closed).
@@ -79,6 +89,7 @@ impl LocalBackend {
         let mut confinement = Confinement::new(root, Layers::default());
         confinement.read_only = self.workspace.protected_places();
         confinement.network = (self.network)();
+        confinement.private = self.private.clone();
         Ok(confinement)
     }
 }
