@@ -7,8 +7,8 @@ use std::io::{BufRead as _, Write as _};
 use std::sync::Arc;
 
 use exec_host::BoxFuture;
+use exec_host::mcp::input::{AcceptDefaults, InputAnswer, InputHandler, InputRequest};
 use exec_host::mcp::input::{FieldKind, InputField, InputKind, of_kind};
-use exec_host::mcp::{AcceptDefaults, InputAnswer, InputHandler, InputRequest};
 use serde_json::{Map, Value};
 
 use crate::approve::{at_a_terminal, on_the_terminal};

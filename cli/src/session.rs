@@ -25,7 +25,7 @@ pub(crate) struct Start {
     /// Whether a person can be sent to sign in to an HTTP MCP server that asks for it.
     pub(crate) login: bool,
     /// Who answers an MCP server that asks for input during a call.
-    pub(crate) input: Option<Arc<dyn exec_host::mcp::InputHandler>>,
+    pub(crate) input: Option<Arc<dyn exec_host::mcp::input::InputHandler>>,
 }
 
 impl Start {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use exec_host::CancellationToken;
 use exec_host::command::{self, Confinement, Layers};
-use exec_host::settings::commands::{Part, parts};
+use exec_host::settings::commands::{Part, READER_THREAD, parts};
 use libfuzzer_sys::fuzz_target;
 
 /// The fragments a command is made of.
@@ -159,7 +159,23 @@ fn names(part: &Part, name: &str) -> bool {
     first_word(&part.text).as_deref() == Some(name) || part.runs.iter().any(|runs| first_word(runs).as_deref() == Some(name))
 }
 
+/// libFuzzer's panic hook aborts at any panic. A panic of the parser on the reader's own
+/// thread is one the host survives (the command is then unreadable): it passes, and every
+/// other panic still aborts.
+fn survive_the_reader_s_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let aborting = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |panic| {
+            if std::thread::current().name() != Some(READER_THREAD) {
+                aborting(panic);
+            }
+        }));
+    });
+}
+
 fuzz_target!(|bytes: &[u8]| {
+    survive_the_reader_s_panics();
     let command = command_of(bytes);
     let read = parts(&command);
     if read.iter().any(|part| part.unreadable) {

@@ -59,81 +59,10 @@ mod sources;
 mod state;
 mod support;
 
-/// Entry points of the fuzz targets in `fuzz/` into parsers the crate keeps private; built
-/// only with `--cfg fuzzing`, which `scripts/fuzz` sets.
+/// Entry points of the fuzz targets in `fuzz/` into parsers the crate keeps private.
 #[cfg(fuzzing)]
 #[doc(hidden)]
-pub mod fuzzing {
-    pub use crate::catalogue::search::SearchParams;
-    pub use crate::catalogue::signature;
-    pub use crate::sources::mcp::stdio::read_messages;
-
-    /// Answers a `tools.ToolSearch` query from `pool`.
-    pub fn search(
-        pool: &[crate::ToolDefinition],
-        params: &crate::catalogue::search::SearchParams,
-    ) -> crate::catalogue::search::SearchResult {
-        crate::catalogue::search::Index::new(pool).search(pool, params, &Default::default())
-    }
-
-    /// Reads a hook's stdout, as a `PreToolUse` and as a `PostToolUse` hook's; whether it
-    /// asked for anything.
-    pub fn hook_answer(stdout: &str) -> bool {
-        let answer = crate::calls::policy::hooks::pre_answer(stdout);
-        let blocks = crate::calls::policy::hooks::post_block_reason(stdout).is_some();
-        answer.updated_input.is_some() || answer.decision.is_some() || blocks
-    }
-
-    /// Reads `source` as TypeScript as the host does when the engine finds it does not
-    /// parse: erased, positions in a failure mapped back, a failed callee named. Whether it
-    /// was erased.
-    pub fn typescript(source: &str) -> bool {
-        use crate::sandbox::runtime::{Failure, Frame, Position, SyntaxError, Uncaught};
-        let at = |line, column| Position { line, column };
-        let uncaught = Uncaught {
-            error: "TypeError: not a function".into(),
-            frames: vec![Frame::new("<anonymous>", at(1, 3)), Frame::new("f", at(u32::MAX, 9))],
-        };
-        let _ = crate::script::callee::name_callee(source, &uncaught);
-        match crate::script::typescript::erase(source) {
-            Ok(Ok(erased)) => {
-                erased.remap(&mut Failure::Thrown(uncaught));
-                erased.remap(&mut Failure::Syntax(SyntaxError::new("SyntaxError: x", Some(at(u32::MAX, 2)))));
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Reads `data` as a sign-in reads what servers send: as an authorization server's
-    /// metadata, whose URLs then pass the one rule for URLs a server chose or not, and as a
-    /// `WWW-Authenticate` challenge, whose protected resource metadata URL is checked the
-    /// same way. Whether anything passed.
-    pub fn oauth_metadata(data: &[u8]) -> bool {
-        use crate::sources::mcp::oauth;
-        let metadata = serde_json::from_slice::<rmcp::transport::auth::AuthorizationMetadata>(data)
-            .is_ok_and(|metadata| oauth::check_metadata(&metadata).is_ok());
-        let text = String::from_utf8_lossy(data);
-        let challenge = oauth::check_challenge(&text, "http://127.0.0.1:8000/mcp").is_ok();
-        let url = oauth::server_url("a URL", &text).is_ok();
-        metadata || challenge || url
-    }
-
-    /// Saves the "allow always" rule for tool `tool` into the settings file
-    /// `.exec-host/settings.json` of the workspace `dir`, which holds `existing`; what the file
-    /// says afterwards.
-    pub fn save_rule(dir: &std::path::Path, existing: &str, tool: &str) -> Result<String, Box<dyn std::error::Error>> {
-        let file = std::path::Path::new(".exec-host/settings.json");
-        std::fs::create_dir_all(dir.join(".exec-host"))?;
-        std::fs::write(dir.join(file), existing)?;
-        let rule = crate::calls::settings::Rule::exactly(tool).ok_or("no rule means exactly this tool")?;
-        let workspace = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?;
-        let files =
-            crate::calls::settings::SettingsFiles::new(vec![crate::calls::settings::SettingsSource::File(dir.join(file))]);
-        files.add_allow_rule(Some(&workspace), file, &rule)?;
-        Ok(std::fs::read_to_string(dir.join(file))?)
-    }
-}
+pub mod fuzzing;
 
 pub use calls::policy::{Approval, ApprovalRequest, Approver};
 pub use catalogue::pool::{Declaration, DeferralTable, ExecStatus, Pool};
@@ -197,7 +126,6 @@ pub mod limits {
     };
     pub use crate::sources::tools::MAX_PROGRESS_MESSAGE_CHARS;
     pub use crate::sources::tools::MAX_TOOL_NAME_LEN;
-    pub use crate::support::text_file::MAX_SCRIPT_FILE_BYTES;
 }
 
 /// The guest component: the built-in one, where compiled guests are cached, another one
@@ -232,106 +160,4 @@ pub use serde_json::{self, Map, Value, json};
 pub use tokio_util::sync::CancellationToken;
 
 #[cfg(test)]
-mod layering {
-    //! The layers' one-way rule, checked on the source: a module's code (not its comments,
-    //! not its unit tests) names only modules after it in [`ORDER`], the order of
-    //! `docs/architecture.md`.
-
-    use std::path::Path;
-
-    /// Every module, from the front door down.
-    const ORDER: [&str; 44] = [
-        "gateway::task_record",
-        "gateway::request_state",
-        "gateway::approval_forms",
-        "session",
-        "conversation::announce",
-        "conversation::render",
-        "conversation::results",
-        "conversation::reply",
-        "conversation::provider",
-        "conversation::message",
-        "catalogue::pool",
-        "catalogue::exec_tool",
-        "catalogue::typings",
-        "catalogue::search",
-        "catalogue::relevance",
-        "catalogue::signature",
-        "script::typescript",
-        "script::callee",
-        "script::parse",
-        "calls::funnel",
-        "calls::observed",
-        "calls::policy",
-        "calls::guards",
-        "calls::settings",
-        "sandbox::conformance",
-        "sandbox::runtime",
-        "sandbox::guest",
-        "sources::mcp",
-        "sources::tools",
-        "sources::command",
-        "sources::children",
-        "state::values",
-        "state::sealed",
-        "state::directory",
-        "state::redis_store",
-        "state::seal",
-        "state::store",
-        "support::text_file",
-        "support::dirs",
-        "support::lock",
-        "support::report",
-        "support::private",
-        "support::hex",
-        "support::text",
-    ];
-
-    /// Where `path` (a `crate::` path without the prefix) falls in [`ORDER`].
-    fn rank(path: &str) -> Option<usize> {
-        ORDER.iter().position(|module| path == *module || path.starts_with(&format!("{module}::")))
-    }
-
-    #[test]
-    fn every_module_names_only_modules_below_it() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = vec![];
-        let mut folders = vec![src.clone()];
-        while let Some(folder) = folders.pop() {
-            for entry in std::fs::read_dir(folder).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    folders.push(path);
-                } else if path.extension().is_some_and(|ext| ext == "rs") {
-                    files.push(path);
-                }
-            }
-        }
-        let mut checked = 0;
-        let mut wrong = vec![];
-        for file in files {
-            let relative = file.strip_prefix(&src).unwrap().with_extension("");
-            let module = relative.to_string_lossy().trim_end_matches("/mod").replace('/', "::");
-            if module == "lib" || !module.contains("::") && module != "session" {
-                // The facade, and the layers' own `mod.rs` (declarations only).
-                continue;
-            }
-            let own = rank(&module).unwrap_or_else(|| panic!("{module} is in no layer of ORDER"));
-            let text = std::fs::read_to_string(&file).unwrap();
-            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
-            for line in code.lines().filter(|line| !line.trim_start().starts_with("//")) {
-                for (at, _) in line.match_indices("crate::") {
-                    let path: String =
-                        line[at + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':').collect();
-                    let Some(named) = rank(&path) else { continue };
-                    checked += 1;
-                    if named < own {
-                        wrong.push(format!("{module} names crate::{path}"));
-                    }
-                }
-            }
-        }
-        assert!(checked > 100, "only {checked} paths were read");
-        assert!(wrong.is_empty(), "arrows that run back up: {wrong:#?}");
-    }
-}
+mod layering;

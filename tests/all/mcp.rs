@@ -451,13 +451,16 @@ async fn an_http_server_that_goes_away_fails_its_calls_naming_it_and_leaves() {
 }
 
 /// Answers every input request with `name` filled in, and keeps what was asked.
-struct Answering(std::sync::Mutex<Vec<exec_host::mcp::InputRequest>>);
+struct Answering(std::sync::Mutex<Vec<exec_host::mcp::input::InputRequest>>);
 
-impl exec_host::mcp::InputHandler for Answering {
-    fn answer(&self, request: exec_host::mcp::InputRequest) -> exec_host::BoxFuture<'static, exec_host::mcp::InputAnswer> {
+impl exec_host::mcp::input::InputHandler for Answering {
+    fn answer(
+        &self,
+        request: exec_host::mcp::input::InputRequest,
+    ) -> exec_host::BoxFuture<'static, exec_host::mcp::input::InputAnswer> {
         self.0.lock().unwrap().push(request);
         let content = serde_json::Map::from_iter([("name".to_string(), json!("Ada"))]);
-        Box::pin(std::future::ready(exec_host::mcp::InputAnswer::Accept(content)))
+        Box::pin(std::future::ready(exec_host::mcp::input::InputAnswer::Accept(content)))
     }
 }
 
@@ -615,11 +618,14 @@ async fn scripts_list_and_read_the_resources_of_servers_that_offer_them_under_ru
 /// Answers every input request with one interpretation, and keeps the messages asked.
 struct Interpreting(std::sync::Mutex<Vec<String>>);
 
-impl exec_host::mcp::InputHandler for Interpreting {
-    fn answer(&self, request: exec_host::mcp::InputRequest) -> exec_host::BoxFuture<'static, exec_host::mcp::InputAnswer> {
+impl exec_host::mcp::input::InputHandler for Interpreting {
+    fn answer(
+        &self,
+        request: exec_host::mcp::input::InputRequest,
+    ) -> exec_host::BoxFuture<'static, exec_host::mcp::input::InputAnswer> {
         self.0.lock().unwrap().push(request.message);
         let content = serde_json::Map::from_iter([("interpretation".to_string(), json!("historical"))]);
-        Box::pin(std::future::ready(exec_host::mcp::InputAnswer::Accept(content)))
+        Box::pin(std::future::ready(exec_host::mcp::input::InputAnswer::Accept(content)))
     }
 }
 

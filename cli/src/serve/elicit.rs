@@ -100,9 +100,9 @@ impl Approver for ClientApprover {
 /// client as an elicitation of its own (2025-11-25, when the client declared elicitation),
 /// the form's schema or the URL as the server sent it. A client of 2026-07-28, which is
 /// sent no requests, and one that cannot be asked, are not asked: the server is declined.
-impl exec_host::mcp::InputHandler for ClientApprover {
-    fn answer(&self, request: exec_host::mcp::InputRequest) -> BoxFuture<'static, exec_host::mcp::InputAnswer> {
-        use exec_host::mcp::InputAnswer;
+impl exec_host::mcp::input::InputHandler for ClientApprover {
+    fn answer(&self, request: exec_host::mcp::input::InputRequest) -> BoxFuture<'static, exec_host::mcp::input::InputAnswer> {
+        use exec_host::mcp::input::InputAnswer;
         let client = self.client.get().cloned();
         let asking = *self.asking.lock().unwrap_or_else(|e| e.into_inner());
         Box::pin(async move {
@@ -138,7 +138,7 @@ impl exec_host::mcp::InputHandler for ClientApprover {
 /// A downstream server's question as an elicitation of this server's own: the form's schema
 /// or the URL as the server sent it, the message naming the server. Or why it cannot be
 /// passed on.
-pub(super) fn passed_on(request: &exec_host::mcp::InputRequest) -> Result<ElicitRequestParams, String> {
+pub(super) fn passed_on(request: &exec_host::mcp::input::InputRequest) -> Result<ElicitRequestParams, String> {
     use exec_host::mcp::input::InputKind;
     let message = format!("MCP server `{}` asks: {}", request.server, request.message);
     match &request.kind {
@@ -160,9 +160,9 @@ pub(super) fn passed_on(request: &exec_host::mcp::InputRequest) -> Result<Elicit
 /// (no client is waiting on it): declined. Its presence tells the servers they may ask.
 pub struct OutsideAnyCall;
 
-impl exec_host::mcp::InputHandler for OutsideAnyCall {
-    fn answer(&self, request: exec_host::mcp::InputRequest) -> BoxFuture<'static, exec_host::mcp::InputAnswer> {
+impl exec_host::mcp::input::InputHandler for OutsideAnyCall {
+    fn answer(&self, request: exec_host::mcp::input::InputRequest) -> BoxFuture<'static, exec_host::mcp::input::InputAnswer> {
         tracing::warn!(server = %request.server, "it asked for input outside any client's call: declined");
-        Box::pin(std::future::ready(exec_host::mcp::InputAnswer::Decline))
+        Box::pin(std::future::ready(exec_host::mcp::input::InputAnswer::Decline))
     }
 }

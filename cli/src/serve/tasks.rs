@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use exec_host::gateway::task_record::{
-    Record, TASK_TTL, TaskState, cancel_key, is_task_id, new_task_id, record_key, unknown_task,
+    Answered, Record, TASK_TTL, TaskState, cancel_key, is_task_id, new_task_id, record_key, unknown_task,
 };
 use exec_host::gateway::{approval_forms, request_state};
 use exec_host::state_store::SealedStore;
@@ -123,7 +123,7 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         let mut record = self.owned(client, id).await?;
         let waiting = matches!(record.state, TaskState::InputRequired { .. });
-        let Some((handle, answers)) = record.take_answers(responses)? else {
+        let Some(Answered { handle, answers }) = record.take_answers(responses)? else {
             if waiting {
                 record.touch();
                 return self.write(id, &record).await.map_err(|error| self.store_failed(&error));

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use exec_host::mcp::{InputAnswer, InputHandler, InputRequest};
+use exec_host::mcp::input::{InputAnswer, InputHandler, InputRequest};
 use exec_host::{BoxFuture, CancellationToken};
 use rmcp::model::{ElicitRequest, InputRequests, InputResponses};
 use serde_json::Value;

@@ -25,6 +25,15 @@ fn store_flags(state: &std::path::Path) -> Vec<String> {
     vec!["--state-store".into(), state.join("store").display().to_string(), "--state-key-file".into(), key.display().to_string()]
 }
 
+/// Parks a script that tries one write (`--ask write_file`, `--on-ask park`; resumed, it
+/// returns what became of the write): the handle of the parked Exec.
+fn park_a_write(setup: &Setup, flags: &[String]) -> String {
+    let code = "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote' } catch (e) { return e.message }";
+    let parked = setup.run(&args(&["run", "-e", code, "--ask", "write_file", "--on-ask", "park", "--json"], flags));
+    assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
+    json_of(&parked)["paused"]["handle"].as_str().unwrap().to_string()
+}
+
 fn args<'a>(fixed: &[&'a str], more: &'a [String]) -> Vec<&'a str> {
     fixed.iter().copied().chain(more.iter().map(String::as_str)).collect()
 }
@@ -81,10 +90,7 @@ fn a_denied_call_rejects_in_the_script_and_bad_handles_and_stores_are_one_senten
     let setup = Setup::new();
     let state = tempfile::tempdir().unwrap();
     let flags = store_flags(state.path());
-    let code = "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote' } catch (e) { return e.message }";
-    let parked = setup.run(&args(&["run", "-e", code, "--ask", "write_file", "--on-ask", "park", "--json"], &flags));
-    assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
-    let handle = json_of(&parked)["paused"]["handle"].as_str().unwrap().to_string();
+    let handle = park_a_write(&setup, &flags);
     let denied = setup.run(&args(&["resume", &handle, "--deny", "0=not today", "--ask", "write_file", "--json"], &flags));
     assert_eq!(denied.status.code(), Some(0), "{}", stderr(&denied));
     assert_eq!(json_of(&denied)["value"], "`write_file` was denied: not today");
@@ -115,11 +121,8 @@ fn a_resume_is_bound_by_the_answers_whatever_its_own_flags_allow() {
     let state = tempfile::tempdir().unwrap();
     let flags = store_flags(state.path());
     // `run` starts in bypassPermissions: without `--ask`, a resume's own rules would let
-    // every write run.
-    let code = "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote' } catch (e) { return e.message }";
-    let parked = setup.run(&args(&["run", "-e", code, "--ask", "write_file", "--on-ask", "park", "--json"], &flags));
-    assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
-    let handle = json_of(&parked)["paused"]["handle"].as_str().unwrap().to_string();
+    // every write run (`park_a_write` asks).
+    let handle = park_a_write(&setup, &flags);
     let denied = setup.run(&args(&["resume", &handle, "--deny", "0=not today", "--json"], &flags));
     assert_eq!(denied.status.code(), Some(0), "{}", stderr(&denied));
     assert_eq!(json_of(&denied)["value"], "`write_file` was denied: not today");
@@ -159,12 +162,7 @@ fn on_resume_deny_answers_a_call_and_deny_rule_is_the_permission_rule() {
 
     let state = tempfile::tempdir().unwrap();
     let flags = store_flags(state.path());
-    let code = "try { await tools.write_file({ path: 'x.txt', content: 'x' }); return 'wrote' } catch (e) { return e.message }";
-    let park = || {
-        let parked = setup.run(&args(&["run", "-e", code, "--ask", "write_file", "--on-ask", "park", "--json"], &flags));
-        assert_eq!(parked.status.code(), Some(3), "{}", stderr(&parked));
-        json_of(&parked)["paused"]["handle"].as_str().unwrap().to_string()
-    };
+    let park = || park_a_write(&setup, &flags);
     // A rule where an answer is wanted is refused, saying which flag takes it.
     let handle = park();
     let rule = setup.run(&args(&["resume", &handle, "--deny", "write_file"], &flags));

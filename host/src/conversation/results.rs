@@ -34,22 +34,45 @@ pub const DIRECTORY_STORE_FILES: usize = 256;
 
 /// Why a result could not be kept or read back.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(String);
+#[non_exhaustive]
+pub enum ResultStoreError {
+    /// The result alone is larger than the store holds.
+    #[error("the result is larger than the store ({max_chars} characters)")]
+    TooLarge { max_chars: usize },
+    /// The store's folder or one of its files could not be read or written.
+    #[error("cannot {doing} {}", path.display())]
+    Io {
+        doing: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file of the store's folder holds no kept result.
+    #[error("{} is not a kept result", path.display())]
+    NotAResult {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An embedding's own store failed, for its reason.
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
 
-impl StoreError {
-    pub fn new(message: impl Into<String>) -> Self {
-        StoreError(message.into())
+impl ResultStoreError {
+    /// The failure of an embedding's own store.
+    pub fn other(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        ResultStoreError::Other(error.into())
     }
 }
 
 /// Keeps the whole text of results by the id of their tool call.
 pub trait ResultStore: Send + Sync + 'static {
     /// Keeps `text` under `call_id`, replacing what was kept under it.
-    fn keep(&self, call_id: &str, text: &str) -> Result<(), StoreError>;
+    fn keep(&self, call_id: &str, text: &str) -> Result<(), ResultStoreError>;
 
     /// The text kept under `call_id`, `None` when there is none (or no longer).
-    fn get(&self, call_id: &str) -> Result<Option<String>, StoreError>;
+    fn get(&self, call_id: &str) -> Result<Option<String>, ResultStoreError>;
 
     /// Where a person can find what is kept under `call_id` (a file), when there is such a
     /// place.
@@ -78,10 +101,10 @@ impl Default for MemoryResultStore {
 }
 
 impl ResultStore for MemoryResultStore {
-    fn keep(&self, call_id: &str, text: &str) -> Result<(), StoreError> {
+    fn keep(&self, call_id: &str, text: &str) -> Result<(), ResultStoreError> {
         let chars = text.chars().count();
         if chars > self.max_chars {
-            return Err(StoreError::new(format!("the result is larger than the store ({} characters)", self.max_chars)));
+            return Err(ResultStoreError::TooLarge { max_chars: self.max_chars });
         }
         let mut kept = self.kept.locked();
         let (entries, total) = &mut *kept;
@@ -99,7 +122,7 @@ impl ResultStore for MemoryResultStore {
         Ok(())
     }
 
-    fn get(&self, call_id: &str) -> Result<Option<String>, StoreError> {
+    fn get(&self, call_id: &str) -> Result<Option<String>, ResultStoreError> {
         let kept = self.kept.locked();
         Ok(kept.0.iter().find(|(id, _)| id == call_id).map(|(_, text)| text.clone()))
     }
@@ -149,25 +172,25 @@ impl DirectoryResultStore {
 }
 
 impl ResultStore for DirectoryResultStore {
-    fn keep(&self, call_id: &str, text: &str) -> Result<(), StoreError> {
-        let fail = |e: std::io::Error| StoreError::new(format!("cannot write to {}: {e}", self.dir.display()));
+    fn keep(&self, call_id: &str, text: &str) -> Result<(), ResultStoreError> {
+        let fail = |source| ResultStoreError::Io { doing: "write to", path: self.dir.clone(), source };
         std::fs::create_dir_all(&self.dir).map_err(fail)?;
         let path = self.path_of(call_id);
         let body = serde_json::to_vec(&StoredResult { id: call_id.to_string(), text: text.to_string() })
-            .map_err(|e| StoreError::new(e.to_string()))?;
+            .map_err(|e| fail(std::io::Error::other(e)))?;
         write_atomically(&path, &body).map_err(fail)?;
         self.prune().map_err(fail)
     }
 
-    fn get(&self, call_id: &str) -> Result<Option<String>, StoreError> {
+    fn get(&self, call_id: &str) -> Result<Option<String>, ResultStoreError> {
         let path = self.path_of(call_id);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(StoreError::new(format!("cannot read {}: {e}", path.display()))),
+            Err(source) => return Err(ResultStoreError::Io { doing: "read", path, source }),
         };
-        let stored: StoredResult = serde_json::from_slice(&bytes)
-            .map_err(|e| StoreError::new(format!("{} is not a kept result: {e}", path.display())))?;
+        let stored: StoredResult =
+            serde_json::from_slice(&bytes).map_err(|source| ResultStoreError::NotAResult { path: path.clone(), source })?;
         Ok((stored.id == call_id).then_some(stored.text))
     }
 
@@ -230,14 +253,15 @@ impl Tool for ViewToolCall {
         Box::pin(async move {
             let params: ViewParams = read_params(VIEW_TOOL_CALL, args)?;
             let id = serde_json::to_string(&params.id).unwrap_or_default();
-            let text =
-                self.store.get(&params.id).map_err(|e| ToolError::execution(format!("{VIEW_TOOL_CALL}: {e}")))?.ok_or_else(
-                    || {
-                        ToolError::params(format!(
-                            "{VIEW_TOOL_CALL}: no result is kept for call {id}; only shortened results are kept"
-                        ))
-                    },
-                )?;
+            let text = self
+                .store
+                .get(&params.id)
+                .map_err(|e| ToolError::execution(format!("{VIEW_TOOL_CALL}: {}", crate::support::report::error_sentence(&e))))?
+                .ok_or_else(|| {
+                    ToolError::params(format!(
+                        "{VIEW_TOOL_CALL}: no result is kept for call {id}; only shortened results are kept"
+                    ))
+                })?;
             Ok(ToolOutput::text(view(&text, &id, params.offset, params.limit)))
         })
     }

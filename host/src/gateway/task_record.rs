@@ -70,6 +70,13 @@ pub enum TaskState {
     Cancelled,
 }
 
+/// A parked Exec with an answer to every form it asked: what a `tasks/update` resumes.
+#[derive(Debug)]
+pub struct Answered {
+    pub handle: String,
+    pub answers: HashMap<u32, Approval>,
+}
+
 /// A new task's id ([`super::unguessable_id`]); why not when the system has no randomness.
 pub fn new_task_id() -> Result<String, String> {
     super::unguessable_id()
@@ -121,7 +128,7 @@ impl Record {
     /// `tasks/update`'s answers: each answer to a form asked and not answered yet is kept
     /// (answers to other keys are ignored). Once every form has its answer: the parked Exec
     /// and the approvals to resume it with. A task that waits for no answers takes none.
-    pub fn take_answers(&mut self, responses: &InputResponses) -> Result<Option<(String, HashMap<u32, Approval>)>, ErrorData> {
+    pub fn take_answers(&mut self, responses: &InputResponses) -> Result<Option<Answered>, ErrorData> {
         let TaskState::InputRequired { handle, requests, answered } = &mut self.state else { return Ok(None) };
         for (key, response) in responses {
             if requests.contains_key(key) && !answered.contains_key(key) {
@@ -133,7 +140,7 @@ impl Record {
             return Ok(None);
         }
         let pending: Vec<u32> = requests.keys().filter_map(|key| approval_id(key)).collect();
-        Ok(Some((handle.clone(), answers(&pending, Some(answered))?)))
+        Ok(Some(Answered { handle: handle.clone(), answers: answers(&pending, Some(answered))? }))
     }
 
     /// What a client is shown of task `id`.
@@ -248,7 +255,7 @@ mod tests {
         let shown = serde_json::to_value(record.detailed("id")).unwrap();
         assert!(shown.to_string().contains("approval-3") && !shown.to_string().contains("approval-0"), "{shown}");
         let second = responses(serde_json::json!({"approval-3": {"action": "decline"}, "approval-0": {"action": "decline"}}));
-        let (handle, answers) = record.take_answers(&second).unwrap().unwrap();
+        let Answered { handle, answers } = record.take_answers(&second).unwrap().unwrap();
         assert_eq!(handle, "h");
         assert_eq!(answers[&0], Approval::AllowOnce, "an answer given is not taken back");
         assert!(matches!(answers[&3], Approval::Deny { .. }));

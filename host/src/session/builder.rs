@@ -15,8 +15,9 @@ use crate::conversation::results::{MemoryResultStore, ResultStore, ViewToolCall}
 use crate::sandbox::runtime::{Limits, Sandbox, SandboxOptions};
 use crate::sources::mcp::oauth::ServerAuth;
 use crate::sources::mcp::servers::McpServers;
-use crate::sources::mcp::{CredentialsFile, InputHandler, Login, McpConfig, ServerLimits};
+use crate::sources::mcp::{CredentialsFile, Login, McpConfig, ServerLimits};
 use crate::sources::tools::builtin::{self, Workspace};
+use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::{Registry, Tool};
 use crate::state::{ConversationValues, SealedStore, ValueBounds, Values};
 

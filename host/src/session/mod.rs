@@ -570,7 +570,8 @@ impl Session {
         let kept = match store.keep(&result.call_id, &result.model.text) {
             Ok(()) => true,
             Err(error) => {
-                tracing::warn!("the whole result of call `{}` could not be kept: {error}", result.call_id);
+                let why = crate::support::report::error_sentence(&error);
+                tracing::warn!("the whole result of call `{}` could not be kept: {why}", result.call_id);
                 false
             }
         };

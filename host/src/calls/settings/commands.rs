@@ -45,6 +45,9 @@ const MAX_BRANCHING_IN_ALL: usize = 48;
 /// The stack the reader runs on.
 const PARSER_STACK_BYTES: usize = 64 << 20;
 
+/// The name of the reader's thread, as a panic message names it.
+pub const READER_THREAD: &str = "exec-host-bash-rules";
+
 /// One part of a command, as a rule sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Part {
@@ -81,14 +84,17 @@ impl Part {
 /// The parts of `command`, each to be checked on its own.
 pub fn parts(command: &str) -> Vec<Part> {
     // The parser and the walk recurse as deep as the command nests: on a stack made for
-    // the deepest command they are given.
+    // the deepest command they are given. A panic of the parser's (brush-parser 0.4's
+    // tokenizer unwraps at the end of some inputs, `${x:-<<EOF` say) ends only its thread,
+    // and the command is unreadable.
     let read = std::thread::scope(|scope| {
         let read = move || {
             let mut reader = Reader { parts: Vec::new(), branching_left: MAX_BRANCHING_IN_ALL };
             reader.program(command, 0);
             reader.parts
         };
-        std::thread::Builder::new().stack_size(PARSER_STACK_BYTES).spawn_scoped(scope, read).ok()?.join().ok()
+        let reader = std::thread::Builder::new().name(READER_THREAD.into()).stack_size(PARSER_STACK_BYTES);
+        reader.spawn_scoped(scope, read).ok()?.join().ok()
     });
     let mut parts = read.unwrap_or_else(|| vec![Part::unreadable(command)]);
     if parts.len() > MAX_PARTS {
@@ -844,6 +850,15 @@ mod tests {
         }
         let huge = "echo x; ".repeat(MAX_COMMAND_BYTES / 4);
         assert!(parts(&huge).iter().all(|part| part.unreadable));
+    }
+
+    #[test]
+    fn a_command_the_parser_panics_on_is_unreadable_and_the_host_goes_on() {
+        // Found by the `bash_rules` fuzz target: the parser's tokenizer unwraps past the end
+        // of a here-document opened inside `${...}`.
+        let parts = parts("bash -c ${x:-<<EOF\n}$true \nEOF\n");
+        assert!(parts.iter().any(|part| part.unreadable), "{parts:?}");
+        assert!(denied("shutdown", "bash -c ${x:-<<EOF\n}$true \nEOF\n"), "every deny rule names what cannot be read");
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl Layers {
 /// The resource limits of one command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Limits {
+pub struct CommandLimits {
     /// Seconds of CPU time (the kernel sends SIGXCPU, then SIGKILL a second later).
     pub cpu_seconds: u64,
     /// Bytes of address space.
@@ -76,7 +76,7 @@ pub struct Limits {
 }
 
 /// The limits every command gets unless the settings say otherwise.
-pub const DEFAULT_LIMITS: Limits = Limits {
+pub const DEFAULT_LIMITS: CommandLimits = CommandLimits {
     cpu_seconds: 600,
     address_space: 8 << 30,
     file_size: 1 << 30,
@@ -98,7 +98,7 @@ pub struct Confinement {
     pub private: Vec<PathBuf>,
     /// Whether it may use the network.
     pub network: bool,
-    pub limits: Limits,
+    pub limits: CommandLimits,
     pub layers: Layers,
 }
 
@@ -169,7 +169,7 @@ pub fn unavailable() -> Option<String> {
 pub struct Prepared {
     layers: Layers,
     network: bool,
-    limits: Limits,
+    limits: CommandLimits,
     /// The Landlock ruleset, made and filled in the host.
     ruleset: Option<OwnedFd>,
     /// The seccomp programs, applied in order (the first answers `clone3` with ENOSYS, so
@@ -329,11 +329,6 @@ impl Prepared {
             host_text: self.host_text,
         }
     }
-
-    /// Whether the command's processes are bounded by a cgroup of its own.
-    pub fn has_pids_cgroup(&self) -> bool {
-        self.pids.is_some()
-    }
 }
 
 /// Whether a command's processes are bounded: by its pids cgroup, or else by
@@ -350,7 +345,7 @@ fn processes_bounded(uid: libc::uid_t, pids_cgroup: bool) -> Result<(), String> 
 struct ChildView {
     layers: Layers,
     network: bool,
-    limits: Limits,
+    limits: CommandLimits,
     ruleset: Option<i32>,
     filters: Vec<(usize, *const libc::sock_filter)>,
     protection: Option<ProtectionView>,

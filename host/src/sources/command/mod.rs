@@ -1,4 +1,4 @@
-//! Shell commands, run confined (see [`confine`]) and bounded in time and in what is kept of
+//! Shell commands, run confined (see [`Confinement`] and [`Layers`]) and bounded in time and in what is kept of
 //! their output: the engine of the `Bash` tool.
 //!
 //! A command runs as `bash -c` (or `sh -c` where there is no bash) in the workspace, with
@@ -10,7 +10,7 @@
 //! of bytes left out. While it runs, each line goes to the watcher, and so does a heartbeat
 //! every [`HEARTBEAT`] while it prints nothing.
 
-pub mod confine;
+mod confine;
 mod protect;
 mod readable;
 
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-pub use confine::{Confinement, DEFAULT_LIMITS, Layers, Limits, unavailable};
+pub use confine::{CommandLimits, Confinement, DEFAULT_LIMITS, Layers, unavailable};
 
 /// Time a command gets when the call names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);

@@ -94,6 +94,6 @@ mod tests {
             .collect();
         assert_eq!(granted, want, "the key, the token's place and the link are not granted; /opt is whole");
         assert_eq!(readable_around(&roots, &[]), roots, "with nothing private, each folder is one grant");
-        assert_eq!(readable_around(&roots, &[etc.clone()]), [root.join("opt")], "a private folder is left out whole");
+        assert_eq!(readable_around(&roots, std::slice::from_ref(&etc)), [root.join("opt")], "a private folder is left out whole");
     }
 }

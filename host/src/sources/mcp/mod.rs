@@ -27,7 +27,6 @@ pub use crate::sources::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
 pub use config::{ConfigError, McpConfig, OAuthClient, ServerConfig, Transport};
 pub use connection::{INHERITED_ENV, LoggedIn, log_in};
 pub use credentials::{CredentialsError, CredentialsFile, MAX_CREDENTIALS_FILE_BYTES, SignIn};
-pub use input::{AcceptDefaults, InputAnswer, InputHandler, InputRequest};
 pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS};
 pub use resources::{
     LIST_RESOURCES, MAX_RESOURCE_DESCRIPTION_CHARS, MAX_RESOURCE_LABEL_CHARS, MAX_RESOURCE_PAGES, MAX_RESOURCE_URI_BYTES,
