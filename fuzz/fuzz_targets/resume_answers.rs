@@ -6,7 +6,7 @@
 
 use exec_host::Approval;
 use exec_host::gateway::approval_forms::answers;
-use exec_host::gateway::task_record::{Record, TaskState};
+use exec_host::gateway::task_record::{Answered, Record, TaskState};
 use libfuzzer_sys::fuzz_target;
 use rmcp::model::{InputRequests, InputResponses};
 
@@ -36,11 +36,11 @@ fuzz_target!(|data: &[u8]| {
     }
     // A task: it resumes once every form has its answer, with an answer for each.
     let mut task = waiting_task();
-    if let Ok(Some((handle, given))) = task.take_answers(&responses) {
+    if let Ok(Some(Answered { handle, answers })) = task.take_answers(&responses) {
         assert_eq!(handle, "parked");
-        let mut ids: Vec<u32> = given.keys().copied().collect();
+        let mut ids: Vec<u32> = answers.keys().copied().collect();
         ids.sort();
-        assert_eq!(ids, ASKED, "{given:?}");
+        assert_eq!(ids, ASKED, "{answers:?}");
     }
     let _ = serde_json::to_string(&task.detailed("id"));
 });
