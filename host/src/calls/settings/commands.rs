@@ -491,7 +491,8 @@ fn literal(word: &str) -> Option<String> {
 fn literal_pieces(pieces: &[WordPieceWithSource], text: &mut String) -> Option<()> {
     for piece in pieces {
         match &piece.piece {
-            WordPiece::Text(part) | WordPiece::SingleQuotedText(part) | WordPiece::AnsiCQuotedText(part) => text.push_str(part),
+            WordPiece::Text(part) | WordPiece::SingleQuotedText(part) => text.push_str(part),
+            WordPiece::AnsiCQuotedText(part) => text.push_str(&ansi_c(part)?),
             WordPiece::EscapeSequence(escaped) => text.push_str(escaped.strip_prefix('\\').unwrap_or(escaped)),
             WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
                 literal_pieces(inner, text)?
@@ -500,6 +501,79 @@ fn literal_pieces(pieces: &[WordPieceWithSource], text: &mut String) -> Option<(
         }
     }
     Some(())
+}
+
+/// The text of `$'...'` (`quoted`, between the quotes) as bash decodes it: `\n`, `\x72`,
+/// `\162`, `\u0072` and the rest are the characters they name, so `$'\x72m'` is `rm`; an
+/// escape bash does not know keeps its backslash. `None` where the decoding is not certain:
+/// a control character by `\c`, a NUL (bash cuts the word there), bytes that are not UTF-8.
+fn ansi_c(quoted: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(quoted.len());
+    let mut chars = quoted.chars().peekable();
+    // Up to `most` digits of `radix` that follow, as a number and how many there were.
+    let digits = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, most: usize| {
+        let (mut value, mut count) = (0u32, 0usize);
+        while count < most {
+            let Some(digit) = chars.peek().and_then(|c| c.to_digit(radix)) else { break };
+            chars.next();
+            (value, count) = (value * radix + digit, count + 1);
+        }
+        (count > 0).then_some((value, count))
+    };
+    let push = |bytes: &mut Vec<u8>, c: char| bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            push(&mut bytes, c);
+            continue;
+        }
+        let Some(escape) = chars.next() else {
+            bytes.push(b'\\');
+            break;
+        };
+        let simple = match escape {
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(escape),
+            _ => None,
+        };
+        match escape {
+            _ if simple.is_some() => push(&mut bytes, simple?),
+            'x' => match digits(&mut chars, 16, 2) {
+                Some((byte, _)) => bytes.push(u8::try_from(byte).ok()?),
+                None => bytes.extend_from_slice(b"\\x"),
+            },
+            'u' | 'U' => match digits(&mut chars, 16, if escape == 'u' { 4 } else { 8 }) {
+                Some((code, _)) => push(&mut bytes, char::from_u32(code)?),
+                None => {
+                    bytes.push(b'\\');
+                    push(&mut bytes, escape);
+                }
+            },
+            '0'..='7' => {
+                let first = escape.to_digit(8)?;
+                let value = match digits(&mut chars, 8, 2) {
+                    Some((rest, count)) => first * 8u32.pow(count as u32) + rest,
+                    None => first,
+                };
+                bytes.push(u8::try_from(value).ok()?);
+            }
+            'c' => return None,
+            other => {
+                bytes.push(b'\\');
+                push(&mut bytes, other);
+            }
+        }
+    }
+    if bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// How a simple command's reading ends, once its words are read.
@@ -821,6 +895,11 @@ mod tests {
         ] {
             assert!(denied("rm:*", spelling), "{spelling:?}: {:?}", parts(spelling));
         }
+        // `$'...'` as bash decodes it: every escape that spells the name.
+        for spelling in ["$'\\x72m' x", "$'\\x72\\x6d' x", "$'\\162m' x", "$'\\u0072m' x", "$'\\U00000072\\155' x", "r$'\\x6d' x"]
+        {
+            assert!(denied("rm:*", spelling), "{spelling:?}: {:?}", parts(spelling));
+        }
         assert!(!denied("rm:*", "echo rm x"));
         assert!(!denied("rm:*", "rmdir x"));
         // What cannot be read is named by every deny rule.
@@ -850,6 +929,30 @@ mod tests {
         }
         let huge = "echo x; ".repeat(MAX_COMMAND_BYTES / 4);
         assert!(parts(&huge).iter().all(|part| part.unreadable));
+    }
+
+    #[test]
+    fn ansi_c_quoted_text_reads_as_bash_decodes_it() {
+        for (quoted, decoded) in [
+            ("rm", Some("rm")),
+            ("\\x72m", Some("rm")),
+            ("\\x7", Some("\u{7}")),
+            ("\\xg", Some("\\xg")),
+            ("\\101\\0101", Some("A\u{8}1")),
+            ("\\7", Some("\u{7}")),
+            ("a\\tb\\n", Some("a\tb\n")),
+            ("\\'\\\"\\\\\\?", Some("'\"\\?")),
+            ("\\u00e9\\U0001F600", Some("é😀")),
+            ("\\q\\", Some("\\q\\")),
+            ("\\u", Some("\\u")),
+            ("\\cA", None),
+            ("a\\0b", None),
+            ("\\777", None),
+            ("\\xff", None),
+            ("\\ud800", None),
+        ] {
+            assert_eq!(ansi_c(quoted).as_deref(), decoded, "{quoted:?}");
+        }
     }
 
     #[test]
