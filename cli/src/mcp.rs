@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use exec_host::mcp::{CredentialsFile, LoggedIn, Login, ServerState, SignIn, Transport};
-use exec_host::{CancellationToken, Limits, SandboxOptions};
+use exec_host::{CancellationToken, Limits, SandboxOptions, error_sentence};
 use serde_json::json;
 
 use crate::config::SessionConfig;
@@ -55,7 +55,7 @@ pub(crate) fn login(config: SessionConfig, name: &str, wait: u64) -> Result<Exit
             Ok(ExitCode::SUCCESS)
         }
         Some(Err(reason)) => {
-            eprintln!("exec-host: cannot sign in to `{name}`: {}", terminal::err(&reason));
+            eprintln!("exec-host: cannot sign in to `{name}`: {}", terminal::err(&error_sentence(&reason)));
             Ok(ExitCode::from(1))
         }
     }
@@ -67,7 +67,7 @@ pub(crate) fn logout(config: SessionConfig, name: &str) -> Result<ExitCode, Usag
     match credentials.forget(name) {
         Ok(true) => eprintln!("exec-host: signed out of `{name}`: its tokens are removed from {}", credentials.path().display()),
         Ok(false) => eprintln!("exec-host: `{name}` was not signed in"),
-        Err(reason) => return Err(UsageError(reason)),
+        Err(reason) => return Err(UsageError(error_sentence(&reason))),
     }
     Ok(ExitCode::SUCCESS)
 }

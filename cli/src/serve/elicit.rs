@@ -150,7 +150,7 @@ pub(super) fn passed_on(request: &exec_host::mcp::input::InputRequest) -> Result
             meta: None,
             message,
             url: url.clone(),
-            elicitation_id: exec_host::gateway::unguessable_id()?,
+            elicitation_id: exec_host::gateway::unguessable_id().map_err(|e| e.to_string())?,
         }),
         _ => Err("it is of a kind this gateway does not pass on".into()),
     }

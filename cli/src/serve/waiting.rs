@@ -224,7 +224,11 @@ impl<T: Send + 'static> Waiting<T> {
     /// The waiting calls of one server, all ended when `stop` is cancelled; why not, when the
     /// system has no randomness to name this process with.
     pub fn new(stop: CancellationToken) -> Result<Arc<Self>, String> {
-        Ok(Arc::new(Waiting { calls: Mutex::default(), replica: exec_host::gateway::unguessable_id()?, stop }))
+        Ok(Arc::new(Waiting {
+            calls: Mutex::default(),
+            replica: exec_host::gateway::unguessable_id().map_err(|e| e.to_string())?,
+            stop,
+        }))
     }
 
     pub fn replica(&self) -> &str {

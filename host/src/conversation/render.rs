@@ -15,15 +15,12 @@ use crate::conversation::message::{ContentBlock, Message, Role};
 use crate::sandbox::runtime::{ExecOutcome, Failure, Limits, NestedCall};
 use crate::sources::tools::{Image, Stage, ToolError, ToolOutput};
 
-/// A result longer than this many (estimated) tokens is compacted for the model.
-pub const COMPACT_OVER_TOKENS: usize = 2_500;
-/// How tokens are estimated: characters divided by this. A deliberately rough,
-/// model-independent ratio; it decides only when a result is compacted.
-pub const CHARS_PER_TOKEN: usize = 4;
-/// Characters of a compacted text kept from its start.
-pub const COMPACT_HEAD_CHARS: usize = 6_000;
-/// Characters of a compacted text kept from its end.
-pub const COMPACT_TAIL_CHARS: usize = 2_000;
+mod compaction;
+mod json_text;
+
+pub use compaction::{CHARS_PER_TOKEN, COMPACT_OVER_TOKENS};
+pub(crate) use compaction::{compact, needs_compaction};
+use json_text::{cut_text, render_value};
 
 /// The text of an `Exec` that parked: what it did so far (`text`), then what it waits for
 /// and the handle it resumes under.
@@ -415,98 +412,6 @@ fn logs_section(outcome: &ExecOutcome) -> Option<String> {
     Some(text)
 }
 
-/// Strings as they are (an empty one as `""`: a model API refuses empty text), anything
-/// else as JSON; cut at `max_chars`, saying the total.
-fn render_value(value: &Value, max_chars: usize) -> String {
-    let text = match value {
-        Value::String(text) if text.is_empty() => "\"\"".to_string(),
-        Value::String(text) => text.clone(),
-        other => {
-            let mut text = String::new();
-            write_json(other, &mut text);
-            text
-        }
-    };
-    cut_text(text, max_chars)
-}
-
-/// `text` cut at `max_chars` characters, saying the total: the one result cap.
-fn cut_text(text: String, max_chars: usize) -> String {
-    let Some((at, _)) = text.char_indices().nth(max_chars) else { return text };
-    let total = text.chars().count();
-    format!("{}\n[result cut: {total} characters in all, the first {max_chars} shown]", &text[..at])
-}
-
-/// `value` as compact JSON with numbers written as JavaScript writes them (`3`, not `3.0`;
-/// `1e+21`, `1e-7`), so a value reads the same whether a script returned it (the guest's
-/// `JSON.stringify`) or a flat call answered it (a server's JSON).
-fn write_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Number(number) => match number.as_f64() {
-            Some(float) if !number.is_i64() && !number.is_u64() => out.push_str(&js_number(float)),
-            _ => out.push_str(&number.to_string()),
-        },
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_json(item, out);
-            }
-            out.push('}');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// A finite number as ECMAScript's `Number.prototype.toString` writes it: the shortest
-/// digits that round-trip, positional between 1e-7 and 1e21, exponential outside.
-fn js_number(x: f64) -> String {
-    if !x.is_finite() {
-        return "null".to_string();
-    }
-    if x == 0.0 {
-        return "0".to_string();
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: `d.ddde±x`.
-    let formatted = format!("{:e}", x.abs());
-    let (mantissa, exponent) = formatted.split_once('e').unwrap_or((&formatted, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let digits = digits.trim_end_matches('0');
-    let digits = if digits.is_empty() { "0" } else { digits };
-    let k = digits.len() as i64;
-    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
-    let sign = if x < 0.0 { "-" } else { "" };
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let exponent = n - 1;
-        let sign = if exponent < 0 { "-" } else { "+" };
-        match digits.len() {
-            1 => format!("{digits}e{sign}{}", exponent.abs()),
-            _ => format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], exponent.abs()),
-        }
-    };
-    format!("{sign}{body}")
-}
-
 /// The host-only summary of an Exec: `0 tool calls`, `1 tool call`, `N tool calls` (the
 /// listed calls and `omitted` others), then the last two names one per line, with a leading
 /// `... ` when earlier calls are not listed; `failed` for a failed script.
@@ -528,34 +433,6 @@ pub fn calls_summary(calls: &[NestedCall], omitted: usize, ok: bool) -> String {
     text
 }
 
-/// Whether a text is long enough to be compacted.
-pub(crate) fn needs_compaction(text: &str) -> bool {
-    text.chars().count().div_ceil(CHARS_PER_TOKEN) > COMPACT_OVER_TOKENS
-}
-
-/// `text` compacted to its head and tail around a marker that names call `call_id` and,
-/// when the whole text was `kept`, how to read the rest: `tools.view_tool_call` in a script
-/// when it sits behind Exec (`from_scripts`), else the declared tool.
-pub(crate) fn compact(text: &str, call_id: &str, kept: bool, from_scripts: bool) -> String {
-    let total = text.chars().count();
-    let head_end = text.char_indices().nth(COMPACT_HEAD_CHARS).map_or(text.len(), |(at, _)| at);
-    let tail_start = text.char_indices().nth(total.saturating_sub(COMPACT_TAIL_CHARS)).map_or(text.len(), |(at, _)| at);
-    let omitted = total.saturating_sub(COMPACT_HEAD_CHARS + COMPACT_TAIL_CHARS);
-    let id = serde_json::to_string(call_id).unwrap_or_default();
-    let how = if kept && from_scripts {
-        format!(
-            "in an Exec script, tools.view_tool_call({{ id: {id}, offset: {COMPACT_HEAD_CHARS} }}) returns the rest of the result of call {id}, part by part"
-        )
-    } else if kept {
-        format!(
-            "view_tool_call({{ \"id\": {id}, \"offset\": {COMPACT_HEAD_CHARS} }}) returns the rest of the result of call {id}, part by part"
-        )
-    } else {
-        format!("the whole result of call {id} could not be kept")
-    };
-    format!("{}\n[... {omitted} of {total} characters not shown: {how}.]\n{}", &text[..head_end], &text[tail_start..])
-}
-
 /// Tool result blocks for one user message answering a turn's calls.
 pub fn tool_results_message(results: &[ToolResult]) -> Message {
     Message::new(Role::User, results.iter().map(ToolResult::persisted).collect::<Vec<ContentBlock>>())
@@ -569,95 +446,4 @@ pub fn append_results(history: &mut Vec<Message>, results: &[ToolResult]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sandbox::runtime::CallOutcome;
-
-    fn calls(names: &[&str]) -> Vec<NestedCall> {
-        names
-            .iter()
-            .map(|name| NestedCall {
-                name: name.to_string(),
-                args: "{}".into(),
-                outcome: CallOutcome::Succeeded,
-                duration: Duration::ZERO,
-                note: None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn the_summary_counts_and_lists_the_last_two() {
-        assert_eq!(calls_summary(&[], 0, true), "0 tool calls");
-        assert_eq!(calls_summary(&calls(&["a"]), 0, true), "1 tool call\na");
-        assert_eq!(calls_summary(&calls(&["a", "b"]), 0, true), "2 tool calls\na\nb");
-        assert_eq!(calls_summary(&calls(&["a", "b", "c"]), 0, true), "... 3 tool calls\nb\nc");
-        assert_eq!(calls_summary(&calls(&["a", "a", "a"]), 0, true), "... 3 tool calls\na\na");
-        assert_eq!(calls_summary(&calls(&["a", "b"]), 5, true), "... 7 tool calls\na\nb");
-        assert_eq!(calls_summary(&calls(&["a"]), 0, false), "failed");
-    }
-
-    #[test]
-    fn a_flat_output_renders_like_a_value_a_script_returns() {
-        let limits = Limits::default();
-        let text = |output: ToolOutput| flat_result("c".into(), "t".into(), Ok(output), &limits, Duration::ZERO).model.text;
-        assert_eq!(text(ToolOutput::structured(serde_json::json!({"a": [1, "x"]}))), r#"{"a":[1,"x"]}"#);
-        assert_eq!(text(ToolOutput::structured(serde_json::json!({"a": 1})).with_text("ignored")), r#"{"a":1}"#);
-        assert_eq!(text(ToolOutput::text("plain\ntext")), "plain\ntext");
-        assert_eq!(text(ToolOutput::empty()), "null");
-        let long = flat_result(
-            "c".into(),
-            "t".into(),
-            Ok(ToolOutput::text("y".repeat(40))),
-            &Limits::default().with_max_result_chars(10),
-            Duration::ZERO,
-        );
-        assert_eq!(long.model.text, format!("{}\n[result cut: 40 characters in all, the first 10 shown]", "y".repeat(10)));
-    }
-
-    #[test]
-    fn numbers_read_as_javascript_writes_them() {
-        for (x, js) in [
-            (3.0, "3"),
-            (-0.0, "0"),
-            (0.5, "0.5"),
-            (-2.25, "-2.25"),
-            (1e20, "100000000000000000000"),
-            (1e21, "1e+21"),
-            (1.5e22, "1.5e+22"),
-            (0.000001, "0.000001"),
-            (1e-7, "1e-7"),
-            (1.2345e-7, "1.2345e-7"),
-            (123.456, "123.456"),
-            (0.1 + 0.2, "0.30000000000000004"),
-            (f64::MAX, "1.7976931348623157e+308"),
-        ] {
-            assert_eq!(js_number(x), js, "{x:e}");
-        }
-        let mut text = String::new();
-        write_json(&serde_json::json!({"sum": 3.0, "n": [1, 2.5, -7], "s": "a\"b"}), &mut text);
-        assert_eq!(text, r#"{"sum":3,"n":[1,2.5,-7],"s":"a\"b"}"#);
-    }
-
-    #[test]
-    fn compaction_keeps_head_and_tail_and_names_the_call() {
-        let short = "x".repeat(COMPACT_OVER_TOKENS * CHARS_PER_TOKEN);
-        assert!(!needs_compaction(&short), "exactly at the bound is not compacted");
-        let text: String = (0..30_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-        assert!(needs_compaction(&text));
-        let compacted = compact(&text, "toolu_\"1", true, false);
-        assert!(compacted.starts_with(&text[..COMPACT_HEAD_CHARS]));
-        assert!(compacted.ends_with(&text[text.len() - COMPACT_TAIL_CHARS..]));
-        assert!(
-            compacted.contains(
-                "[... 22000 of 30000 characters not shown: view_tool_call({ \"id\": \"toolu_\\\"1\", \"offset\": 6000 })"
-            ),
-            "{}",
-            &compacted[6000..6300]
-        );
-        assert!(!needs_compaction(&compacted), "a compacted text is under the bound");
-        let from_scripts = compact(&text, "c", true, true);
-        assert!(from_scripts.contains("in an Exec script, tools.view_tool_call({ id: \"c\", offset: 6000 }) returns the rest"));
-        assert!(compact(&text, "c", false, true).contains("the whole result of call \"c\" could not be kept"));
-    }
-}
+mod tests;

@@ -83,18 +83,26 @@ pub fn answers(pending: &[u32], responses: Option<&InputResponses>) -> Result<Ha
         let Some(id) = approval_id(key).filter(|id| pending.contains(id)) else {
             return Err(refused(format!("its inputResponses answer `{}`, which this call did not ask", quoted(key))));
         };
-        answers.insert(id, answer(key, response).map_err(refused)?);
+        answers.insert(id, answer(key, response).map_err(|e| refused(e.to_string()))?);
     }
     Ok(answers)
 }
 
 /// The approval one answer gives, or why it is not an elicitation result.
-pub fn answer(key: &str, response: &Value) -> Result<Approval, String> {
+pub fn answer(key: &str, response: &Value) -> Result<Approval, NotAnAnswer> {
     match response.get("action").and_then(Value::as_str) {
         Some("accept") => Ok(decision(true, response.get("content"))),
         Some("decline" | "cancel") => Ok(decision(false, None)),
-        _ => Err(format!("its answer to `{}` is not an elicitation result (action accept, decline or cancel)", quoted(key))),
+        _ => Err(NotAnAnswer { key: quoted(key) }),
     }
+}
+
+/// A client's answer to a form that is not an elicitation result.
+#[derive(Debug, thiserror::Error)]
+#[error("its answer to `{key}` is not an elicitation result (action accept, decline or cancel)")]
+pub struct NotAnAnswer {
+    /// The form's key, as the client spelled it (bounded, on one line).
+    pub key: String,
 }
 
 /// The approval id a form's key names, spelled as the form was keyed: one spelling per id

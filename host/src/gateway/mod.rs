@@ -14,6 +14,6 @@ const UNGUESSABLE_ID_BYTES: usize = 16;
 /// A name a client must not guess (a task id, a waiting call's handle, a replica's name, an
 /// elicitation's id): 16 random bytes from the operating system, in hex. Why not, when the
 /// system has no randomness: nothing is named by a guessable stand-in.
-pub fn unguessable_id() -> Result<String, String> {
+pub fn unguessable_id() -> std::io::Result<String> {
     crate::support::hex::random_hex(UNGUESSABLE_ID_BYTES)
 }

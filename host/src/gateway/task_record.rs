@@ -78,7 +78,7 @@ pub struct Answered {
 }
 
 /// A new task's id ([`super::unguessable_id`]); why not when the system has no randomness.
-pub fn new_task_id() -> Result<String, String> {
+pub fn new_task_id() -> std::io::Result<String> {
     super::unguessable_id()
 }
 

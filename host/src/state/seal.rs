@@ -47,7 +47,7 @@ impl StateKey {
     /// A new random key.
     pub fn generate() -> Result<Self, StoreError> {
         let mut bytes = [0; STATE_KEY_BYTES];
-        getrandom::fill(&mut bytes).map_err(|e| StoreError::Random(e.to_string()))?;
+        crate::support::hex::fill_random(&mut bytes).map_err(StoreError::Random)?;
         Ok(StateKey(bytes))
     }
 

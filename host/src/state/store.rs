@@ -76,8 +76,9 @@ pub enum StoreError {
     Expired,
     #[error("the state key file {path} cannot be used: {why}")]
     BadKeyFile { path: PathBuf, why: String },
-    #[error("no randomness could be had for a state key: {0}")]
-    Random(String),
+    /// The operating system gave no random bytes (for a key or an entry's name).
+    #[error("the operating system gave no random bytes")]
+    Random(#[source] std::io::Error),
     #[error("{given:?} is neither a folder nor a redis://HOST:PORT[/DB] address: {why}")]
     BadLocation { given: String, why: String },
 }

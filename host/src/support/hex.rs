@@ -11,10 +11,19 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// `bytes` random bytes from the operating system, as hex; why not when it fails.
-pub fn random_hex(bytes: usize) -> Result<String, String> {
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
     let mut random = vec![0u8; bytes];
-    getrandom::fill(&mut random).map_err(|e| e.to_string())?;
+    fill_random(&mut random)?;
     Ok(hex(&random))
+}
+
+/// Fills `bytes` from the operating system's randomness: the one source of the host's
+/// secrets and unguessable names.
+pub fn fill_random(bytes: &mut [u8]) -> std::io::Result<()> {
+    getrandom::fill(bytes).map_err(|e| match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::other(e.to_string()),
+    })
 }
 
 #[cfg(test)]

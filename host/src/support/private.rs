@@ -24,36 +24,50 @@ pub enum Others {
     Nothing,
 }
 
+/// Why a place is not this user's own: the end of a sentence that begins with the place
+/// (`is not a plain file`).
+#[derive(Debug, thiserror::Error)]
+pub enum NotPrivate {
+    #[error("cannot be inspected: {0}")]
+    Uninspectable(#[source] std::io::Error),
+    #[error("is not a plain {0}")]
+    NotA(&'static str),
+    #[error("has {0} names (hard links), so it can be read or changed through another one; give a file of its own")]
+    HardLinks(u64),
+    #[error("belongs to another user (uid {0})")]
+    OtherOwner(u32),
+    #[error("is writable by other users (mode {0:o})")]
+    WritableByOthers(u32),
+    #[error("is readable or writable by other users (mode {0:o})")]
+    OpenToOthers(u32),
+}
+
 /// `place`'s metadata when it is a `kind` (not a link), owned by this user, and open to
-/// others no more than `others` allows; else why not, as the end of a sentence that begins
-/// with the place (`is not a plain file`).
-pub fn owned_privately(place: &Path, kind: Kind, others: Others) -> Result<Metadata, String> {
+/// others no more than `others` allows; else why not.
+pub fn owned_privately(place: &Path, kind: Kind, others: Others) -> Result<Metadata, NotPrivate> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid(2) has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
-    let metadata = std::fs::symlink_metadata(place).map_err(|e| format!("cannot be inspected: {e}"))?;
+    let metadata = std::fs::symlink_metadata(place).map_err(NotPrivate::Uninspectable)?;
     let (kind_ok, noun) = match kind {
         Kind::File => (metadata.is_file(), "file"),
         Kind::Folder => (metadata.is_dir(), "folder"),
     };
     if !kind_ok {
-        return Err(format!("is not a plain {noun}"));
+        return Err(NotPrivate::NotA(noun));
     }
     // Another name of the file (a hard link, say in the workspace) would read and write it
     // past every check made here.
     if kind == Kind::File && metadata.nlink() != 1 {
-        return Err(format!(
-            "has {} names (hard links), so it can be read or changed through another one; give a file of its own",
-            metadata.nlink()
-        ));
+        return Err(NotPrivate::HardLinks(metadata.nlink()));
     }
     if metadata.uid() != me {
-        return Err(format!("belongs to another user (uid {})", metadata.uid()));
+        return Err(NotPrivate::OtherOwner(metadata.uid()));
     }
     let mode = metadata.mode() & 0o7777;
     match others {
-        Others::MayRead if mode & 0o022 != 0 => Err(format!("is writable by other users (mode {mode:o})")),
-        Others::Nothing if mode & 0o077 != 0 => Err(format!("is readable or writable by other users (mode {mode:o})")),
+        Others::MayRead if mode & 0o022 != 0 => Err(NotPrivate::WritableByOthers(mode)),
+        Others::Nothing if mode & 0o077 != 0 => Err(NotPrivate::OpenToOthers(mode)),
         _ => Ok(metadata),
     }
 }
@@ -224,6 +238,6 @@ mod tests {
         assert!(owned_privately(&key, Kind::File, Others::Nothing).is_ok());
         std::fs::hard_link(&key, ws.join("copy.txt")).unwrap();
         let why = owned_privately(&key, Kind::File, Others::Nothing).unwrap_err();
-        assert!(why.contains("has 2 names (hard links)"), "{why}");
+        assert!(matches!(why, NotPrivate::HardLinks(2)), "{why}");
     }
 }

@@ -22,12 +22,13 @@ use futures::stream::FuturesUnordered;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::call_record::{CallRecord, NestedCall};
 use super::failure::Position;
 use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
 use super::suspended::UnfinishedCall;
 use super::timers::Timers;
 use crate::sources::tools::names::TOOL_SEARCH;
-use crate::sources::tools::{Approval, AskedBefore, Image, MAX_TOOL_NAME_LEN, ParkRequest, Stage, ToolError, ToolOutput};
+use crate::sources::tools::{Approval, AskedBefore, MAX_TOOL_NAME_LEN, ParkRequest, ToolError, ToolOutput};
 use crate::state::ConversationValues;
 use crate::support::text::cut_chars as cut;
 
@@ -72,12 +73,6 @@ pub struct NestedWaitExceeded {
 
 /// Finished calls (and, apart, due timers) handed to the guest in one `wait-next`.
 const MAX_BATCH: usize = 256;
-
-/// Characters of a call's arguments kept in the call record.
-pub const RECORDED_ARGS_CHARS: usize = 2_000;
-
-/// Characters of a failed call's message kept in the call record.
-pub const RECORDED_MESSAGE_CHARS: usize = 2_000;
 
 /// A call that waits for a person's answer: what it asked, and the request shown to whoever
 /// answers.
@@ -193,13 +188,7 @@ impl NestedCalls {
 
     /// The record so far (calls in flight unfinished, with their time so far).
     pub fn record_so_far(&self) -> (Vec<NestedCall>, usize) {
-        let mut calls = self.record.calls.clone();
-        for (call, started) in calls.iter_mut().zip(&self.record.started) {
-            if let Some(at) = started {
-                call.duration = at.elapsed();
-            }
-        }
-        (calls, self.record.omitted)
+        self.record.so_far()
     }
 
     /// Takes up a parked Exec where it stopped: its record and time waited, and its parked
@@ -213,13 +202,7 @@ impl NestedCalls {
         unfinished: Vec<UnfinishedCall>,
         answers: &std::collections::HashMap<u32, Approval>,
     ) {
-        let now = Instant::now();
-        self.record.started = calls
-            .iter()
-            .map(|call| (call.outcome == CallOutcome::Unfinished).then(|| now.checked_sub(call.duration).unwrap_or(now)))
-            .collect();
-        self.record.calls = calls;
-        self.record.omitted = omitted;
+        self.record.resume(calls, omitted);
         self.waited = waited;
         for call in parked {
             let argument_bytes = call.args_json.len();
@@ -294,9 +277,8 @@ impl NestedCalls {
 
     /// Every call that reached the host, in order; taken when the Exec is over. Calls still
     /// in flight are recorded as unfinished.
-    pub fn into_record(mut self) -> (Vec<NestedCall>, usize) {
-        self.record.close();
-        (self.record.calls, self.record.omitted)
+    pub fn into_record(self) -> (Vec<NestedCall>, usize) {
+        self.record.into_calls()
     }
 
     /// Records a call that reached the host and returns its id; refuses it when it is past
@@ -475,7 +457,7 @@ impl NestedCalls {
     }
 
     /// Answers `tools.ToolSearch(...)`: counted and recorded like any call, answered at once.
-    pub fn search(&mut self, args_json: &str) -> Result<String, String> {
+    pub fn search(&mut self, args_json: &str) -> Result<String, ToolError> {
         let (id, admitted) = self.admit(TOOL_SEARCH, args_json);
         let answer = admitted
             .and_then(|()| self.check_argument_size(TOOL_SEARCH, args_json))
@@ -486,7 +468,7 @@ impl NestedCalls {
             Err(error) => Err(error.clone()),
         };
         let _ = self.record.finish(id, outcome);
-        answer.map_err(|error| error.message)
+        answer
     }
 }
 
@@ -496,163 +478,5 @@ fn parse_arguments(name: &str, json: &str) -> Result<Map<String, Value>, ToolErr
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ToolError::params(format!("{name}: the arguments must be one plain object"))),
         Err(e) => Err(ToolError::params(format!("{name}: the arguments are not valid JSON: {e}"))),
-    }
-}
-
-/// One call a script made that reached the host.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[non_exhaustive]
-pub struct NestedCall {
-    /// The tool's name as the script wrote it.
-    pub name: String,
-    /// The arguments as JSON text, cut at [`RECORDED_ARGS_CHARS`] characters.
-    pub args: String,
-    pub outcome: CallOutcome,
-    /// From the moment the call reached the host until it finished (or the Exec ended).
-    pub duration: Duration,
-    /// What happened in the call besides its outcome (an input request nobody here could
-    /// answer, declined), cut at [`RECORDED_MESSAGE_CHARS`] characters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// How a nested call ended.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[non_exhaustive]
-pub enum CallOutcome {
-    Succeeded,
-    /// It failed or was refused at `stage`; the message is what the script saw, cut at
-    /// [`RECORDED_MESSAGE_CHARS`] characters.
-    Failed {
-        stage: Stage,
-        message: String,
-    },
-    /// The Exec ended while the call was in flight; the call was cancelled.
-    Unfinished,
-}
-
-impl NestedCall {
-    pub fn ok(&self) -> bool {
-        self.outcome == CallOutcome::Succeeded
-    }
-
-    /// The stage a failed call failed at; `Unfinished` calls count as execution failures.
-    pub fn stage(&self) -> Option<Stage> {
-        match &self.outcome {
-            CallOutcome::Succeeded => None,
-            CallOutcome::Failed { stage, .. } => Some(*stage),
-            CallOutcome::Unfinished => Some(Stage::Execution),
-        }
-    }
-}
-
-/// Sees the call record each time a call reaches the host or finishes, for a live summary.
-pub type CallWatcher = Arc<dyn Fn(&[NestedCall]) + Send + Sync>;
-
-/// Every call a script attempted that reached the host, in order, without de-duplication:
-/// refused calls included (past the call limit, the last two of them, the others counted).
-/// Shown to whoever watches the Exec live.
-pub(crate) struct CallRecord {
-    calls: Vec<NestedCall>,
-    /// When each unfinished call started; `None` once it finished.
-    started: Vec<Option<Instant>>,
-    /// Calls refused past the limit that are counted but no longer listed.
-    omitted: usize,
-    watcher: Option<CallWatcher>,
-}
-
-impl CallRecord {
-    pub fn new(watcher: Option<CallWatcher>) -> Self {
-        CallRecord { calls: Vec::new(), started: Vec::new(), omitted: 0, watcher }
-    }
-
-    /// How many calls reached the host, listed or not.
-    fn attempted(&self) -> usize {
-        self.calls.len() + self.omitted
-    }
-
-    /// Adds one call; returns its id (its place in the record, which never moves for a
-    /// call within the limit).
-    fn push(&mut self, name: &str, args_json: &str) -> u32 {
-        let id = self.calls.len() as u32;
-        self.calls.push(NestedCall {
-            name: cut(name, MAX_TOOL_NAME_LEN),
-            args: cut(args_json, RECORDED_ARGS_CHARS),
-            outcome: CallOutcome::Unfinished,
-            duration: Duration::ZERO,
-            note: None,
-        });
-        self.started.push(Some(Instant::now()));
-        if let Some(watcher) = &self.watcher {
-            watcher(&self.calls);
-        }
-        id
-    }
-
-    /// Adds a call refused past the limit of `limit` calls: only two such calls stay listed
-    /// (the latest), without their arguments; older ones are only counted. Returns its id,
-    /// good until the next refused call.
-    fn push_refused(&mut self, name: &str, limit: usize) -> u32 {
-        if self.calls.len() >= limit + 2 {
-            self.calls.remove(limit);
-            self.started.remove(limit);
-            self.omitted += 1;
-        }
-        self.push(name, "")
-    }
-
-    /// Notes how call `id` ended and hands its result on.
-    fn finish(&mut self, id: u32, result: Result<ToolOutput, ToolError>) -> Result<ToolOutput, ToolError> {
-        let index = id as usize;
-        if let (Some(call), Some(started)) = (self.calls.get_mut(index), self.started.get_mut(index))
-            && let Some(at) = started.take()
-        {
-            call.duration = at.elapsed();
-            call.note = match &result {
-                Ok(output) => output.note.as_deref().map(|note| cut(note, RECORDED_MESSAGE_CHARS)),
-                Err(_) => None,
-            };
-            call.outcome = match &result {
-                Ok(_) => CallOutcome::Succeeded,
-                Err(error) => CallOutcome::Failed { stage: error.stage, message: cut(&error.message, RECORDED_MESSAGE_CHARS) },
-            };
-            if let Some(watcher) = &self.watcher {
-                watcher(&self.calls);
-            }
-        }
-        result
-    }
-
-    /// Closes the record when the Exec ends: calls still in flight get their time so far.
-    pub fn close(&mut self) {
-        for (call, started) in self.calls.iter_mut().zip(&mut self.started) {
-            if let Some(at) = started.take() {
-                call.duration = at.elapsed();
-            }
-        }
-    }
-}
-
-/// Images returned by nested calls, capped; the model gets them as attachments.
-#[derive(Debug, Default)]
-pub(crate) struct Images {
-    pub kept: Vec<Image>,
-    pub dropped: usize,
-    max: usize,
-}
-
-impl Images {
-    pub fn new(max: usize) -> Self {
-        Images { kept: Vec::new(), dropped: 0, max }
-    }
-
-    pub fn add(&mut self, images: Vec<Image>) {
-        for image in images {
-            if self.kept.len() < self.max {
-                self.kept.push(image);
-            } else {
-                self.dropped += 1;
-            }
-        }
     }
 }

@@ -297,6 +297,11 @@ impl Journal {
     }
 }
 
+/// A resumed script read the clocks another number of times than before it parked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the script read the clocks a different number of times than before it parked")]
+pub(crate) struct ClocksDiverged;
+
 /// The clocks the guest reads through WASI, recorded live and replayed, shared by the two
 /// clocks and the Exec's state.
 #[derive(Clone, Debug, Default)]
@@ -329,11 +334,11 @@ impl Clocks {
 
     /// Ends the replay: every reading from now on is the real time. Readings the replay did
     /// not use are a divergence.
-    pub fn go_live(&self) -> Result<(), String> {
+    pub fn go_live(&self) -> Result<(), ClocksDiverged> {
         let mut state = self.0.locked();
         let left = state.replay.take().map_or(0, |(wall, monotonic)| wall.len() + monotonic.len());
         if state.diverged || left > 0 {
-            return Err("the script read the clocks a different number of times than before it parked".into());
+            return Err(ClocksDiverged);
         }
         let last = state.recorded.monotonic.last().copied().unwrap_or(0);
         state.monotonic_start = Some((std::time::Instant::now(), last));

@@ -10,14 +10,17 @@
 //! is a `ScriptTools` handed in by the layer above.
 
 mod artefact;
+mod call_record;
 pub(crate) mod calls;
 mod clock;
 mod compile_settings;
 mod failure;
+mod guest_cache;
 mod hot_wait;
 mod journal;
 mod limits;
 mod outcome;
+mod preinitialise;
 mod state;
 mod suspended;
 mod timers;
@@ -33,25 +36,26 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder, Trap, UpdateDeadline,
 };
 
-pub use artefact::{
-    GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, MAX_GUEST_COMPONENT_BYTES, SetupError, default_cache_dir, preinitialise,
-};
-pub use calls::{CallOutcome, CallWatcher, NestedCall, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS};
+pub use artefact::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, MAX_GUEST_COMPONENT_BYTES, SetupError};
+pub use call_record::{CallOutcome, CallWatcher, NestedCall, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS};
 pub(crate) use calls::{ScriptTools, ToolFuture};
 pub use failure::{Failure, Frame, Position, SyntaxError, Uncaught};
+pub use guest_cache::default_cache_dir;
 pub use limits::{
     DEFAULT_BUDGET, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_IMAGES, DEFAULT_MAX_LOG_CHARS,
     DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_CHARS, ENGINE_RESERVED_BYTES, ENGINE_STACK_BYTES, IN_FLIGHT_ARGUMENTS, Limits,
     LimitsError, MAX_ARGUMENT_DEPTH, MAX_MEMORY_BYTES, MAX_PENDING_TIMERS, MIN_MEMORY_BYTES,
 };
 pub(crate) use outcome::{ExecOutcome, ExecRequest, Parking};
+pub use preinitialise::preinitialise;
 pub(crate) use state::ExecState;
 pub use state::{ConsoleLevel, ConsoleWatcher};
 use suspended::Checkpointing;
 pub(crate) use suspended::{Checkpoints, Suspended};
 pub use trace::{BoundaryEvent, MAX_TRACE_BYTES, MAX_TRACE_EVENTS, Trace};
 
-use self::calls::{CallRecord, Images, NestedCalls, NestedWaitExceeded};
+use self::call_record::{CallRecord, Images};
+use self::calls::{NestedCalls, NestedWaitExceeded};
 use self::clock::{Charged, GuestClock, TICK, Ticker};
 use self::journal::{Clocks, Journal};
 use self::state::{ConsoleLog, ParkNow};

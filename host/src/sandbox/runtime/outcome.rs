@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use std::collections::HashMap;
 
 use super::Limits;
-use super::calls::{CallWatcher, NestedCall};
+use super::call_record::{CallWatcher, NestedCall};
 use super::failure::Failure;
 use super::state::ConsoleWatcher;
 use super::suspended::Suspended;

@@ -12,7 +12,8 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::calls::{self, Images, NestedCalls, WaitEnd, Woken};
+use super::call_record::Images;
+use super::calls::{self, NestedCalls, WaitEnd, Woken};
 use super::clock::GuestClock;
 use super::failure::Position;
 use super::hot_wait::HotWait;
@@ -173,7 +174,7 @@ impl ExecState {
     /// was when it parked, with its parked calls asked again with their answers.
     fn go_live(&mut self) -> wasmtime::Result<()> {
         if let Err(why) = self.clocks.go_live() {
-            self.journal.diverge_because(why);
+            self.journal.diverge_because(why.to_string());
             return Err(Diverged.into());
         }
         self.journal.go_live();
@@ -298,7 +299,7 @@ impl GuestHost for ExecState {
             Replayed::Diverged => return Err(DIVERGED.into()),
             Replayed::Live => {}
         }
-        let answer = self.timers.start(Duration::from_millis(u64::from(delay_ms)));
+        let answer = self.timers.start(Duration::from_millis(u64::from(delay_ms))).map_err(|refused| refused.to_string());
         self.journal.record(Entry::StartTimer { delay_ms, answer: answer.clone() });
         answer
     }
@@ -373,7 +374,7 @@ impl GuestHost for ExecState {
             Replayed::Live => {}
         }
         let _paused = self.clock.pause();
-        let answer = self.calls.search(&args_json);
+        let answer = self.calls.search(&args_json).map_err(|error| error.message);
         if let Some(asked) = asked {
             self.journal.record(Entry::Search { asked, answer: answer.clone() });
         }

@@ -10,7 +10,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use super::calls::{NestedCall, ParkedCall};
+use super::call_record::NestedCall;
+use super::calls::ParkedCall;
 use super::journal::{ClockReadings, Entry};
 use super::state::ExecState;
 use crate::sandbox::guest::RunOptions;

@@ -9,6 +9,17 @@ use std::time::{Duration, Instant};
 
 use super::limits::MAX_PENDING_TIMERS;
 
+/// Why `setTimeout()` started no timer, as the script is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum TimerRefused {
+    #[error(
+        "setTimeout() was refused: this script already has {MAX_PENDING_TIMERS} timers pending, as many as it may have; clear or await some first"
+    )]
+    TooManyPending,
+    #[error("setTimeout() was refused: this script has started as many timers as it may")]
+    IdsUsedUp,
+}
+
 /// The pending timers of one script.
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
@@ -22,14 +33,12 @@ pub(crate) struct Timers {
 
 impl Timers {
     /// Starts a timer due `delay` from now, or refuses it past [`MAX_PENDING_TIMERS`].
-    pub fn start(&mut self, delay: Duration) -> Result<u32, String> {
+    pub fn start(&mut self, delay: Duration) -> Result<u32, TimerRefused> {
         if self.deadlines.len() >= MAX_PENDING_TIMERS {
-            return Err(format!(
-                "setTimeout() was refused: this script already has {MAX_PENDING_TIMERS} timers pending, as many as it may have; clear or await some first"
-            ));
+            return Err(TimerRefused::TooManyPending);
         }
         let Some(id) = self.last_id.checked_add(1) else {
-            return Err("setTimeout() was refused: this script has started as many timers as it may".into());
+            return Err(TimerRefused::IdsUsedUp);
         };
         self.last_id = id;
         let deadline = Instant::now() + delay;
@@ -112,7 +121,7 @@ mod tests {
             timers.start(Duration::from_secs(1)).unwrap();
         }
         let refused = timers.start(Duration::from_secs(1)).unwrap_err();
-        assert!(refused.contains("1000 timers pending"), "{refused}");
+        assert!(refused.to_string().contains("1000 timers pending"), "{refused}");
         let first = timers.next_deadline().unwrap();
         assert_eq!(timers.take_due(first, 1).len(), 1);
         assert!(timers.start(Duration::ZERO).is_ok());

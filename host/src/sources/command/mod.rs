@@ -10,9 +10,14 @@
 //! of bytes left out. While it runs, each line goes to the watcher, and so does a heartbeat
 //! every [`HEARTBEAT`] while it prints nothing.
 
+mod cgroup;
+mod child;
 mod confine;
+mod error;
+mod landlock_rules;
 mod protect;
 mod readable;
+mod seccomp;
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
@@ -23,6 +28,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 pub use confine::{CommandLimits, Confinement, DEFAULT_LIMITS, Layers, unavailable};
+pub use error::CommandError;
 
 /// Time a command gets when the call names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -97,10 +103,10 @@ pub async fn run(
     timeout: Duration,
     cancel: &CancellationToken,
     watch: &(dyn Fn(CommandEvent) + Send + Sync),
-) -> Result<CommandOutcome, String> {
+) -> Result<CommandOutcome, CommandError> {
     let started = Instant::now();
     let prepared = confine::Prepared::new(confinement)?;
-    let (reader, writer) = std::io::pipe().map_err(|e| format!("no pipe for its output: {e}"))?;
+    let (reader, writer) = std::io::pipe().map_err(CommandError::Pipe)?;
     let mut process = std::process::Command::new(shell());
     process.arg("-c").arg(command).current_dir(&confinement.workspace).env_clear();
     for name in COMMAND_ENV {
@@ -109,7 +115,7 @@ pub async fn run(
         }
     }
     process.env("HOME", "/tmp").env("TMPDIR", "/tmp");
-    let error_end = writer.try_clone().map_err(|e| format!("no pipe for its output: {e}"))?;
+    let error_end = writer.try_clone().map_err(CommandError::Pipe)?;
     process.stdin(Stdio::null()).stdout(writer).stderr(error_end);
     prepared.apply(&mut process);
     let mut process = tokio::process::Command::from(process);
@@ -117,10 +123,9 @@ pub async fn run(
     // The host's copies of the pipe's write end go with the command description, so that
     // the output ends when the command's processes have all closed theirs.
     drop(process);
-    let mut child = spawned.map_err(|e| format!("it could not start: {e}"))?;
+    let mut child = spawned.map_err(CommandError::Spawn)?;
     let group = child.id().map(|id| id as libc::pid_t);
-    let mut output = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
-        .map_err(|e| format!("its output could not be read: {e}"))?;
+    let mut output = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(CommandError::Output)?;
 
     let mut capture = Capture::default();
     let mut buffer = vec![0u8; 16 * 1024];

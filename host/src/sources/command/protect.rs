@@ -18,10 +18,11 @@
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::confine::path_c_string;
+use super::error::CommandError;
 use crate::support::lock::Unpoisoned;
 
 /// Folders made to bind on, with how many running commands bind them: the last to end
@@ -43,7 +44,7 @@ impl Protection {
     /// The binds that keep `places` (absolute; those outside `workspace` are left to
     /// Landlock) read-only, making the missing ones. Refused when a place lies behind a
     /// link or cannot be made.
-    pub(super) fn new(workspace: &Path, places: &[PathBuf]) -> Result<Self, String> {
+    pub(super) fn new(workspace: &Path, places: &[PathBuf]) -> Result<Self, CommandError> {
         let mut relative: Vec<PathBuf> = places
             .iter()
             .filter_map(|place| place.strip_prefix(workspace).ok())
@@ -52,8 +53,7 @@ impl Protection {
             .collect();
         relative.sort();
         relative.dedup();
-        let mut protection =
-            Protection { workspace: c_string(workspace.as_os_str().as_bytes())?, binds: Vec::new(), made: Vec::new() };
+        let mut protection = Protection { workspace: path_c_string(workspace)?, binds: Vec::new(), made: Vec::new() };
         // On a refusal, `protection` is dropped (and what it made removed) after the lock.
         let walked = {
             let mut made = MADE.locked();
@@ -63,7 +63,7 @@ impl Protection {
     }
 
     /// Plans the binds of `relative` (sorted: a folder before what is below it).
-    fn walk(&mut self, workspace: &Path, relative: Vec<PathBuf>, made: &mut HashMap<PathBuf, usize>) -> Result<(), String> {
+    fn walk(&mut self, workspace: &Path, relative: Vec<PathBuf>, made: &mut HashMap<PathBuf, usize>) -> Result<(), CommandError> {
         let mut read_only: Vec<PathBuf> = Vec::new();
         let mut pinned: Vec<PathBuf> = Vec::new();
         for place in relative {
@@ -80,12 +80,12 @@ impl Protection {
                 if last || kind != Kind::Folder {
                     // A file on the way holds the place: nothing can be made below it while
                     // it is read-only.
-                    self.binds.push((c_string(walked.as_os_str().as_bytes())?, true));
+                    self.binds.push((path_c_string(&walked)?, true));
                     read_only.push(walked);
                     break;
                 }
                 if !pinned.contains(&walked) {
-                    self.binds.push((c_string(walked.as_os_str().as_bytes())?, false));
+                    self.binds.push((path_c_string(&walked)?, false));
                     pinned.push(walked.clone());
                 }
             }
@@ -94,9 +94,8 @@ impl Protection {
     }
 
     /// Looks at `walked` (relative to `workspace`), making it a folder when it is missing.
-    fn visit(&mut self, workspace: &Path, walked: &Path, made: &mut HashMap<PathBuf, usize>) -> Result<Kind, String> {
+    fn visit(&mut self, workspace: &Path, walked: &Path, made: &mut HashMap<PathBuf, usize>) -> Result<Kind, CommandError> {
         let at = workspace.join(walked);
-        let shown = walked.display();
         let metadata = match at.symlink_metadata() {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 match std::fs::create_dir(&at) {
@@ -104,15 +103,11 @@ impl Protection {
                         made.insert(at.clone(), 0);
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(e) => {
-                        return Err(format!(
-                            "`{shown}`, which commands may not write, is missing and could not be made read-only ({e})"
-                        ));
-                    }
+                    Err(e) => return Err(CommandError::ProtectedNotMade(walked.to_path_buf(), e)),
                 }
-                at.symlink_metadata().map_err(|e| format!("`{shown}` cannot be read ({e})"))?
+                at.symlink_metadata().map_err(|e| CommandError::ProtectedUnreadable(walked.to_path_buf(), e))?
             }
-            Err(e) => return Err(format!("`{shown}`, which commands may not write, cannot be read ({e})")),
+            Err(e) => return Err(CommandError::ProtectedUnreadable(walked.to_path_buf(), e)),
             Ok(metadata) => metadata,
         };
         if let Some(count) = made.get_mut(&at) {
@@ -120,11 +115,7 @@ impl Protection {
             self.made.push(at);
         }
         Ok(match metadata.file_type() {
-            kind if kind.is_symlink() => {
-                return Err(format!(
-                    "`{shown}` is a symbolic link, and what is behind it must stay read-only to commands: a command could swap the link, so Bash does not run in this workspace until it is a real file or folder"
-                ));
-            }
+            kind if kind.is_symlink() => return Err(CommandError::ProtectedIsLink(walked.to_path_buf())),
             kind if kind.is_dir() => Kind::Folder,
             _ => Kind::Other,
         })
@@ -163,10 +154,6 @@ enum Kind {
     Other,
 }
 
-fn c_string(bytes: &[u8]) -> Result<CString, String> {
-    CString::new(bytes).map_err(|_| format!("{:?} holds a NUL byte", String::from_utf8_lossy(bytes)))
-}
-
 /// The pointers the child reads: the [`Protection`] they come from outlives the spawn.
 pub(super) struct ProtectionView {
     workspace: *const libc::c_char,
@@ -188,12 +175,12 @@ impl ProtectionView {
         for &(place, read_only) in &self.binds {
             let mut path = [0u8; 32];
             let under = open_beneath(&workspace, place)?;
-            super::confine::bind_over_itself(fd_path(under.as_raw_fd(), &mut path).as_ptr())?;
+            super::child::bind_over_itself(fd_path(under.as_raw_fd(), &mut path).as_ptr())?;
             if read_only {
                 // The descriptor is of what lies under the new mount: the mount itself is
                 // what a new look finds.
                 let mount = open_beneath(&workspace, place)?;
-                super::confine::remount_read_only(fd_path(mount.as_raw_fd(), &mut path).as_ptr())?;
+                super::child::remount_read_only(fd_path(mount.as_raw_fd(), &mut path).as_ptr())?;
             }
         }
         Ok(())
@@ -297,7 +284,7 @@ mod tests {
         std::fs::create_dir(root.join("real")).unwrap();
         std::os::unix::fs::symlink("real", root.join("hooks")).unwrap();
         let refused = Protection::new(&root, &[root.join("hooks/audit.sh")]).err().unwrap();
-        assert!(refused.contains("`hooks` is a symbolic link"), "{refused}");
+        assert!(matches!(&refused, CommandError::ProtectedIsLink(link) if link == Path::new("hooks")), "{refused}");
         assert!(!root.join("real/audit.sh").exists());
     }
 }

@@ -1,15 +1,13 @@
 //! Connecting to one MCP server: the transport (a child process or streamable HTTP), the
 //! handshake, and the notifications the server sends afterwards.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::lock::Unpoisoned;
-use futures::StreamExt as _;
+use crate::support::report::error_sentence;
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, LoggingLevel, LoggingMessageNotificationParam};
@@ -21,13 +19,12 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::Notify;
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tracing::{debug, error, info, warn};
 
 use super::config::{ServerConfig, Transport};
-use super::credentials::CredentialsFile;
+use super::credentials::{CredentialsError, CredentialsFile};
 use super::oauth::{self, Login, ServerAuth};
-use super::stdio::ChildTransport;
+use super::server_process::{spawn, with_stderr};
 use super::tool::Answers;
 use crate::sources::tools::input::{self, InputAnswer, InputHandler, InputRequest};
 use crate::sources::tools::{ProgressSink, ToolProgress};
@@ -43,13 +40,6 @@ use serde_json::Value;
 
 /// Most input requests a server may make in one round of a call (2026-07-28).
 pub const MAX_INPUT_REQUESTS: usize = 16;
-
-/// The lines of a server's stderr kept to explain a failed start.
-const STDERR_TAIL_LINES: usize = 12;
-/// Longest stderr line kept in that tail, in bytes.
-const STDERR_LINE_MAX: usize = 400;
-/// Longest stderr line logged, in bytes; a longer one is dropped as it arrives.
-const STDERR_LINE_LOGGED: usize = 8 * 1024;
 
 /// A connected, initialised server.
 pub(crate) struct Connection {
@@ -346,7 +336,7 @@ pub(crate) async fn connect(
                     let auth = step_up(server, url, config, auth, manager);
                     Ok(Connection { service, tools_changed, auth, callers })
                 }
-                Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(server, url, credentials)),
+                Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(server, url, credentials).to_string()),
                 Err(HttpFailure::Failed(reason)) => Err(reason),
             }
         }
@@ -383,11 +373,28 @@ pub enum LoggedIn {
 
 /// The server refused the token it was just signed in for (a token for another resource, or
 /// none it takes): the token is forgotten rather than kept for later runs.
-fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -> String {
+fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -> LoginError {
     if let Err(why) = credentials.forget(server) {
-        warn!("the refused token of `{server}` could not be forgotten: {why}");
+        warn!("the refused token of `{server}` could not be forgotten: {}", error_sentence(&why));
     }
-    format!("{url} refused the token of a fresh sign-in")
+    LoginError::FreshTokenRefused { url: url.to_string() }
+}
+
+/// Why a sign-in to a server did not leave tokens for later runs.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoginError {
+    #[error("`{0}` is a stdio server: only HTTP servers sign in with OAuth")]
+    NotHttp(String),
+    /// The server could not be reached or the sign-in failed, as the connection says it
+    /// (rmcp's errors are written into the sentence where the transport meets them).
+    #[error("{0}")]
+    Failed(String),
+    #[error("{url} refused the token of a fresh sign-in")]
+    FreshTokenRefused { url: String },
+    /// The tokens could not be kept in the credentials file.
+    #[error(transparent)]
+    Credentials(#[from] CredentialsError),
 }
 
 /// Signs in to the HTTP server `name` as `exec-host mcp login` does: asks it without a
@@ -400,9 +407,9 @@ pub async fn log_in(
     credentials: &CredentialsFile,
     login: &Login,
     timeout: Duration,
-) -> Result<LoggedIn, String> {
+) -> Result<LoggedIn, LoginError> {
     let Transport::Http { url, headers } = &server.transport else {
-        return Err(format!("`{name}` is a stdio server: only HTTP servers sign in with OAuth"));
+        return Err(LoginError::NotHttp(name.to_string()));
     };
     let events =
         || Events { server: name.into(), tools_changed: Arc::new(Notify::new()), callers: Arc::new(Callers::new(name, None)) };
@@ -412,18 +419,19 @@ pub async fn log_in(
             return Ok(LoggedIn::NotAsked);
         }
         Err(HttpFailure::Challenged(challenge)) => challenge,
-        Err(HttpFailure::Failed(reason)) => return Err(reason),
+        Err(HttpFailure::Failed(reason)) => return Err(LoginError::Failed(reason)),
     };
-    let manager = oauth::sign_in(name, url, &server.oauth, credentials, login, Some(&challenge)).await?;
+    let manager =
+        oauth::sign_in(name, url, &server.oauth, credentials, login, Some(&challenge)).await.map_err(LoginError::Failed)?;
     match connect_http(&events, url, headers, Some(manager), timeout).await {
         Ok((service, _)) => {
             let _ = service.cancel().await;
             // A login is for later runs: tokens this process alone holds are no login.
-            credentials.check_saved(name).map_err(|e| e.to_string())?;
+            credentials.check_saved(name)?;
             Ok(LoggedIn::SignedIn)
         }
         Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(name, url, credentials)),
-        Err(HttpFailure::Failed(reason)) => Err(reason),
+        Err(HttpFailure::Failed(reason)) => Err(LoginError::Failed(reason)),
     }
 }
 
@@ -531,93 +539,4 @@ fn header_map(headers: &BTreeMap<String, String>) -> Result<HashMap<http::Header
             Ok((header, value))
         })
         .collect()
-}
-
-/// The last lines a child wrote to stderr, shared with the task that logs them.
-#[derive(Clone, Default)]
-struct StderrTail {
-    lines: Arc<Mutex<VecDeque<String>>>,
-    done: Arc<Notify>,
-}
-
-/// The variables of this process a stdio server inherits; its entry's `env` adds to them.
-pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
-
-fn spawn(
-    server: &str,
-    command: &str,
-    args: &[String],
-    env: &BTreeMap<String, String>,
-    cwd: Option<&PathBuf>,
-) -> Result<(ChildTransport, StderrTail), String> {
-    if let Some(dir) = cwd
-        && !dir.is_dir()
-    {
-        return Err(format!("its `cwd` {} is not a directory", dir.display()));
-    }
-    let mut process = tokio::process::Command::new(command);
-    // A server gets a small default environment and what its entry sets, never every secret
-    // of this process (as the official MCP SDKs start servers).
-    process.env_clear();
-    for name in INHERITED_ENV {
-        if let Some(value) = std::env::var_os(name) {
-            process.env(name, value);
-        }
-    }
-    process.envs(crate::sources::children::IMPORT_PATH_ENV);
-    process.args(args).envs(env).kill_on_drop(true).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    if let Some(dir) = cwd {
-        process.current_dir(dir);
-    }
-    let mut child = process.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("command `{command}` was not found (is it installed and on PATH?)"),
-        std::io::ErrorKind::PermissionDenied => format!("command `{command}` is not executable"),
-        _ => format!("cannot start `{command}`: {e}"),
-    })?;
-    let tail = StderrTail::default();
-    if let Some(stderr) = child.stderr.take() {
-        tokio::spawn(log_stderr(server.into(), stderr, tail.clone()));
-    }
-    let transport = ChildTransport::new(child).map_err(|e| format!("cannot start `{command}`: {e}"))?;
-    Ok((transport, tail))
-}
-
-/// Sends a server's stderr to the log (never into results) and keeps its last lines.
-async fn log_stderr(server: Arc<str>, stderr: tokio::process::ChildStderr, tail: StderrTail) {
-    let mut lines = FramedRead::new(stderr, LinesCodec::new_with_max_length(STDERR_LINE_LOGGED));
-    while let Some(line) = lines.next().await {
-        let line = match line {
-            Ok(line) => line,
-            Err(LinesCodecError::MaxLineLengthExceeded) => format!("[a line longer than {STDERR_LINE_LOGGED} bytes, dropped]"),
-            Err(LinesCodecError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
-                "[a line that is not UTF-8, dropped]".into()
-            }
-            Err(LinesCodecError::Io(_)) => break,
-        };
-        info!(server = %server, "stderr: {line}");
-        let mut kept = tail.lines.locked();
-        if kept.len() == STDERR_TAIL_LINES {
-            kept.pop_front();
-        }
-        kept.push_back(truncate(line, STDERR_LINE_MAX));
-    }
-    tail.done.notify_one();
-}
-
-fn truncate(mut line: String, max: usize) -> String {
-    if line.len() > max {
-        let cut = (0..=max).rev().find(|&i| line.is_char_boundary(i)).unwrap_or(0);
-        line.truncate(cut);
-        line.push('…');
-    }
-    line
-}
-
-/// `reason`, followed by how the server's stderr ended (waiting a moment for a child that
-/// is exiting to finish writing).
-async fn with_stderr(reason: String, tail: &StderrTail) -> String {
-    let _ = tokio::time::timeout(Duration::from_millis(200), tail.done.notified()).await;
-    let lines = tail.lines.locked();
-    let lines: Vec<&str> = lines.iter().map(String::as_str).filter(|l| !l.trim().is_empty()).collect();
-    if lines.is_empty() { reason } else { format!("{reason}; its stderr ended with:\n  {}", lines.join("\n  ")) }
 }

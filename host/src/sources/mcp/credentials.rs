@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use tracing::warn;
 
 use crate::support::lock::Unpoisoned;
+use crate::support::report::error_sentence;
 
 /// Largest credentials file read: a few hundred servers' tokens fit many times over.
 pub const MAX_CREDENTIALS_FILE_BYTES: u64 = 1024 * 1024;
@@ -47,6 +48,15 @@ pub enum CredentialsError {
     /// A sign-in got tokens that could not be written to the file.
     #[error("the sign-in to `{server}` succeeded but its tokens were NOT saved, so the next run asks again: {why}")]
     NotSaved { server: String, why: String },
+    /// The file cannot be read or written as it is (`what` ends the sentence that begins
+    /// with it: `is not a plain file`), with the system's error when there is one.
+    #[error("the credentials file {} {what}", .path.display())]
+    Unusable {
+        path: PathBuf,
+        what: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
 }
 
 impl std::fmt::Debug for CredentialsFile {
@@ -121,7 +131,7 @@ impl CredentialsFile {
     }
 
     /// Whether `server` at `url` has tokens kept.
-    pub fn sign_in(&self, server: &str, url: &str) -> Result<SignIn, String> {
+    pub fn sign_in(&self, server: &str, url: &str) -> Result<SignIn, CredentialsError> {
         Ok(match self.entry(server)? {
             Some(entry) if entry.resource == url && entry.credentials.token_response.is_some() => SignIn::SignedIn,
             Some(entry) if entry.credentials.token_response.is_some() => SignIn::OtherUrl,
@@ -138,7 +148,7 @@ impl CredentialsFile {
     }
 
     /// Forgets the tokens of `server`; whether there were any.
-    pub fn forget(&self, server: &str) -> Result<bool, String> {
+    pub fn forget(&self, server: &str) -> Result<bool, CredentialsError> {
         let had = self.unsaved.locked().remove(server).is_some();
         let mut removed = false;
         self.update(|contents| removed = contents.servers.remove(server).is_some())?;
@@ -150,7 +160,7 @@ impl CredentialsFile {
         ServerCredentials { file: self.clone(), server: server.to_string(), resource: url.to_string() }
     }
 
-    fn entry(&self, server: &str) -> Result<Option<Entry>, String> {
+    fn entry(&self, server: &str) -> Result<Option<Entry>, CredentialsError> {
         if let Some((entry, _)) = self.unsaved.locked().get(server) {
             return Ok(Some(entry.clone()));
         }
@@ -158,8 +168,8 @@ impl CredentialsFile {
     }
 
     /// The file's entries; none when it does not exist or does not parse (said once).
-    fn read(&self) -> Result<Contents, String> {
-        self.check_place().map_err(|e| e.to_string())?;
+    fn read(&self) -> Result<Contents, CredentialsError> {
+        self.check_place()?;
         let file = match std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -168,19 +178,19 @@ impl CredentialsFile {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contents::default()),
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(self.refusal("is a link, which is not followed")),
-            Err(e) => return Err(self.refusal(&format!("cannot be opened: {e}"))),
+            Err(e) => return Err(self.failure("cannot be opened", e)),
         };
-        let metadata = file.metadata().map_err(|e| self.refusal(&format!("cannot be inspected: {e}")))?;
+        let metadata = file.metadata().map_err(|e| self.failure("cannot be inspected", e))?;
         if !metadata.is_file() {
             return Err(self.refusal("is not a plain file"));
         }
         if metadata.mode() & 0o077 != 0 {
             // SAFETY: geteuid(2) has no preconditions and cannot fail.
             if metadata.uid() != unsafe { libc::geteuid() } {
-                return Err(self.refusal(&format!("is open to other users (mode {:o}) and not yours", metadata.mode() & 0o777)));
+                return Err(self.refusal(format!("is open to other users (mode {:o}) and not yours", metadata.mode() & 0o777)));
             }
             file.set_permissions(std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| self.refusal(&format!("is open to other users and cannot be made private: {e}")))?;
+                .map_err(|e| self.failure("is open to other users and cannot be made private", e))?;
             warn!(
                 "{} was open to other users (mode {:o}); it is now readable by you alone",
                 self.path.display(),
@@ -188,10 +198,10 @@ impl CredentialsFile {
             );
         }
         if metadata.len() > MAX_CREDENTIALS_FILE_BYTES {
-            return Err(self.refusal(&format!("is larger than {MAX_CREDENTIALS_FILE_BYTES} bytes")));
+            return Err(self.refusal(format!("is larger than {MAX_CREDENTIALS_FILE_BYTES} bytes")));
         }
         let text = crate::support::text_file::bounded_text(file, MAX_CREDENTIALS_FILE_BYTES)
-            .map_err(|e| self.refusal(&e.to_string()))?;
+            .map_err(|e| self.failure("cannot be read", e))?;
         match serde_json::from_str(&text) {
             Ok(contents) => Ok(contents),
             Err(e) => {
@@ -202,16 +212,16 @@ impl CredentialsFile {
     }
 
     /// Changes the file's entries with `change`, under the lock, and writes them back.
-    fn update(&self, change: impl FnOnce(&mut Contents)) -> Result<(), String> {
+    fn update(&self, change: impl FnOnce(&mut Contents)) -> Result<(), CredentialsError> {
         // Before its folder is made: a folder made in the workspace is already too much.
-        self.check_place().map_err(|e| e.to_string())?;
+        self.check_place()?;
         let folder = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(folder)
-            .map_err(|e| self.refusal(&format!("cannot have its folder created: {e}")))?;
-        let _lock = FileLock::take(&self.lock_path()).map_err(|e| self.refusal(&format!("cannot be locked: {e}")))?;
+            .map_err(|e| self.failure("cannot have its folder created", e))?;
+        let _lock = FileLock::take(&self.lock_path()).map_err(|e| self.failure("cannot be locked", e))?;
         let mut contents = self.read()?;
         change(&mut contents);
         let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -229,7 +239,7 @@ impl CredentialsFile {
         })();
         if let Err(e) = written {
             let _ = std::fs::remove_file(&temporary);
-            return Err(self.refusal(&format!("cannot be written: {e}")));
+            return Err(self.failure("cannot be written", e));
         }
         Ok(())
     }
@@ -240,8 +250,14 @@ impl CredentialsFile {
         self.path.with_file_name(name)
     }
 
-    fn refusal(&self, why: &str) -> String {
-        format!("the credentials file {} {why}", self.path.display())
+    /// The file cannot be used because it `what` (`is not a plain file`).
+    fn refusal(&self, what: impl Into<String>) -> CredentialsError {
+        CredentialsError::Unusable { path: self.path.clone(), what: what.into(), source: None }
+    }
+
+    /// The file `what` (`cannot be opened`), for the reason `source` gives.
+    fn failure(&self, what: &str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> CredentialsError {
+        CredentialsError::Unusable { path: self.path.clone(), what: what.to_string(), source: Some(source.into()) }
     }
 }
 
@@ -285,7 +301,7 @@ pub(crate) struct ServerCredentials {
 #[async_trait::async_trait]
 impl CredentialStore for ServerCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let entry = self.file.entry(&self.server).map_err(AuthError::CredentialStoreError)?;
+        let entry = self.file.entry(&self.server).map_err(|e| AuthError::CredentialStoreError(error_sentence(&e)))?;
         // Tokens issued for another URL are not this server's.
         Ok(entry.filter(|entry| entry.resource == self.resource).map(|entry| entry.credentials))
     }
@@ -300,6 +316,7 @@ impl CredentialStore for ServerCredentials {
                 self.file.unsaved.locked().remove(&self.server);
             }
             Err(why) => {
+                let why = error_sentence(&why);
                 let first = self.file.unsaved.locked().insert(self.server.clone(), (entry, why.clone())).is_none();
                 if first {
                     warn!("server `{}`: new tokens are kept for this run only: {why}", self.server);
@@ -310,7 +327,7 @@ impl CredentialStore for ServerCredentials {
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.file.forget(&self.server).map(|_| ()).map_err(AuthError::CredentialStoreError)
+        self.file.forget(&self.server).map(|_| ()).map_err(|e| AuthError::CredentialStoreError(error_sentence(&e)))
     }
 }
 
@@ -352,8 +369,8 @@ mod tests {
         let elsewhere = dir.path().join("elsewhere.json");
         std::fs::write(&elsewhere, "{}").unwrap();
         std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
-        assert!(file.sign_in("a", "u").unwrap_err().contains("is a link"));
-        assert!(file.forget("a").unwrap_err().contains("is a link"));
+        assert!(file.sign_in("a", "u").unwrap_err().to_string().contains("is a link"));
+        assert!(file.forget("a").unwrap_err().to_string().contains("is a link"));
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}");
         std::fs::remove_file(&path).unwrap();
         // Open to others: made private, with a warning.
@@ -368,10 +385,10 @@ mod tests {
         assert_eq!(file.sign_in("b", "v").unwrap(), SignIn::SignedIn);
         // Too large, or not a plain file: refused unread.
         std::fs::File::create(&path).unwrap().set_len(MAX_CREDENTIALS_FILE_BYTES + 1).unwrap();
-        assert!(file.sign_in("b", "v").unwrap_err().contains("larger than"));
+        assert!(file.sign_in("b", "v").unwrap_err().to_string().contains("larger than"));
         std::fs::remove_file(&path).unwrap();
         nix_mkfifo(&path);
-        assert!(file.sign_in("b", "v").unwrap_err().contains("not a plain file"));
+        assert!(file.sign_in("b", "v").unwrap_err().to_string().contains("not a plain file"));
     }
 
     #[test]
@@ -406,7 +423,7 @@ mod tests {
             let file = CredentialsFile::at(&path).kept_out_of(&workspace);
             let why = file.check_place().unwrap_err().to_string();
             assert!(why.contains("is inside the workspace"), "{why}");
-            assert!(file.sign_in("a", "u").unwrap_err().contains("is inside the workspace"));
+            assert!(file.sign_in("a", "u").unwrap_err().to_string().contains("is inside the workspace"));
             kept(&file, "a", "u");
             assert!(file.check_saved("a").unwrap_err().to_string().contains("is inside the workspace"));
         }

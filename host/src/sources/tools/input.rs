@@ -31,7 +31,7 @@ pub struct InputRequest {
 
 impl InputRequest {
     /// A form of `server`, its fields read from `schema` (bounded: see [`form_fields`]).
-    pub fn form(server: &str, message: String, schema: Value) -> Result<Self, String> {
+    pub fn form(server: &str, message: String, schema: Value) -> Result<Self, FormError> {
         let fields = form_fields(&schema)?;
         Ok(InputRequest { server: server.to_string(), message, kind: InputKind::Form { fields, schema } })
     }
@@ -116,16 +116,31 @@ impl InputHandler for AcceptDefaults {
     }
 }
 
+/// Why a server's form cannot be shown to a person.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormError {
+    #[error("its form's schema is larger than {MAX_INPUT_SCHEMA_BYTES} bytes")]
+    SchemaTooLarge,
+    #[error("its form has no `properties`")]
+    NoProperties,
+    #[error("its form has more than {MAX_INPUT_FIELDS} fields")]
+    TooManyFields,
+    /// A field of another type than text, integer, number or boolean.
+    #[error("its field `{field}` is of a type a form cannot hold ({kind:?})")]
+    FieldType { field: String, kind: Option<String> },
+}
+
 /// The fields of a form schema (`{"type": "object", "properties": {...}, "required": [...]}`),
 /// or why it cannot be shown.
-pub fn form_fields(schema: &Value) -> Result<Vec<InputField>, String> {
+pub fn form_fields(schema: &Value) -> Result<Vec<InputField>, FormError> {
     let size = serde_json::to_vec(schema).map(|bytes| bytes.len()).unwrap_or(usize::MAX);
     if size > MAX_INPUT_SCHEMA_BYTES {
-        return Err(format!("its form's schema is larger than {MAX_INPUT_SCHEMA_BYTES} bytes"));
+        return Err(FormError::SchemaTooLarge);
     }
-    let properties = schema.get("properties").and_then(Value::as_object).ok_or("its form has no `properties`")?;
+    let properties = schema.get("properties").and_then(Value::as_object).ok_or(FormError::NoProperties)?;
     if properties.len() > MAX_INPUT_FIELDS {
-        return Err(format!("its form has more than {MAX_INPUT_FIELDS} fields"));
+        return Err(FormError::TooManyFields);
     }
     let required: Vec<&str> = schema
         .get("required")
@@ -153,7 +168,10 @@ pub fn form_fields(schema: &Value) -> Result<Vec<InputField>, String> {
                 Some("integer") => FieldKind::Integer,
                 Some("number") => FieldKind::Number,
                 Some("boolean") => FieldKind::Boolean,
-                other => return Err(format!("its field `{name}` is of a type a form cannot hold ({other:?})")),
+                other => {
+                    let kind = other.map(|kind| crate::support::text::one_line(kind, 40));
+                    return Err(FormError::FieldType { field: crate::support::text::one_line(name, 80), kind });
+                }
             };
             let default = property.get("default").filter(|value| of_kind(value, kind)).cloned();
             Ok(InputField {
@@ -214,11 +232,13 @@ mod tests {
         assert_eq!(Value::Object(answer), json!({"name": "John Doe", "age": 41, "status": "active"}));
 
         let many: Map<String, Value> = (0..=MAX_INPUT_FIELDS).map(|i| (format!("f{i}"), json!({"type": "string"}))).collect();
-        assert!(form_fields(&json!({"type": "object", "properties": many})).unwrap_err().contains("more than 64 fields"));
+        assert!(
+            form_fields(&json!({"type": "object", "properties": many})).unwrap_err().to_string().contains("more than 64 fields")
+        );
         let huge =
             json!({"type": "object", "properties": {"a": {"type": "string", "description": "x".repeat(MAX_INPUT_SCHEMA_BYTES)}}});
-        assert!(form_fields(&huge).unwrap_err().contains("larger than"));
+        assert_eq!(form_fields(&huge).unwrap_err(), FormError::SchemaTooLarge);
         let nested = json!({"type": "object", "properties": {"a": {"type": "object", "properties": {}}}});
-        assert!(form_fields(&nested).unwrap_err().contains("cannot hold"));
+        assert!(form_fields(&nested).unwrap_err().to_string().contains("cannot hold"));
     }
 }

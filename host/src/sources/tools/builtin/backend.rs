@@ -21,6 +21,7 @@ use super::{FileTool, Workspace, edit_file, glob, grep, ls, read_file, write_fil
 use crate::sources::command::{self, CommandEvent, CommandOutcome, Confinement, Layers};
 use crate::sources::tools::ToolError;
 use crate::sources::tools::params::read_params;
+use crate::support::report::error_sentence;
 
 /// The kind of the backend built in: the workspace on this machine.
 pub const LOCAL: &str = "local";
@@ -124,12 +125,12 @@ impl Backend for LocalBackend {
     ) -> BoxFuture<'a, Result<CommandOutcome, ToolError>> {
         Box::pin(async move {
             if let Some(why) = command::unavailable() {
-                return Err(ToolError::execution(format!("commands cannot run on this system: {why}")));
+                return Err(ToolError::execution(format!("commands cannot run on this system: {}", error_sentence(why))));
             }
             let confinement = self.confinement()?;
             command::run(command, &confinement, timeout, cancel, watch)
                 .await
-                .map_err(|why| ToolError::execution(format!("the command did not start: {why}")))
+                .map_err(|why| ToolError::execution(format!("the command did not start: {}", error_sentence(&why))))
         })
     }
 }

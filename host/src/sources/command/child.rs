@@ -1,0 +1,371 @@
+//! What the forked child does before `exec`: enter the namespaces, mount its view, take
+//! the limits, Landlock and seccomp, with system calls only on what the host prepared (no
+//! allocation, no lock); and the keeper and init processes the namespaces need.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use super::confine::{CommandLimits, Layers};
+use super::landlock_rules::add_landlock_rule;
+use super::protect::ProtectionView;
+
+/// The pointers the child reads: the [`Prepared`] it came from outlives the spawn.
+pub(super) struct ChildView {
+    pub(super) layers: Layers,
+    pub(super) network: bool,
+    pub(super) limits: CommandLimits,
+    pub(super) ruleset: Option<i32>,
+    pub(super) filters: Vec<(usize, *const libc::sock_filter)>,
+    pub(super) protection: Option<ProtectionView>,
+    pub(super) proc_access: u64,
+    pub(super) tmp_access: u64,
+    pub(super) tmp_options: *const libc::c_char,
+    pub(super) uid_map: (*const u8, usize),
+    pub(super) gid_map: (*const u8, usize),
+    /// The `cgroup.procs` of its pids cgroup.
+    pub(super) pids: Option<*const libc::c_char>,
+    pub(super) workspace: *const libc::c_char,
+    pub(super) tmp_path: Vec<*const libc::c_char>,
+    pub(super) host_text: HostText,
+}
+
+// SAFETY: the pointers are into a `Prepared` that the spawning thread keeps alive until the
+// child has exec'd; the closure only runs in the child.
+unsafe impl Send for ChildView {}
+unsafe impl Sync for ChildView {}
+
+pub(super) fn os_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+impl ChildView {
+    /// In the forked child: every layer, in the order each needs (mounts before Landlock
+    /// and seccomp forbid them).
+    pub(super) fn enter(&self) -> std::io::Result<()> {
+        // SAFETY (this function and those it calls): system calls on this process with
+        // buffers that outlive them.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(os_error());
+        }
+        // Killed with the host: a command never outlives the process that ran it.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+        // Into its pids cgroup first, while it still may (writing 0 moves the writer).
+        if let Some(procs) = self.pids {
+            let fd = unsafe { libc::open(procs, libc::O_WRONLY | libc::O_CLOEXEC) };
+            let moved = fd >= 0 && unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } == 1;
+            if fd >= 0 {
+                unsafe { libc::close(fd) };
+            }
+            if !moved {
+                return Err(os_error());
+            }
+        }
+        if self.layers.namespaces {
+            self.enter_namespaces()?;
+        }
+        if self.layers.limits {
+            self.set_limits()?;
+        }
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(os_error());
+        }
+        if let Some(ruleset) = self.ruleset
+            && unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0
+        {
+            return Err(os_error());
+        }
+        for &(len, filter) in &self.filters {
+            let program = libc::sock_fprog { len: len as u16, filter: filter.cast_mut() };
+            if unsafe { libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &program as *const libc::sock_fprog) } != 0 {
+                return Err(os_error());
+            }
+        }
+        // Nothing the host holds passes to the command: descriptors it inherited from its
+        // own parent (Landlock checks paths, not open descriptors) and its own. Last, after
+        // every fork here: a fork handler of the engine's gives each child a descriptor of
+        // its own open across exec (its `/proc/self/pagemap`, put in the old one's place).
+        crate::sources::children::close_on_exec_from(3);
+        Ok(())
+    }
+
+    /// Unshares the namespaces, forks the keeper off, and makes the PID namespace's init,
+    /// which forks the process that returns to be exec'd, sets up the mounts in it, and
+    /// waits for it.
+    fn enter_namespaces(&self) -> std::io::Result<()> {
+        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+        if !self.network {
+            flags |= libc::CLONE_NEWNET;
+        }
+        if unsafe { libc::unshare(flags) } != 0 {
+            return Err(os_error());
+        }
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", unsafe { std::slice::from_raw_parts(self.uid_map.0, self.uid_map.1) })?;
+        write_file(c"/proc/self/gid_map", unsafe { std::slice::from_raw_parts(self.gid_map.0, self.gid_map.1) })?;
+        let init = unsafe { libc::fork() };
+        if init < 0 {
+            return Err(os_error());
+        }
+        if init > 0 {
+            // The keeper: SIGTERM is for the command (its init passes it on), not for it.
+            unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+            keep(init, false);
+        }
+        // The init (pid 1): it dies with the keeper, and every process of the namespace with it.
+        let keeper = unsafe { libc::getppid() };
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+        if unsafe { libc::getppid() } != keeper {
+            unsafe { libc::_exit(137) };
+        }
+        // It is a copy of the host, visible to the command as pid 1: it carries nothing of
+        // the host's that the command could read (its command line and name; its memory and
+        // environment, by refusing to be traced or read through /proc).
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        self.host_text.wipe();
+        unsafe { libc::prctl(libc::PR_SET_NAME, c"init".as_ptr(), 0, 0, 0) };
+        self.mount_view()?;
+        // The command starts in the workspace as its mounts show it (the host's view of it
+        // may lie under what is now a private `/tmp`).
+        if unsafe { libc::chdir(self.workspace) } != 0 {
+            return Err(os_error());
+        }
+        if let Some(ruleset) = self.ruleset {
+            // The rules for what exists only now: the command's own /proc and /tmp.
+            add_landlock_rule(ruleset, c"/proc", self.proc_access)?;
+            add_landlock_rule(ruleset, c"/tmp", self.tmp_access)?;
+        }
+        let command = unsafe { libc::fork() };
+        if command < 0 {
+            return Err(os_error());
+        }
+        if command > 0 {
+            init_forwards_signals(command);
+            keep(command, true);
+        }
+        // The command: a process group of its own inside the namespace, for SIGTERM.
+        unsafe { libc::setpgid(0, 0) };
+        Ok(())
+    }
+
+    /// The mount namespace's view: private, the protected places read-only, a private
+    /// `/tmp`, and a `/proc` of the command's own PID namespace.
+    fn mount_view(&self) -> std::io::Result<()> {
+        let none = c"none".as_ptr();
+        if unsafe { libc::mount(none, c"/".as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) } != 0 {
+            return Err(os_error());
+        }
+        if let Some(protection) = &self.protection {
+            protection.bind()?;
+        }
+        // A workspace under `/tmp` is held by a descriptor across the private `/tmp`'s mount,
+        // then bound back at its path in it (with the protected places bound inside it).
+        let workspace = match self.tmp_path.is_empty() {
+            true => None,
+            false => Some(open_path(self.workspace)?),
+        };
+        let tmpfs = c"tmpfs".as_ptr();
+        let flags = libc::MS_NOSUID | libc::MS_NODEV;
+        if unsafe { libc::mount(tmpfs, c"/tmp".as_ptr(), tmpfs, flags, self.tmp_options.cast()) } != 0 {
+            return Err(os_error());
+        }
+        if let Some(workspace) = workspace {
+            for &folder in &self.tmp_path {
+                if unsafe { libc::mkdir(folder, 0o755) } != 0 && os_error().raw_os_error() != Some(libc::EEXIST) {
+                    return Err(os_error());
+                }
+            }
+            let mut path = [0u8; 32];
+            let from = super::protect::fd_path(workspace.as_raw_fd(), &mut path).as_ptr();
+            let bound =
+                unsafe { libc::mount(from, self.workspace, std::ptr::null(), libc::MS_BIND | libc::MS_REC, std::ptr::null()) };
+            if bound != 0 {
+                return Err(os_error());
+            }
+        }
+        let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        let proc_mounted =
+            unsafe { libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), proc_flags, std::ptr::null()) } == 0;
+        // Where a fresh /proc is refused (some containers), the host's is hidden instead:
+        // it would show the host's processes, environments included.
+        if !proc_mounted
+            && unsafe { libc::mount(tmpfs, c"/proc".as_ptr(), tmpfs, proc_flags | libc::MS_RDONLY, c"size=4k".as_ptr().cast()) }
+                != 0
+        {
+            return Err(os_error());
+        }
+        Ok(())
+    }
+
+    fn set_limits(&self) -> std::io::Result<()> {
+        let limits = self.limits;
+        for (resource, value) in [
+            (libc::RLIMIT_CPU, limits.cpu_seconds),
+            (libc::RLIMIT_AS, limits.address_space),
+            (libc::RLIMIT_FSIZE, limits.file_size),
+            (libc::RLIMIT_NOFILE, limits.open_files),
+            (libc::RLIMIT_NPROC, limits.processes),
+            (libc::RLIMIT_CORE, 0),
+        ] {
+            let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
+            if unsafe { libc::setrlimit(resource, &limit) } != 0 {
+                return Err(os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `text` to `file` (a /proc file of this process).
+fn write_file(file: &std::ffi::CStr, text: &[u8]) -> std::io::Result<()> {
+    let fd = unsafe { libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(os_error());
+    }
+    let written = unsafe { libc::write(fd, text.as_ptr().cast(), text.len()) };
+    unsafe { libc::close(fd) };
+    if written != text.len() as isize {
+        return Err(os_error());
+    }
+    Ok(())
+}
+
+/// `place`, opened as a path only (to bind from, or to hold across a mount over it).
+fn open_path(place: *const libc::c_char) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let fd = unsafe { libc::open(place, libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The places in this process's memory of its command line and environment, read once
+/// from `/proc/self/stat`; the init wipes them in its copy.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct HostText {
+    command_line: (usize, usize),
+    environment: (usize, usize),
+}
+
+impl HostText {
+    pub(super) fn of_this_process() -> Self {
+        static READ: std::sync::OnceLock<HostText> = std::sync::OnceLock::new();
+        *READ.get_or_init(|| {
+            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+            // The fields after the command's name, which is in brackets and may hold anything.
+            let fields: Vec<usize> = match stat.rfind(')') {
+                Some(end) => stat[end + 1..].split_whitespace().map(|field| field.parse().unwrap_or(0)).collect(),
+                None => Vec::new(),
+            };
+            // arg_start, arg_end, env_start and env_end are fields 48 to 51 (from 1); the
+            // first field after the name is the third.
+            let field = |number: usize| fields.get(number - 3).copied().unwrap_or(0);
+            HostText { command_line: (field(48), field(49)), environment: (field(50), field(51)) }
+        })
+    }
+
+    /// In the init, a copy of this process: zeroes both, so `/proc/1/cmdline` reads empty.
+    fn wipe(&self) {
+        for (start, end) in [self.command_line, self.environment] {
+            if start != 0 && end > start && end - start <= 1 << 22 {
+                // SAFETY: the range is this process's own command line or environment,
+                // mapped and writable (the stack it started with), and nothing of the init
+                // reads it again.
+                unsafe { std::ptr::write_bytes(start as *mut u8, 0, end - start) };
+            }
+        }
+    }
+}
+
+/// Binds `place` over itself, which makes it a mount point: it cannot be renamed or
+/// removed then.
+pub(super) fn bind_over_itself(place: *const libc::c_char) -> std::io::Result<()> {
+    if unsafe { libc::mount(place, place, std::ptr::null(), libc::MS_BIND | libc::MS_REC, std::ptr::null()) } != 0 {
+        return Err(os_error());
+    }
+    Ok(())
+}
+
+/// Makes the bind mount at `place` read-only, keeping the flags the kernel locks in a user
+/// namespace (nosuid, nodev, noexec of the mount it is on).
+pub(super) fn remount_read_only(place: *const libc::c_char) -> std::io::Result<()> {
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(place, &mut stat) } != 0 {
+        return Err(os_error());
+    }
+    let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY;
+    for (kept, flag) in [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if stat.f_flag & kept != 0 {
+            flags |= flag;
+        }
+    }
+    if unsafe { libc::mount(std::ptr::null(), place, std::ptr::null(), flags, std::ptr::null()) } != 0 {
+        return Err(os_error());
+    }
+    Ok(())
+}
+
+/// The command's process group, for the init's signal handler.
+static COMMAND_GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn pass_on(signal: libc::c_int) {
+    let group = COMMAND_GROUP.load(std::sync::atomic::Ordering::Relaxed);
+    if group > 0 {
+        // SAFETY: kill(2) is async-signal-safe.
+        unsafe { libc::kill(-group, signal) };
+    }
+}
+
+/// The init passes SIGTERM, SIGINT and SIGHUP on to the command's process group (as pid 1
+/// it would otherwise ignore them).
+fn init_forwards_signals(command: libc::pid_t) {
+    COMMAND_GROUP.store(command, std::sync::atomic::Ordering::Relaxed);
+    // The command may not have made its group yet: make it here too.
+    unsafe { libc::setpgid(command, command) };
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        unsafe { libc::signal(signal, pass_on as *const () as libc::sighandler_t) };
+    }
+}
+
+/// Waits for `child` and exits as it did; never returns. The keeper and the init hold no
+/// descriptor: not the command's pipes (their ends must close with the command), nor the
+/// one through which the host learns that the command started (the host's spawn waits
+/// until every copy of it is closed). The init (`reap_all`) reaps every orphan of its
+/// namespace on the way.
+fn keep(child: libc::pid_t, reap_all: bool) -> ! {
+    if unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) } != 0 {
+        for fd in 0..65_536 {
+            unsafe { libc::close(fd) };
+        }
+    }
+    let mut status = 0;
+    loop {
+        let waited = unsafe { libc::waitpid(if reap_all { -1 } else { child }, &mut status, 0) };
+        if waited == child {
+            break;
+        }
+        if waited < 0 && os_error().raw_os_error() != Some(libc::EINTR) {
+            unsafe { libc::_exit(127) };
+        }
+    }
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            let mut unblocked: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut unblocked);
+            libc::sigaddset(&mut unblocked, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &unblocked, std::ptr::null_mut());
+            libc::kill(libc::getpid(), signal);
+        }
+        unsafe { libc::_exit(128 + signal) };
+    }
+    unsafe { libc::_exit(libc::WEXITSTATUS(status)) }
+}
