@@ -139,7 +139,7 @@ fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecC
 
 /// The bounds of kept values the flags set.
 fn resolve_value_bounds(state: &StateFlags) -> Result<ValueBounds, UsageError> {
-    let most = exec_host::state_store::MAX_CONVERSATION_VALUE_BYTES;
+    let most = exec_host::state::MAX_CONVERSATION_VALUE_BYTES;
     if state.max_stored_bytes > most {
         return Err(UsageError(format!(
             "--max-stored-bytes {} is more than a conversation's values can take ({most} bytes: they are kept as one entry)",

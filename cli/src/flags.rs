@@ -192,13 +192,13 @@ pub(crate) struct StateFlags {
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Option<PathBuf>,
     /// Bytes of one value a script keeps with store(key, value), as JSON.
-    #[arg(long, value_name = "BYTES", default_value_t = exec_host::state_store::DEFAULT_MAX_VALUE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = exec_host::state::DEFAULT_MAX_VALUE_BYTES)]
     pub(crate) max_stored_value_bytes: usize,
     /// Keys one conversation's scripts keep with store().
-    #[arg(long, value_name = "N", default_value_t = exec_host::state_store::DEFAULT_MAX_VALUE_KEYS)]
+    #[arg(long, value_name = "N", default_value_t = exec_host::state::DEFAULT_MAX_VALUE_KEYS)]
     pub(crate) max_stored_keys: usize,
     /// Bytes one conversation's kept values take, keys and values together (at most 8 MiB).
-    #[arg(long, value_name = "BYTES", default_value_t = exec_host::state_store::DEFAULT_MAX_CONVERSATION_VALUE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = exec_host::state::DEFAULT_MAX_CONVERSATION_VALUE_BYTES)]
     pub(crate) max_stored_bytes: usize,
     /// Seconds this host's claim on an Exec it runs after it yielded (a task of `serve`)
     /// lasts unless renewed: another host sharing the store takes the Exec up from its last

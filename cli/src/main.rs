@@ -180,7 +180,7 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
             .clone()
             .map(|store| serve::Parking::new(store, Some(metrics.clone()), signal.clone()))
             .transpose()
-            .map_err(UsageError)?;
+            .map_err(|error| UsageError(format!("the server cannot name its waiting calls: {error}")))?;
         let start = Start {
             store: store.map(|store| (store, config.store.conversation.clone())),
             values: config.values,

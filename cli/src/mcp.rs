@@ -92,7 +92,7 @@ pub(crate) fn list(config: SessionConfig, as_json: bool) -> Result<ExitCode, Usa
         };
         let states = session.server_states();
         let failures: Vec<(String, String)> =
-            session.start_failures().iter().map(|failure| (failure.server.clone(), failure.reason.clone())).collect();
+            session.start_failures().iter().map(|failure| (failure.server.clone(), failure.reason())).collect();
         session.shutdown().await;
         Ok::<_, UsageError>((states, failures))
     })?;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use exec_host::state_store::{SealedStore, StateKey, default_locations, open_store};
+use exec_host::state::{SealedStore, StateKey, default_locations, open_store};
 use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, CallOptions, ParkedExec, check_outside_workspace};
 use serde_json::{Value, json};
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use exec_host::results::{DIRECTORY_STORE_FILES, DirectoryResultStore};
 use exec_host::settings::PermissionMode;
-use exec_host::state_store::SealedStore;
+use exec_host::state::SealedStore;
 use exec_host::{CancellationToken, Limits, SandboxOptions, Session, ValueBounds};
 
 use crate::config::SessionConfig;
@@ -117,7 +117,7 @@ pub(crate) async fn start_session(
         return Err(UsageError("the permission mode bypassPermissions is disabled by the managed settings".into()));
     }
     for failure in session.start_failures().iter().filter(|_| report_failures) {
-        eprintln!("exec-host: warning: {}", terminal::err(&failure.to_string()));
+        eprintln!("exec-host: warning: {}", terminal::err(&exec_host::error_sentence(failure)));
     }
     Ok(Some(session))
 }

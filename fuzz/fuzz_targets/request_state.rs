@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use exec_host::gateway::request_state::{RequestStates, Retry};
-use exec_host::state_store::{DirectoryStore, SealedStore, StateKey};
+use exec_host::state::{DirectoryStore, SealedStore, StateKey};
 use libfuzzer_sys::fuzz_target;
 
 /// The request states of one server, whose store lives as long as the run.

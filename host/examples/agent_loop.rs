@@ -91,7 +91,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let session =
         Session::builder().workspace(workspace).mcp_servers(servers).approver(std::sync::Arc::new(User)).build().await?;
     if let Some(failure) = session.start_failures().first() {
-        return Err(failure.to_string().into());
+        return Err(exec_host::error_sentence(failure).into());
     }
 
     let mut history = vec![Message::user("What is 2 + 40, and how many open items do my notes hold?")];

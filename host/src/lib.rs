@@ -32,7 +32,7 @@
 //!
 //! | layer | what it holds |
 //! | --- | --- |
-//! | [`gateway`] | what `exec-host serve` answers as an MCP gateway, apart from its transports: approval forms, request states, task records |
+//! | [`gateway`] | what `exec-host serve` answers as an MCP gateway, apart from its transports: each request's plan, approval forms, request states, waiting calls, tasks |
 //! | `session` | [`Session`] and its builder: one agent's tools, settings, pool and sandbox |
 //! | `conversation` | [`Message`]s and their rendering for model APIs ([`Provider`]), the announcement, a result's projections ([`ToolResult`]), the [`results`] store |
 //! | `catalogue` | the deferral decision and the pool ([`Pool`]), [`exec_tool`], `tools.ToolSearch`, the call forms and [`typings`] |
@@ -40,12 +40,12 @@
 //! | `calls` | the one funnel, the [`Approver`] and the rest of the policy, the [`settings`] |
 //! | `sandbox` | the wasmtime runtime ([`Sandbox`], [`Limits`]), the [`guest`] contract, the [`conformance`] cases |
 //! | `sources` | the [`Tool`] trait and the builtin tools, the [`mcp`] servers, the host's own children |
-//! | `state` | what outlives a process: the [`state_store`] (a private folder, or Redis), every entry sealed |
-//! | `support` | bounded reading of a text file ([`text_file`]), an error with its causes as one sentence ([`error_sentence`]), the rule that a host-private place is outside the workspace ([`check_outside_workspace`]) |
+//! | [`state`] | what outlives a process: the store (a private folder, or Redis), every entry sealed |
+//! | `support` | the words every layer says about a call ([`ToolError`], [`Stage`], [`Approval`], [`ParkRequest`]), bounded reading of a text file ([`text_file`]), an error with its causes as one sentence ([`error_sentence`]), the rule that a host-private place is outside the workspace ([`check_outside_workspace`]) |
 //!
 //! Beside the types at the root, a few namespaces hold a sub-API of their own: [`settings`],
 //! [`mcp`], [`results`], [`exec_tool`], [`typings`], [`announcement`], [`limits`],
-//! [`guest`], [`conformance`], [`state_store`] and [`text_file`].
+//! [`guest`], [`conformance`], [`state`] and [`text_file`].
 
 #![warn(unnameable_types)]
 mod calls;
@@ -56,7 +56,7 @@ mod sandbox;
 mod script;
 mod session;
 mod sources;
-mod state;
+pub mod state;
 mod support;
 
 /// Entry points of the fuzz targets in `fuzz/` into parsers the crate keeps private.
@@ -64,7 +64,7 @@ mod support;
 #[doc(hidden)]
 pub mod fuzzing;
 
-pub use calls::policy::{Approval, ApprovalRequest, Approver};
+pub use calls::policy::{ApprovalRequest, Approver};
 pub use catalogue::pool::{Declaration, DeferralTable, ExecStatus, Pool};
 pub use catalogue::search::{SearchMatch, SearchResult};
 pub use conversation::message::{ContentBlock, Message, Role};
@@ -75,8 +75,8 @@ pub use conversation::render::{
 };
 pub use conversation::reply::{Reply, ReplyError, StopReason};
 pub use sandbox::runtime::{
-    CallOutcome, CallWatcher, ConsoleLevel, ConsoleWatcher, Failure, Frame, Limits, LimitsError, NestedCall, Position, Sandbox,
-    SandboxOptions, SetupError, SyntaxError, Uncaught,
+    CallOutcome, CallWatcher, ConsoleLevel, ConsoleWatcher, Failure, Frame, Limits, LimitsError, NestedCall, NotResumable,
+    Position, Sandbox, SandboxOptions, SetupError, SyntaxError, Uncaught,
 };
 pub use session::{
     CallOptions, DEFAULT_PARKED_TTL, DEFAULT_RUNNING_LEASE, FINISHED_KEPT, MAX_PARKED_LISTED, MAX_RUNNING_EXECS, Prepared,
@@ -84,15 +84,17 @@ pub use session::{
 };
 pub use sources::tools::builtin::{Backend, LocalBackend};
 pub use sources::tools::{
-    CallContext, CallProgress, DefinitionError, Effect, Image, Origin, ParkRequest, ProgressSink, ProgressWatcher, RegistryError,
-    Stage, Tool, ToolDefinition, ToolError, ToolOutput, ToolProgress, ToolSource, WorkspaceError,
+    CallContext, CallProgress, DefinitionError, Effect, Image, ProgressSink, ProgressWatcher, RegistryError, Tool,
+    ToolDefinition, ToolOutput, ToolProgress, ToolSource, WorkspaceError,
 };
-pub use state::ValueBounds;
+pub use state::values::ValueBounds;
 pub use support::private::{InsideWorkspace, check_outside_workspace};
 pub use support::report::error_sentence;
+pub use support::vocabulary::{Approval, Origin, ParkRequest, Stage, ToolError};
 
 pub use calls::settings;
-pub use catalogue::exec_tool;
+pub use catalogue::{exec_tool, typings};
+pub use conversation::announcement;
 pub use conversation::results;
 pub use sandbox::conformance;
 /// Confined shell commands, the engine of the `Bash` tool.
@@ -100,18 +102,6 @@ pub use sources::children::inherited_descriptors_stay_here;
 pub use sources::command;
 pub use sources::mcp;
 pub use support::text_file;
-
-/// The declaration file of what a script sees, for editors and type checkers (see
-/// [`Session::declaration_file`]).
-pub mod typings {
-    pub use crate::catalogue::signature::doc_comment;
-    pub use crate::catalogue::typings::checkable_script;
-}
-
-/// What the model is told of the pool, and how a history marks it (see [`Session::prepare`]).
-pub mod announcement {
-    pub use crate::conversation::announce::{CATALOGUE_HEADING, EMPTY_TEXT, MARKER_KEY, WITHDRAWN_TEXT};
-}
 
 /// The named bounds an embedder may want to know: the defaults of [`Limits`]
 /// and the fixed caps of what the host keeps for a script, a hook or a guest.
@@ -134,20 +124,6 @@ pub mod limits {
 pub mod guest {
     pub use crate::sandbox::guest::{SANDBOX_INTERFACES, WASI_INTERFACES};
     pub use crate::sandbox::runtime::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, default_cache_dir, preinitialise};
-}
-
-/// Where what outlives a process is kept: a [`state_store::StateStore`] (a private folder, or
-/// Redis for replicas) and the key that seals every entry ([`state_store::StateKey`]).
-pub mod state_store {
-    pub use crate::state::{
-        DEFAULT_ENTRY_TTL, DirectoryStore, MAX_ENTRY_BYTES, MAX_KEY_BYTES, MAX_STORE_BYTES, MAX_STORE_ENTRIES, REDIS_TIMEOUT,
-        RedisStore, STATE_KEY_BYTES, SealedStore, StateKey, StateStore, StoreError, default_locations, open_store,
-    };
-    /// The bounds of the values scripts keep with `store()` (see [`crate::ValueBounds`]).
-    pub use crate::state::{
-        DEFAULT_MAX_CONVERSATION_VALUE_BYTES, DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_VALUE_KEYS, MAX_CONVERSATION_VALUE_BYTES,
-        MAX_VALUE_KEY_BYTES,
-    };
 }
 
 /// What an embedding needs to name, so it depends on `exec-host` alone: the abort signal,

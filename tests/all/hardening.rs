@@ -32,7 +32,7 @@ async fn a_server_rule_covers_every_tool_of_the_server_and_degenerate_names_are_
     let denied =
         Harness::with(|b| b.managed_settings(Layer::from_value(json!({"permissions": {"deny": ["mcp__fx"]}})).unwrap())).await;
     let refused = denied.session.add_server("fx", fixture()).await.unwrap_err();
-    assert!(refused.reason.contains("the permissions.deny rule `mcp__fx`"), "{}", refused.reason);
+    assert!(refused.reason().contains("the permissions.deny rule `mcp__fx`"), "{}", refused.reason());
     assert!(denied.session.server_states().is_empty(), "no process was started");
     assert!(denied.available().iter().all(|t| !t.name.starts_with("mcp__fx")));
     let search = denied.run("return (await tools.ToolSearch({ query: 'echo' })).matches.map((m) => m.name)").await;
@@ -186,10 +186,12 @@ async fn a_tool_list_without_end_or_too_wide_is_refused_not_grown() {
     let harness = Harness::new().await;
     let endless = fixture().with_env("FIXTURE_PAGES", "endless");
     let error = within(60, harness.session.add_server("endless", endless)).await.unwrap_err();
-    assert!(error.to_string().contains("goes on past 1000 pages"), "{error}");
+    assert!(matches!(&*error.why, exec_host::mcp::NotStarted::Tools(exec_host::mcp::ToolsError::TooManyPages)), "{error:?}");
+    let error = exec_host::error_sentence(&error);
+    assert!(error.contains("goes on past 1000 pages"), "{error}");
     let wide = fixture().with_env("FIXTURE_PAGES", "wide");
-    let error = within(60, harness.session.add_server("wide", wide)).await.unwrap_err();
-    assert!(error.to_string().contains("more than 10000 tools"), "{error}");
+    let error = exec_host::error_sentence(&within(60, harness.session.add_server("wide", wide)).await.unwrap_err());
+    assert!(error.contains("more than 10000 tools"), "{error}");
     assert!(harness.available().iter().all(|t| !t.name.starts_with("mcp__endless") && !t.name.starts_with("mcp__wide")));
 }
 

@@ -279,7 +279,8 @@ async fn servers_added_and_removed_at_run_time_are_reachable_exactly_while_conne
     let outcome = harness.run_while(4, call_late, || async { assert!(harness.session.remove_server("late").await) }).await;
     assert!(outcome.text().contains("MCP server `late` is not connected or does not offer `greet` now"), "{}", outcome.text());
     assert!(!harness.session.remove_server("late").await);
-    assert!(harness.session.add_server("bad__name", fixture()).await.unwrap_err().to_string().contains("ambiguous"));
+    let refused = harness.session.add_server("bad__name", fixture()).await.unwrap_err();
+    assert!(exec_host::error_sentence(&refused).contains("ambiguous"), "{refused:?}");
 }
 
 #[tokio::test]
@@ -345,12 +346,23 @@ async fn servers_that_cannot_start_are_reported_once_each_and_the_others_work() 
     let reason = |server: &str| {
         let found: Vec<_> = failures.iter().filter(|f| f.server == server).collect();
         assert_eq!(found.len(), 1, "{server} is reported once: {failures:?}");
-        found[0].to_string()
+        exec_host::error_sentence(found[0])
     };
     assert_eq!(failures.len(), 6, "{failures:#?}");
     let missing = reason("missing");
     assert!(missing.starts_with("MCP server `missing` is not available: "), "{missing}");
     assert!(missing.contains("command `no-such-mcp-server-command` was not found"), "{missing}");
+    // The causes are types an embedder can match, not only words.
+    let typed = failures.iter().find(|f| f.server == "missing").map(|f| &*f.why);
+    assert!(
+        matches!(
+            typed,
+            Some(exec_host::mcp::NotStarted::Connect(exec_host::mcp::ConnectError::Spawn(exec_host::mcp::SpawnError::NotFound(
+                command
+            )))) if command == "no-such-mcp-server-command"
+        ),
+        "{typed:?}"
+    );
     assert!(reason("exits").contains("cannot open its database"), "the reason quotes the server's stderr");
     assert!(reason("mute").contains("no answer to `initialize` within 1.5 s"), "{}", reason("mute"));
     let garbage = reason("garbage");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use exec_host::settings::Layer;
-use exec_host::state_store::{DirectoryStore, SealedStore, StateKey, StateStore, open_store};
+use exec_host::state::{DirectoryStore, SealedStore, StateKey, StateStore, open_store};
 use exec_host::{Approval, CallOptions, CancellationToken, ResumeError, Session, ToolResult};
 use exec_host_tests::redis::RedisServer;
 use exec_host_tests::{Counter, Harness, SharedApprover, TestApprover, call_id, exec_call, fixture_tools, sandbox};
@@ -235,7 +235,11 @@ async fn a_host_whose_tools_differ_refuses_to_resume_and_leaves_the_exec_parked(
         .await
         .unwrap();
     let refused = resume(&fewer, &parked.handle, &[]).await.unwrap_err();
-    assert!(matches!(&refused, ResumeError::NotHere { why, .. } if why.contains("gone: echo")), "{refused}");
+    assert!(
+        matches!(&refused, ResumeError::NotHere { why: exec_host::NotResumable::OtherTools { gone, .. }, .. } if gone == &["echo"]),
+        "{refused}"
+    );
+    assert!(refused.to_string().contains("gone: echo"), "{refused}");
     let resumed = resume(&session, &parked.handle, &[(parked.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
     assert_eq!(value(&resumed), json!(1));
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use exec_host::state_store::{DirectoryStore, SealedStore, StateKey, StateStore};
+use exec_host::state::{DirectoryStore, SealedStore, StateKey, StateStore};
 use exec_host::{CallOptions, CancellationToken, ResumeError};
 use exec_host_tests::{Harness, exec_call};
 use serde_json::json;
@@ -149,7 +149,7 @@ async fn a_host_that_cannot_keep_its_lease_stops_the_exec_rather_than_run_it_bes
     let mut server = exec_host_tests::redis::RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
     let counter = exec_host_tests::Counter::default();
-    let raw = exec_host::state_store::open_store(&server.url(5)).await.unwrap();
+    let raw = exec_host::state::open_store(&server.url(5)).await.unwrap();
     let store = SealedStore::new(raw, StateKey::generate().unwrap());
     let session = checkpointed(dir.path(), &counter, &store).await;
     let options = CallOptions::new(CancellationToken::new()).yield_after(Duration::from_millis(100));

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use exec_host::state_store::{REDIS_TIMEOUT, RedisStore, SealedStore, StateKey, StateStore, StoreError, open_store};
+use exec_host::state::{REDIS_TIMEOUT, RedisStore, SealedStore, StateKey, StateStore, StoreError, open_store};
 use exec_host_tests::redis::RedisServer;
 
 fn sealed(store: Arc<dyn StateStore>, key: &StateKey) -> SealedStore {
@@ -44,7 +44,7 @@ async fn a_redis_entry_changed_moved_or_sealed_by_another_key_is_refused() {
     let stranger = sealed(raw.clone(), &StateKey::generate().unwrap());
     stranger.put("exec/c/theirs", b"x", Duration::from_secs(60)).await.unwrap();
     assert!(matches!(store.get("exec/c/theirs").await, Err(StoreError::Tampered)), "another host's key");
-    raw.put("exec/c/huge", &vec![0u8; exec_host::state_store::MAX_ENTRY_BYTES + 100], Duration::from_secs(60)).await.unwrap();
+    raw.put("exec/c/huge", &vec![0u8; exec_host::state::MAX_ENTRY_BYTES + 100], Duration::from_secs(60)).await.unwrap();
     assert!(store.get("exec/c/huge").await.is_err(), "more than an entry can be is not read as one");
 }
 

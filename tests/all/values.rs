@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use exec_host::settings::Layer;
-use exec_host::state_store::{DirectoryStore, SealedStore, StateKey, StateStore, open_store};
+use exec_host::state::{DirectoryStore, SealedStore, StateKey, StateStore, open_store};
 use exec_host::{Approval, CallOptions, CancellationToken, Session, ToolResult, ValueBounds};
 use exec_host_tests::redis::RedisServer;
 use exec_host_tests::{Counter, Harness, SharedApprover, TestApprover, exec_call};

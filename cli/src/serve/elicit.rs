@@ -1,13 +1,17 @@
-//! Approvals through the MCP client: a call that must ask becomes an elicitation form. A
-//! client of 2025-11-25 is sent the form as a request while the call waits; for a client of
-//! 2026-07-28, to which a server sends no requests, the call parks its Exec instead and the
-//! form travels in the call's answer (see `exec_host::gateway::request_state`).
+//! Approvals and downstream servers' questions through the connection to the MCP client.
+//! What the request's plan (`exec_host::gateway::plan`) says about asking is followed here:
+//! a client of 2025-11-25 is sent an elicitation request while the call waits
+//! (`exec_host::gateway::elicitation`); for a client of 2026-07-28, to which a server sends no
+//! requests, the call parks its Exec instead and the form travels in the call's answer.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use exec_host::gateway::approval_forms::{decision, decision_form};
+use exec_host::gateway::approval_forms::decision;
+use exec_host::gateway::elicitation::{approval_request, input_answer, passed_on};
+use exec_host::gateway::plan::Asking;
+use exec_host::mcp::input::{InputAnswer, InputHandler, InputRequest};
 use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture};
-use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use rmcp::model::ElicitationAction;
 use rmcp::service::{Peer, RoleServer};
 
 /// Answers calls that must ask by asking the MCP client (elicitation): allow once, allow
@@ -21,17 +25,6 @@ pub struct ClientApprover {
     unreachable: Option<&'static str>,
     /// How the client of the call being made now is asked.
     asking: Arc<Mutex<Asking>>,
-}
-
-/// How a call that must ask reaches the client making it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Asking {
-    /// A request to the client (2025-11-25), when it declared elicitation.
-    Request,
-    /// The Exec parks, and the call's answer carries the form (2026-07-28).
-    Park,
-    /// Nobody can be asked; the reason.
-    Refuse(&'static str),
 }
 
 impl ClientApprover {
@@ -72,23 +65,10 @@ impl Approver for ClientApprover {
             else {
                 return crate::approve::refusal(&request, "the MCP client cannot be asked (it did not declare elicitation)");
             };
-            let Some(schema) = decision_form() else {
+            let Some(params) = approval_request(&request) else {
                 return crate::approve::refusal(&request, "the approval form could not be built");
             };
-            let always = match request.allow_rule_stops_asking {
-                true => format!("Allowing it always saves the rule `{}`.", request.rule),
-                false => "Allowing it always lasts for this session; no rule is saved (an ask rule asks).".to_string(),
-            };
-            let message = format!(
-                "`{}` wants to run ({}). It asks because of {}. {always}",
-                request.tool,
-                crate::approve::shown_input(&request),
-                request.why,
-            );
-            let asked = client
-                .create_elicitation(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema })
-                .await;
-            match asked {
+            match client.create_elicitation(params).await {
                 Ok(answer) => decision(answer.action == ElicitationAction::Accept, answer.content.as_ref()),
                 Err(e) => Approval::Deny { reason: format!("asking the MCP client failed: {e}") },
             }
@@ -100,9 +80,8 @@ impl Approver for ClientApprover {
 /// client as an elicitation of its own (2025-11-25, when the client declared elicitation),
 /// the form's schema or the URL as the server sent it. A client of 2026-07-28, which is
 /// sent no requests, and one that cannot be asked, are not asked: the server is declined.
-impl exec_host::mcp::input::InputHandler for ClientApprover {
-    fn answer(&self, request: exec_host::mcp::input::InputRequest) -> BoxFuture<'static, exec_host::mcp::input::InputAnswer> {
-        use exec_host::mcp::input::InputAnswer;
+impl InputHandler for ClientApprover {
+    fn answer(&self, request: InputRequest) -> BoxFuture<'static, InputAnswer> {
         let client = self.client.get().cloned();
         let asking = *self.asking.lock().unwrap_or_else(|e| e.into_inner());
         Box::pin(async move {
@@ -119,40 +98,13 @@ impl exec_host::mcp::input::InputHandler for ClientApprover {
             };
             let params = match passed_on(&request) {
                 Ok(params) => params,
-                Err(why) => return declined(&why),
+                Err(why) => return declined(&exec_host::error_sentence(&why)),
             };
             match client.create_elicitation(params).await {
-                Ok(answer) => match answer.action {
-                    ElicitationAction::Accept => {
-                        InputAnswer::Accept(answer.content.and_then(|c| c.as_object().cloned()).unwrap_or_default())
-                    }
-                    ElicitationAction::Cancel => InputAnswer::Cancel,
-                    _ => InputAnswer::Decline,
-                },
+                Ok(answer) => input_answer(&answer.action, answer.content.as_ref()),
                 Err(e) => declined(&format!("asking the MCP client failed: {e}")),
             }
         })
-    }
-}
-
-/// A downstream server's question as an elicitation of this server's own: the form's schema
-/// or the URL as the server sent it, the message naming the server. Or why it cannot be
-/// passed on.
-pub(super) fn passed_on(request: &exec_host::mcp::input::InputRequest) -> Result<ElicitRequestParams, String> {
-    use exec_host::mcp::input::InputKind;
-    let message = format!("MCP server `{}` asks: {}", request.server, request.message);
-    match &request.kind {
-        InputKind::Form { schema, .. } => match serde_json::from_value(schema.clone()) {
-            Ok(requested_schema) => Ok(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema }),
-            Err(e) => Err(format!("its form cannot be passed on ({e})")),
-        },
-        InputKind::Url(url) => Ok(ElicitRequestParams::UrlElicitationParams {
-            meta: None,
-            message,
-            url: url.clone(),
-            elicitation_id: exec_host::gateway::unguessable_id().map_err(|e| e.to_string())?,
-        }),
-        _ => Err("it is of a kind this gateway does not pass on".into()),
     }
 }
 
@@ -160,9 +112,9 @@ pub(super) fn passed_on(request: &exec_host::mcp::input::InputRequest) -> Result
 /// (no client is waiting on it): declined. Its presence tells the servers they may ask.
 pub struct OutsideAnyCall;
 
-impl exec_host::mcp::input::InputHandler for OutsideAnyCall {
-    fn answer(&self, request: exec_host::mcp::input::InputRequest) -> BoxFuture<'static, exec_host::mcp::input::InputAnswer> {
+impl InputHandler for OutsideAnyCall {
+    fn answer(&self, request: InputRequest) -> BoxFuture<'static, InputAnswer> {
         tracing::warn!(server = %request.server, "it asked for input outside any client's call: declined");
-        Box::pin(std::future::ready(exec_host::mcp::input::InputAnswer::Decline))
+        Box::pin(std::future::ready(InputAnswer::Decline))
     }
 }

@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use exec_host::gateway::events::{ApprovalEvent, GatewayObserver, QuestionEvent, TaskEvent};
 use exec_host::{CallOutcome, Stage, ToolResult};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
@@ -67,58 +68,19 @@ struct NestedLabels {
     outcome: NestedEnd,
 }
 
-/// What happened to an approval of a client of 2026-07-28.
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
-#[allow(non_camel_case_types)]
-pub enum ApprovalEvent {
-    /// A call parked its Exec and the client was sent the forms.
-    parked,
-    /// A retry with answers resumed an Exec.
-    retried,
-    /// A retry was refused (a bad, stale or used state; answers to forms not asked).
-    refused,
-}
-
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ApprovalLabels {
-    event: ApprovalEvent,
-}
-
-/// What happened to a downstream server's questions passed on to a client of 2026-07-28.
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
-#[allow(non_camel_case_types)]
-pub enum QuestionEvent {
-    /// A call's answer carried them, and the call waits for the retry.
-    asked,
-    /// A retry gave answers, and the call went on.
-    answered,
+    event: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct QuestionLabels {
-    event: QuestionEvent,
-}
-
-/// What happened to a task (an Exec of a client of 2026-07-28 that runs on after its call).
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
-#[allow(non_camel_case_types)]
-pub enum TaskEvent {
-    /// A call's Exec became a task.
-    created,
-    /// A task's Exec parked: the client is to answer its forms.
-    input_required,
-    /// A task's Exec ended with a result.
-    completed,
-    /// A task ended without a result (the server stopped, the Exec was lost).
-    failed,
-    cancelled,
-    /// A task whose host stopped was taken up by this one.
-    taken_up,
+    event: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TaskLabels {
-    event: TaskEvent,
+    event: &'static str,
 }
 
 /// The server's figures.
@@ -203,28 +165,31 @@ impl Metrics {
         self.durations.get_or_create(&ToolLabels { tool: kind }).observe(waited.as_secs_f64());
     }
 
-    pub fn approval(&self, event: ApprovalEvent) {
-        self.approvals.get_or_create(&ApprovalLabels { event }).inc();
-    }
-
-    pub fn question(&self, event: QuestionEvent) {
-        self.questions.get_or_create(&QuestionLabels { event }).inc();
-    }
-
-    pub fn task(&self, event: TaskEvent) {
-        self.tasks.get_or_create(&TaskLabels { event }).inc();
-    }
-
-    pub fn store_error(&self) {
-        self.store_errors.inc();
-    }
-
     /// The figures in the OpenMetrics text format.
     pub fn render(&self) -> String {
         let mut text = String::new();
         // Writing into a String cannot fail.
         let _ = encode(&mut text, &self.registry);
         text
+    }
+}
+
+/// The gateway's events, each counted under its name.
+impl GatewayObserver for Metrics {
+    fn approval(&self, event: ApprovalEvent) {
+        self.approvals.get_or_create(&ApprovalLabels { event: event.name() }).inc();
+    }
+
+    fn question(&self, event: QuestionEvent) {
+        self.questions.get_or_create(&QuestionLabels { event: event.name() }).inc();
+    }
+
+    fn task(&self, event: TaskEvent) {
+        self.tasks.get_or_create(&TaskLabels { event: event.name() }).inc();
+    }
+
+    fn store_error(&self) {
+        self.store_errors.inc();
     }
 }
 

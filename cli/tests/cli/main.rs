@@ -1,5 +1,6 @@
 //! The `exec-host` binary as a user runs it, one module per command or concern: `run`,
-//! the compiled-guest cache, MCP servers, `tools` and `search`, permissions, a terminal.
+//! the compiled-guest cache, pluggable guests (`--guest`), MCP servers, `tools` and
+//! `search`, permissions, a terminal.
 //! The helpers every module shares are here.
 
 use std::process::Output;
@@ -8,6 +9,7 @@ use serde_json::{Value, json};
 
 #[path = "../common/mod.rs"]
 mod common;
+mod guest;
 mod guest_cache;
 mod mcp;
 mod park;

@@ -3,7 +3,7 @@
 //! discovery (is the tool registered?) -> authorization (the policy: `PreToolUse` hooks,
 //! permission rules, the mode, an approval) -> params (the input is one object; the tool
 //! reads its own arguments, so a mismatch there is a params failure too) -> execution ->
-//! `PostToolUse` hooks. Each failure carries its [`Stage`](crate::sources::tools::Stage). `Exec`
+//! `PostToolUse` hooks. Each failure carries its [`Stage`](crate::support::vocabulary::Stage). `Exec`
 //! itself is authorized and followed by the same two functions before and after its
 //! sandbox runs.
 
@@ -17,7 +17,9 @@ use crate::calls::policy::{Authorized, Notes, Policy};
 use crate::calls::settings::{Settings, SettingsFiles};
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::names::split_mcp_name;
-use crate::sources::tools::{AskedBefore, CallContext, Effect, Registry, ToolError, ToolOutput};
+use crate::sources::tools::{CallContext, Effect, Registry, ToolOutput};
+use crate::support::vocabulary::Unfinished;
+use crate::support::vocabulary::{AskedBefore, ToolError};
 
 /// A call as the funnel receives it.
 #[derive(Clone, Debug)]
@@ -84,7 +86,7 @@ impl Funnel {
         context: &CallContext,
         settings: &Settings,
         asked_before: Option<AskedBefore>,
-    ) -> Result<Authorized, ToolError> {
+    ) -> Result<Authorized, Unfinished> {
         self.policy.authorize(name, effect, input, &context.origin, settings, asked_before).await
     }
 
@@ -92,7 +94,7 @@ impl Funnel {
     pub async fn after(
         &self,
         name: &str,
-        origin: &crate::sources::tools::Origin,
+        origin: &crate::support::vocabulary::Origin,
         post_hook_input: Option<Value>,
         response: impl FnOnce() -> Value,
         settings: &Settings,
@@ -103,27 +105,34 @@ impl Funnel {
 
     /// Runs one call through every stage, in a `tool_call` span (beneath its Exec's, for a
     /// nested call) that says how it ended.
-    pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
+    pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, Unfinished> {
         let span = tracing::info_span!(
             "tool_call",
             otel.name = %request.name,
             gen_ai.tool.name = %request.name,
-            exec_host.nested = !matches!(request.context.origin, crate::sources::tools::Origin::Direct { .. }),
+            exec_host.nested = !matches!(request.context.origin, crate::support::vocabulary::Origin::Direct { .. }),
             exec_host.stage = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
         let result = self.run(request).instrument(span.clone()).await;
-        if let Err(error) = &result {
-            span.record("exec_host.stage", tracing::field::display(&error.stage));
-            span.record("otel.status_code", "ERROR");
+        match &result {
+            Ok(_) => {}
+            Err(Unfinished::Failed(error)) => {
+                span.record("exec_host.stage", tracing::field::display(&error.stage));
+                span.record("otel.status_code", "ERROR");
+            }
+            // Waiting for a person is not a failure.
+            Err(Unfinished::Parked(_)) => {
+                span.record("exec_host.stage", "parked");
+            }
         }
         result
     }
 
-    async fn run(&self, request: CallRequest) -> Result<ToolOutput, ToolError> {
+    async fn run(&self, request: CallRequest) -> Result<ToolOutput, Unfinished> {
         let CallRequest { name, input, context, settings, notes, asked_before } = request;
         let Some(tool) = self.registry.get(&name) else {
-            return Err(ToolError::discovery(unknown_tool(&name)));
+            return Err(ToolError::discovery(unknown_tool(&name)).into());
         };
         let settings = match settings {
             Some(settings) => settings,
@@ -134,7 +143,7 @@ impl Funnel {
         let args = object_input(&name, input)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {
-            return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")));
+            return Err(ToolError::execution(format!("`{name}` was not run: the caller gave up")).into());
         }
         // The tool is polled first: one that answers at once never registers with the
         // cancellation token (a lock and an allocation per call). The tool takes the
@@ -162,7 +171,7 @@ impl Funnel {
             self.observed.record(tool.definition(), output);
             self.after(&name, &origin, post_hook_input, || output.clone().into_value(), &settings, &notes).await;
         }
-        result
+        Ok(result?)
     }
 }
 

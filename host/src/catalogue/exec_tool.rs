@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::catalogue::search;
-use crate::sources::tools::ToolError;
 pub use crate::sources::tools::names::EXEC as NAME;
+use crate::support::vocabulary::ToolError;
 
 /// The arguments of one `Exec` call.
 #[derive(Debug, Deserialize, JsonSchema)]

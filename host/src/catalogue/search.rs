@@ -13,7 +13,8 @@ use crate::calls::observed::Observed;
 use crate::catalogue::relevance::Relevance;
 use crate::catalogue::signature::{self, Returns};
 use crate::sources::tools::names::TOOL_SEARCH;
-use crate::sources::tools::{ToolDefinition, ToolError, ToolSource};
+use crate::sources::tools::{ToolDefinition, ToolSource};
+use crate::support::vocabulary::ToolError;
 /// Results of a keyword search when the script does not say.
 pub const DEFAULT_MAX_RESULTS: usize = 5;
 /// Results of a keyword search at most, whatever the script asks.
@@ -377,7 +378,7 @@ mod tests {
         let args = |value: Value| value.as_object().cloned().unwrap();
         for wrong in [json!({"q": "weather"}), json!({}), json!({"query": 3}), json!({"query": "x", "max_results": -1})] {
             let error = parse_params(args(wrong.clone())).unwrap_err();
-            assert_eq!(error.stage, crate::sources::tools::Stage::Params, "{wrong}");
+            assert_eq!(error.stage, crate::support::vocabulary::Stage::Params, "{wrong}");
             assert!(error.message.starts_with("ToolSearch: "), "{}", error.message);
             assert!(error.message.contains(&expected_shape()), "{wrong}: {}", error.message);
             assert!(error.message.contains("query: string;"), "{}", error.message);

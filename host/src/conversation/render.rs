@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use crate::conversation::message::{ContentBlock, Message, Role};
 use crate::sandbox::runtime::{ExecOutcome, Failure, Limits, NestedCall};
-use crate::sources::tools::{Image, Stage, ToolError, ToolOutput};
+use crate::sources::tools::{Image, ToolOutput};
+use crate::support::vocabulary::{Stage, ToolError};
 
 mod compaction;
 mod json_text;

@@ -16,9 +16,10 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::sources::tools::params::read_params;
-use crate::sources::tools::{CallContext, Tool, ToolDefinition, ToolError, ToolOutput};
+use crate::sources::tools::{CallContext, Tool, ToolDefinition, ToolOutput};
 use crate::support::dirs::BaseDir;
 use crate::support::lock::Unpoisoned;
+use crate::support::vocabulary::ToolError;
 
 /// The name of the tool that reads kept results.
 pub const VIEW_TOOL_CALL: &str = "view_tool_call";

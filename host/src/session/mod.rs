@@ -34,19 +34,21 @@ use crate::calls::settings::{PermissionMode, Settings, SettingsError, SettingsFi
 use crate::catalogue::exec_tool::ExecParams;
 use crate::catalogue::pool::{Declaration, DeferralTable, ExecStatus, Pool};
 use crate::catalogue::search::{Reachable, SearchParams, SearchResult};
-use crate::conversation::announce::{self, Catalogue};
+use crate::conversation::announcement::{self, Catalogue};
 use crate::conversation::message::Message;
 use crate::conversation::render::{self, Compaction, ToolResult};
 use crate::conversation::results::{ResultStore, VIEW_TOOL_CALL};
 use crate::sandbox::runtime::{ExecOutcome, ExecRequest, Failure, Limits, Parking, Sandbox, SetupError, SyntaxError};
 use crate::script::typescript;
 use crate::sources::mcp::servers::McpServers;
-use crate::sources::mcp::{Connected, ServerConfig, ServerState, StartError};
+use crate::sources::mcp::{Connected, NotStarted, ServerConfig, ServerState, StartError};
 use crate::sources::tools::builtin::WorkspaceError;
 use crate::sources::tools::names::EXEC;
-use crate::sources::tools::{CallContext, CallProgress, Effect, Origin, Registry, RegistryError, ToolError, ToolSet};
+use crate::sources::tools::{CallContext, CallProgress, Effect, Registry, RegistryError, ToolSet};
 use crate::state::ConversationValues;
 use crate::support::lock::Unpoisoned;
+use crate::support::vocabulary::Unfinished;
+use crate::support::vocabulary::{Origin, ToolError};
 
 mod builder;
 mod call;
@@ -189,7 +191,7 @@ impl Session {
         let view = self.view()?;
         let status = view.pool.exec_status();
         let append = match self.inner.announcements {
-            true => announce::next(history, status, &view.catalogue).into_iter().collect(),
+            true => announcement::next(history, status, &view.catalogue).into_iter().collect(),
             false => Vec::new(),
         };
         Ok(Prepared {
@@ -269,15 +271,11 @@ impl Session {
     /// later request.
     /// A server whose every tool a `permissions.deny` rule removes is not started.
     pub async fn add_server(&self, name: &str, config: ServerConfig) -> Result<Connected, StartError> {
-        let settings = self
-            .inner
-            .settings
-            .current_or_last_good()
-            .map_err(|e| StartError { server: name.into(), reason: crate::support::report::error_sentence(&e) })?;
+        let settings =
+            self.inner.settings.current_or_last_good().map_err(|e| StartError::new(name, NotStarted::Settings(Box::new(e))))?;
         if let Some(rule) = settings.denying_server_rule(name) {
-            let reason =
-                format!("not started: the permissions.deny rule `{}` in {} removes all its tools", rule.value, rule.source);
-            return Err(StartError { server: name.into(), reason });
+            let denied = NotStarted::Denied { rule: rule.value.to_string(), file: rule.source.to_string() };
+            return Err(StartError::new(name, denied));
         }
         if let Some(guards) = &self.inner.guards {
             guards.add_server(name, &config);
@@ -367,7 +365,7 @@ impl Session {
         let Authorized { input, post_hook_input } =
             match funnel.authorize(EXEC, Effect::ReadOnly, input, &context, &view.settings, None).await {
                 Ok(authorized) => authorized,
-                Err(refusal) => return refuse(refusal),
+                Err(refusal) => return refuse(refusal.or_refused()),
             };
         let params = match object_input(EXEC, input).and_then(ExecParams::from_args) {
             Ok(params) => params,
@@ -464,7 +462,7 @@ impl Session {
                 let settings = Some(view.settings.clone());
                 let request =
                     CallRequest { name: name.clone(), input, context, settings, notes: notes.clone(), asked_before: None };
-                self.funnel.call(request).await
+                self.funnel.call(request).await.map_err(Unfinished::or_refused)
             }
         };
         let mut result = render::flat_result(id, name, outcome, &self.inner.limits, started.elapsed());

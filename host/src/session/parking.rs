@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use crate::calls::policy::Notes;
 use crate::conversation::render::{self, ParkedExec, PendingApproval, ToolResult};
 use crate::sandbox::runtime::{Parking as ExecParking, Suspended};
-use crate::sources::tools::Approval;
 use crate::state::{SealedStore, StoreError};
+use crate::support::vocabulary::Approval;
 
 use super::{Session, take};
 
@@ -76,7 +76,7 @@ pub enum ResumeError {
         source: StoreError,
     },
     #[error("the parked Exec `{handle}` cannot be resumed by this host: {why}; it is left as it was")]
-    NotHere { handle: String, why: String },
+    NotHere { handle: String, why: crate::sandbox::runtime::NotResumable },
     #[error("the Exec `{handle}` is running on another host, which holds it; wait there, or again once that host has stopped for {} s", .lease.as_secs())]
     RunningElsewhere { handle: String, lease: Duration },
     #[error("an answer names call {id}, which the parked Exec `{handle}` does not wait for")]

@@ -9,7 +9,9 @@ use super::Session;
 use crate::calls::funnel::CallRequest;
 use crate::calls::policy::Notes;
 use crate::sources::mcp::{LIST_RESOURCES, READ_RESOURCE};
-use crate::sources::tools::{CallContext, Origin, ToolError, ToolOutput};
+use crate::sources::tools::{CallContext, ToolOutput};
+use crate::support::vocabulary::Unfinished;
+use crate::support::vocabulary::{Origin, ToolError};
 
 impl Session {
     /// Whether a connected server offers resources now.
@@ -57,6 +59,6 @@ impl Session {
         let context = CallContext::new(Origin::Direct { call_id: format!("resources:{tool}").into() }, abort);
         let request =
             CallRequest { name: tool.to_string(), input, context, settings: None, notes: Notes::default(), asked_before: None };
-        self.funnel.call(request).await
+        self.funnel.call(request).await.map_err(Unfinished::or_refused)
     }
 }

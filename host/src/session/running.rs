@@ -267,7 +267,7 @@ fn still_running(entry: &Entry, handle: &str) -> ToolResult {
 
 /// The result of an Exec whose task ended without one (it panicked: never expected).
 fn lost(call_id: &str) -> ToolResult {
-    let error = crate::sources::tools::ToolError::execution("the Exec's task ended without a result");
+    let error = crate::support::vocabulary::ToolError::execution("the Exec's task ended without a result");
     render::failure_result(call_id.to_string(), crate::sources::tools::names::EXEC.to_string(), error, 1_000, Duration::ZERO)
 }
 

@@ -13,8 +13,9 @@ use crate::sandbox::runtime::{Position, ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
 use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::names::split_mcp_name;
-use crate::sources::tools::{AskedBefore, CallContext, CallProgress, Origin, ProgressWatcher, ToolError};
+use crate::sources::tools::{CallContext, CallProgress, ProgressWatcher};
 use crate::state::ConversationValues;
+use crate::support::vocabulary::{AskedBefore, Origin, ToolError};
 
 use super::hints::did_you_mean;
 use super::{Inner, View};
@@ -49,7 +50,7 @@ impl ScriptTools for ExecScope {
         asked_before: Option<AskedBefore>,
     ) -> ToolFuture {
         if !self.reachable.contains(&name) {
-            return Box::pin(std::future::ready(Err(self.unreachable(&name))));
+            return Box::pin(std::future::ready(Err(self.unreachable(&name).into())));
         }
         let funnel = self.funnel.clone();
         let mut context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone(), call: id }, cancel);
@@ -60,7 +61,7 @@ impl ScriptTools for ExecScope {
         let tool = name.clone();
         let request =
             CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone(), asked_before };
-        Box::pin(async move { funnel.call(request).await.map_err(|error| error.naming(&tool)) })
+        Box::pin(async move { funnel.call(request).await.map_err(|unfinished| unfinished.naming(&tool)) })
     }
 
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {
@@ -112,7 +113,7 @@ impl ExecScope {
                 format!("MCP server `{server}` disconnected ({reason}), and its tools left the catalogue")
             }
             _ => match self.session.start_failures.iter().find(|failure| failure.server == server) {
-                Some(failure) => format!("MCP server `{server}` failed to start: {}", failure.reason),
+                Some(failure) => format!("MCP server `{server}` failed to start: {}", failure.reason()),
                 None => format!("no MCP server `{server}` is configured"),
             },
         }

@@ -11,3 +11,4 @@ pub mod private;
 pub mod report;
 pub mod text;
 pub mod text_file;
+pub mod vocabulary;

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use exec_host::settings::Layer;
-use exec_host::state_store::{DirectoryStore, SealedStore, StateKey, StateStore, open_store};
+use exec_host::state::{DirectoryStore, SealedStore, StateKey, StateStore, open_store};
 use exec_host::{Approval, CallOptions, CancellationToken, ParkedExec, Session, ToolResult};
 use exec_host_tests::redis::RedisServer;
 use exec_host_tests::{Counter, Harness, SharedApprover, TestApprover, exec_call};

@@ -47,7 +47,7 @@ pub(crate) struct Context<'a> {
     pub transcript_path: Option<&'a Path>,
     /// The call the hook is about: its `tool_use_id` pairs a `PreToolUse` with its
     /// `PostToolUse`.
-    pub origin: &'a crate::sources::tools::Origin,
+    pub origin: &'a crate::support::vocabulary::Origin,
 }
 
 /// A `PreToolUse` hook's decision.

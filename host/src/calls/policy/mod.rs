@@ -32,10 +32,12 @@ use hooks::PreOutcome;
 
 use crate::calls::settings::{PermissionMode, Rule, Settings, SettingsFiles, Sourced, Touched};
 use crate::sources::mcp::RESOURCE_TOOLS;
+use crate::sources::tools::Effect;
 use crate::sources::tools::builtin::{PATH_TOOLS, Workspace};
 use crate::sources::tools::names::BASH;
-use crate::sources::tools::{AskedBefore, Effect, Origin, ParkRequest, ToolError};
 use crate::support::lock::Unpoisoned;
+use crate::support::vocabulary::Unfinished;
+use crate::support::vocabulary::{AskedBefore, Origin, ParkRequest, ToolError};
 
 /// Answers the calls that must ask: a person at a terminal, a UI, a policy service.
 pub trait Approver: Send + Sync + 'static {
@@ -63,7 +65,7 @@ pub struct ApprovalRequest {
     pub allow_rule_stops_asking: bool,
 }
 
-pub use crate::sources::tools::Approval;
+pub use crate::support::vocabulary::Approval;
 
 /// Where the mode comes from: the embedding or the command line (explicit), else the
 /// settings' `defaultMode`, else the session's starting mode.
@@ -203,7 +205,7 @@ impl Policy {
         origin: &Origin,
         settings: &Settings,
         asked_before: Option<AskedBefore>,
-    ) -> Result<Authorized, ToolError> {
+    ) -> Result<Authorized, Unfinished> {
         let input = self.decide(tool, effect, input, origin, settings, asked_before).await?;
         let post_hook_input = self.has_post_hooks(tool, settings).then(|| input.clone());
         Ok(Authorized { input, post_hook_input })
@@ -218,15 +220,15 @@ impl Policy {
         origin: &Origin,
         settings: &Settings,
         asked_before: Option<AskedBefore>,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Value, Unfinished> {
         // A person's "deny" is final: the call is refused with their reason, whatever this
         // session's rules would say of it.
         if let Some(AskedBefore { answer: Some(Approval::Deny { reason }), .. }) = &asked_before {
-            return Err(ToolError::authorization(format!("`{tool}` was denied: {reason}")));
+            return Err(ToolError::authorization(format!("`{tool}` was denied: {reason}")).into());
         }
         let mode = self.mode(settings);
         let (input, hook) = match hooks::pre_tool_use(self.hook_context(settings, origin), tool, input, mode).await {
-            PreOutcome::Block(message) => return Err(ToolError::authorization(message)),
+            PreOutcome::Block(message) => return Err(ToolError::authorization(message).into()),
             PreOutcome::Continue { input, decision } => (input, decision),
         };
         let touched = self.touched_by(tool, &input);
@@ -234,7 +236,8 @@ impl Policy {
             return Err(ToolError::authorization(format!(
                 "`{tool}` is denied by the permissions.deny rule `{}` in {}",
                 rule.value, rule.source
-            )));
+            ))
+            .into());
         }
         let verdict = match hook {
             Some(hooks::Decision::Deny(reason)) => Verdict::Deny(format!("`{tool}` was denied by a PreToolUse hook: {reason}")),
@@ -247,12 +250,13 @@ impl Policy {
         let (verdict, answered) = bound_by_the_answer(verdict, asked_before);
         match verdict {
             Verdict::Allow => Ok(input),
-            Verdict::Deny(message) => Err(ToolError::authorization(message)),
+            Verdict::Deny(message) => Err(ToolError::authorization(message).into()),
             Verdict::Ask { why, lifted } if mode == PermissionMode::DontAsk && answered.is_none() => {
                 Err(ToolError::authorization(format!(
                     "`{tool}` was not run: it needs approval ({why}), and the permission mode is dontAsk; {}",
                     what_lets_it_run(tool, lifted)
-                )))
+                ))
+                .into())
             }
             Verdict::Ask { why, lifted } => self.ask(tool, input, origin, why, lifted, answered).await,
         }
@@ -371,7 +375,7 @@ impl Policy {
         why: String,
         lifted: bool,
         answered: Option<Approval>,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Value, Unfinished> {
         let rules = self.allow_always_rules(tool, &input);
         let rule = rules.join(", ");
         let answer = match (answered, &self.approver) {
@@ -391,7 +395,8 @@ impl Policy {
                 return Err(ToolError::authorization(format!(
                     "`{tool}` needs approval ({why}), and this session has no way to ask: {}",
                     what_lets_it_run(tool, lifted)
-                )));
+                ))
+                .into());
             }
         };
         match answer {
@@ -402,8 +407,8 @@ impl Policy {
                 }
                 Ok(input)
             }
-            Approval::Deny { reason } => Err(ToolError::authorization(format!("`{tool}` was denied: {reason}"))),
-            Approval::Park => Err(ToolError::parked(ParkRequest { tool: tool.to_string(), input, why, rule })),
+            Approval::Deny { reason } => Err(ToolError::authorization(format!("`{tool}` was denied: {reason}")).into()),
+            Approval::Park => Err(Unfinished::Parked(Box::new(ParkRequest { tool: tool.to_string(), input, why, rule }))),
         }
     }
 

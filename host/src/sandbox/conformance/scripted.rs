@@ -9,8 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::case::{Answer, Reply, Spec};
 use crate::sandbox::runtime::{ScriptTools, ToolFuture};
-use crate::sources::tools::{AskedBefore, ToolError, ToolOutput};
+use crate::sources::tools::ToolOutput;
 use crate::state::{ConversationValues, ValueBounds};
+use crate::support::vocabulary::{AskedBefore, ToolError};
 
 /// Answers a case's calls and searches.
 pub(crate) struct ScriptedTools {
@@ -77,18 +78,18 @@ impl ScriptTools for ScriptedTools {
         _: Option<AskedBefore>,
     ) -> ToolFuture {
         let Some(answer) = self.find(Some(&name), &args) else {
-            return std::future::ready(Err(ToolError::execution(format!("no answer is scripted for {name}")))).boxed();
+            return std::future::ready(Err(ToolError::execution(format!("no answer is scripted for {name}")).into())).boxed();
         };
         match (answer.reply, answer.after) {
             (Reply::Never, _) => async move {
                 cancel.cancelled().await;
-                Err(ToolError::execution("cancelled"))
+                Err(ToolError::execution("cancelled").into())
             }
             .boxed(),
-            (answered, None) => std::future::ready(reply(answered)).boxed(),
+            (answered, None) => std::future::ready(reply(answered).map_err(Into::into)).boxed(),
             (answered, Some(after)) => async move {
                 tokio::time::sleep(after).await;
-                reply(answered)
+                reply(answered).map_err(Into::into)
             }
             .boxed(),
         }

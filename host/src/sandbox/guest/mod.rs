@@ -62,9 +62,34 @@ pub const WASI_INTERFACES: &[&str] = &[
 pub const SANDBOX_INTERFACES: &[&str] =
     &["exec-host:sandbox/tools", "exec-host:sandbox/tool-search", "exec-host:sandbox/console", "exec-host:sandbox/state"];
 
+/// What a file given as a guest is, when it is not a component.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum NotAComponent {
+    #[error(
+        "it is a core WebAssembly module, not a component; a guest is a component of the exec-host:sandbox world (wasm-tools component new makes one from a module)"
+    )]
+    CoreModule,
+    #[error("it is WebAssembly of a version or layer this host does not know ({:02x} {:02x} {:02x} {:02x})", .0[0], .0[1], .0[2], .0[3])]
+    UnknownVersion([u8; 4]),
+    #[error("it is not WebAssembly (it does not start with \\0asm)")]
+    NotWasm,
+}
+
+/// A guest that imports what the sandbox does not provide (the first five of them).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "it imports {}, which the sandbox does not provide: a guest may import only exec-host:sandbox's tools, tool-search, console and state and the WASI interfaces listed in the WIT's README ({})",
+    .imports.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
+    WASI_INTERFACES.join(", ")
+)]
+pub(crate) struct ForeignImports {
+    pub imports: Vec<String>,
+}
+
 /// Whether `bytes` can be a guest at all, judged from the binary's preamble before anything
 /// compiles it: a component, not a core module or something else. `Err` says what it is.
-pub(crate) fn check_is_component(bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn check_is_component(bytes: &[u8]) -> Result<(), NotAComponent> {
     // Every WebAssembly binary starts with `\0asm` and a 4-byte version: a core module's is
     // 1 (`01 00 00 00`); a component's is `0d 00` (the component-model version) and layer 1.
     const MAGIC: &[u8] = b"\0asm";
@@ -72,14 +97,9 @@ pub(crate) fn check_is_component(bytes: &[u8]) -> Result<(), String> {
     const CORE_MODULE: [u8; 4] = [0x01, 0x00, 0x00, 0x00];
     match bytes.get(..8) {
         Some(head) if head.starts_with(MAGIC) && head[4..] == COMPONENT => Ok(()),
-        Some(head) if head.starts_with(MAGIC) && head[4..] == CORE_MODULE => Err(
-            "it is a core WebAssembly module, not a component; a guest is a component of the exec-host:sandbox world (wasm-tools component new makes one from a module)".into(),
-        ),
-        Some(head) if head.starts_with(MAGIC) => Err(format!(
-            "it is WebAssembly of a version or layer this host does not know ({:02x} {:02x} {:02x} {:02x})",
-            head[4], head[5], head[6], head[7]
-        )),
-        _ => Err("it is not WebAssembly (it does not start with \\0asm)".into()),
+        Some(head) if head.starts_with(MAGIC) && head[4..] == CORE_MODULE => Err(NotAComponent::CoreModule),
+        Some(head) if head.starts_with(MAGIC) => Err(NotAComponent::UnknownVersion([head[4], head[5], head[6], head[7]])),
+        _ => Err(NotAComponent::NotWasm),
     }
 }
 
@@ -88,7 +108,7 @@ pub(crate) fn check_is_component(bytes: &[u8]) -> Result<(), String> {
 /// import names, `package:name/interface@version`. Every guest passes this before it is
 /// linked, the built-in one included, so the list above is the whole of what a script's
 /// engine can reach.
-pub(crate) fn check_imports<'a>(imports: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+pub(crate) fn check_imports<'a>(imports: impl IntoIterator<Item = &'a str>) -> Result<(), ForeignImports> {
     let refused: Vec<&str> = imports
         .into_iter()
         .filter(|import| {
@@ -98,11 +118,7 @@ pub(crate) fn check_imports<'a>(imports: impl IntoIterator<Item = &'a str>) -> R
         .collect();
     match refused.as_slice() {
         [] => Ok(()),
-        _ => Err(format!(
-            "it imports {}, which the sandbox does not provide: a guest may import only exec-host:sandbox's tools, tool-search, console and state and the WASI interfaces listed in the WIT's README ({})",
-            refused.iter().take(5).map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
-            WASI_INTERFACES.join(", ")
-        )),
+        _ => Err(ForeignImports { imports: refused.iter().take(5).map(|name| name.to_string()).collect() }),
     }
 }
 

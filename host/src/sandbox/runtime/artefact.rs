@@ -165,7 +165,7 @@ pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Pat
             (std::borrow::Cow::Owned(bytes), digest, false, None)
         }
     };
-    guest::check_is_component(&bytes).map_err(|why| SetupError::refused(source, why))?;
+    guest::check_is_component(&bytes).map_err(|why| SetupError::refused(source, why.to_string()))?;
     let (component, origin) = compile(engine, &bytes, &digest, cache_dir, compiled_at_build)?;
     Ok(Loaded { component, initialised, origin, digest })
 }

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::sources::tools::{Image, MAX_TOOL_NAME_LEN, Stage, ToolError, ToolOutput};
+use crate::sources::tools::{Image, MAX_TOOL_NAME_LEN, ToolOutput};
 use crate::support::text::cut_chars as cut;
+use crate::support::vocabulary::{Stage, ToolError};
 
 /// Characters of a call's arguments kept in the call record.
 pub const RECORDED_ARGS_CHARS: usize = 2_000;

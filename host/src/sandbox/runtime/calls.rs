@@ -28,9 +28,11 @@ use super::limits::{IN_FLIGHT_ARGUMENTS, Limits};
 use super::suspended::UnfinishedCall;
 use super::timers::Timers;
 use crate::sources::tools::names::TOOL_SEARCH;
-use crate::sources::tools::{Approval, AskedBefore, MAX_TOOL_NAME_LEN, ParkRequest, ToolError, ToolOutput};
+use crate::sources::tools::{MAX_TOOL_NAME_LEN, ToolOutput};
 use crate::state::ConversationValues;
 use crate::support::text::cut_chars as cut;
+use crate::support::vocabulary::Unfinished;
+use crate::support::vocabulary::{Approval, AskedBefore, ParkRequest, ToolError};
 
 /// What a script's `tools` object reaches, as the layer above the runtime decides it.
 pub(crate) trait ScriptTools: Send + Sync + 'static {
@@ -62,7 +64,7 @@ pub(crate) trait ScriptTools: Send + Sync + 'static {
 }
 
 /// A call on its way.
-pub(crate) type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
+pub(crate) type ToolFuture = BoxFuture<'static, Result<ToolOutput, Unfinished>>;
 
 /// Why the host ended a script while it waited.
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +90,9 @@ pub(crate) struct ParkedCall {
 /// A call that finished, under the id the guest knows it by.
 pub(crate) type Finished = (u32, Result<ToolOutput, ToolError>);
 
+/// A call in flight that ended: its output, its failure, or a park not yet set aside.
+type Ended = (u32, Result<ToolOutput, Unfinished>);
+
 /// What one `wait-next` hands the guest: the calls that finished, then the timers that
 /// are due, in the order they fell due.
 pub(crate) struct Woken {
@@ -112,7 +117,7 @@ struct InFlight {
 }
 
 impl Future for InFlight {
-    type Output = (Finished, usize, Option<Box<(String, String)>>);
+    type Output = (Ended, usize, Option<Box<(String, String)>>);
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (id, bytes) = (self.id, self.argument_bytes);
@@ -228,7 +233,7 @@ impl NestedCalls {
                  Check before calling it again",
                 cut(&call.name, MAX_TOOL_NAME_LEN)
             ));
-            let future = Box::pin(std::future::ready(Err(error)));
+            let future = Box::pin(std::future::ready(Err(error.into())));
             self.in_flight.push(InFlight { id: call.id, argument_bytes: 0, future, asked: None });
         }
     }
@@ -327,20 +332,20 @@ impl NestedCalls {
     }
 
     /// A call that parked is set aside (`None`) when the Exec can park; any other result is
-    /// handed on.
+    /// handed on, a park refused where the Exec cannot wait.
     fn set_aside(
         &mut self,
         id: u32,
-        result: Result<ToolOutput, ToolError>,
+        result: Result<ToolOutput, Unfinished>,
         asked: Option<Box<(String, String)>>,
     ) -> Option<Result<ToolOutput, ToolError>> {
         match (result, asked) {
-            (Err(ToolError { parked: Some(request), .. }), Some(asked)) => {
+            (Err(Unfinished::Parked(request)), Some(asked)) => {
                 let (name, args_json) = *asked;
                 self.parked.push(ParkedCall { id, name, args_json, request: *request });
                 None
             }
-            (result, _) => Some(result),
+            (result, _) => Some(result.map_err(Unfinished::or_refused)),
         }
     }
 
@@ -401,7 +406,7 @@ impl NestedCalls {
     async fn next(
         &mut self,
         deadline: Option<Instant>,
-    ) -> Result<Option<Option<(Finished, usize, Option<Box<(String, String)>>)>>, NestedWaitExceeded> {
+    ) -> Result<Option<Option<(Ended, usize, Option<Box<(String, String)>>)>>, NestedWaitExceeded> {
         if self.in_flight.is_empty() && deadline.is_none() {
             return Ok(None);
         }

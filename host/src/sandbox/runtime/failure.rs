@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::sources::tools::Stage;
+use crate::support::vocabulary::Stage;
 
 /// The name a script's positions are given under in rendered frames.
 const SCRIPT_NAME: &str = "script.js";

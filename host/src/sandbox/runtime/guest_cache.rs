@@ -125,21 +125,39 @@ fn is_temporary(name: &str) -> bool {
         .is_some_and(|(cached, pid)| is_cached_guest(cached) && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Why a cached compiled guest is not used: what is wrong with its folder or with the file.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Untrusted {
+    #[error("its folder {0}")]
+    Folder(NotOwned),
+    #[error("the file {0}")]
+    File(NotOwned),
+}
+
+/// Why a place of the cache is not this user's alone.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NotOwned {
+    #[error("{0}")]
+    NotPrivate(#[from] private::NotPrivate),
+    #[error("has no modification time: {0}")]
+    NoTime(std::io::Error),
+}
+
 /// Whether the cached file at `path` can only have been written by this user: a regular
 /// file (not a link), in a folder (not a link either), both owned by this user and not
 /// writable by the group or others. The file's modification time when it can; why not,
 /// when it cannot.
-pub(super) fn trusted(path: &Path) -> Result<SystemTime, String> {
+pub(super) fn trusted(path: &Path) -> Result<SystemTime, Untrusted> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    owned_privately(dir, Kind::Folder).map_err(|why| format!("its folder {why}"))?;
-    owned_privately(path, Kind::File).map_err(|why| format!("the file {why}"))
+    owned_privately(dir, Kind::Folder).map_err(Untrusted::Folder)?;
+    owned_privately(path, Kind::File).map_err(Untrusted::File)
 }
 
 /// [`private::owned_privately`] for the cache, whose files others may read: the time the
 /// place was last modified when it passes.
-fn owned_privately(place: &Path, kind: Kind) -> Result<SystemTime, String> {
-    let metadata = private::owned_privately(place, kind, Others::MayRead).map_err(|why| why.to_string())?;
-    metadata.modified().map_err(|e| format!("has no modification time: {e}"))
+fn owned_privately(place: &Path, kind: Kind) -> Result<SystemTime, NotOwned> {
+    let metadata = private::owned_privately(place, kind, Others::MayRead)?;
+    metadata.modified().map_err(NotOwned::NoTime)
 }
 
 /// Writes the cache file atomically: a reader sees the old file, the new one, or none. The

@@ -14,6 +14,7 @@ mod call_record;
 pub(crate) mod calls;
 mod clock;
 mod compile_settings;
+mod console;
 mod failure;
 mod guest_cache;
 mod hot_wait;
@@ -39,6 +40,7 @@ use wasmtime::{
 pub use artefact::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, MAX_GUEST_COMPONENT_BYTES, SetupError};
 pub use call_record::{CallOutcome, CallWatcher, NestedCall, RECORDED_ARGS_CHARS, RECORDED_MESSAGE_CHARS};
 pub(crate) use calls::{ScriptTools, ToolFuture};
+pub use console::{ConsoleLevel, ConsoleWatcher};
 pub use failure::{Failure, Frame, Position, SyntaxError, Uncaught};
 pub use guest_cache::default_cache_dir;
 pub use limits::{
@@ -49,7 +51,6 @@ pub use limits::{
 pub(crate) use outcome::{ExecOutcome, ExecRequest, Parking};
 pub use preinitialise::preinitialise;
 pub(crate) use state::ExecState;
-pub use state::{ConsoleLevel, ConsoleWatcher};
 use suspended::Checkpointing;
 pub(crate) use suspended::{Checkpoints, Suspended};
 pub use trace::{BoundaryEvent, MAX_TRACE_BYTES, MAX_TRACE_EVENTS, Trace};
@@ -57,8 +58,9 @@ pub use trace::{BoundaryEvent, MAX_TRACE_BYTES, MAX_TRACE_EVENTS, Trace};
 use self::call_record::{CallRecord, Images};
 use self::calls::{NestedCalls, NestedWaitExceeded};
 use self::clock::{Charged, GuestClock, TICK, Ticker};
+use self::console::ConsoleLog;
 use self::journal::{Clocks, Journal};
-use self::state::{ConsoleLog, ParkNow};
+use self::state::ParkNow;
 use crate::sandbox::guest::{self, RunOptions, SandboxPre, ScriptError};
 
 /// Time a replay may take beyond twice the budget (see the epoch callback in `exec`).
@@ -195,7 +197,8 @@ impl Sandbox {
         tracing::debug!("the guest's native code: {}", loaded.origin);
         let component = loaded.component;
         let imports: Vec<String> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
-        guest::check_imports(imports.iter().map(String::as_str)).map_err(|why| SetupError::refused(&options.guest, why))?;
+        guest::check_imports(imports.iter().map(String::as_str))
+            .map_err(|why| SetupError::refused(&options.guest, why.to_string()))?;
         let pre = linker.instantiate_pre(&component).map_err(|e| {
             SetupError::refused(
                 &options.guest,
@@ -242,7 +245,7 @@ impl Sandbox {
         if let Parking::Resume(parked, _) = &parking
             && let Err(why) = self.resumable(parked, tools.names())
         {
-            return ExecOutcome { result: Err(Failure::NotResumed(why)), ..ExecOutcome::refused("") };
+            return ExecOutcome { result: Err(Failure::NotResumed(why.to_string())), ..ExecOutcome::refused("") };
         }
         // Fires when this Exec ends, however it ends: calls still in flight are cancelled.
         let calls_cancel = abort.child_token();
@@ -370,32 +373,40 @@ impl Sandbox {
 
     /// Why `parked` cannot be taken up by this sandbox with `names` reachable: `Ok` when it
     /// can.
-    pub(crate) fn resumable(&self, parked: &Suspended, names: &[String]) -> Result<(), String> {
+    pub(crate) fn resumable(&self, parked: &Suspended, names: &[String]) -> Result<(), NotResumable> {
         if parked.format != suspended::SUSPENDED_FORMAT {
-            return Err(format!(
-                "it was stored in format {}, and this host reads format {}",
-                parked.format,
-                suspended::SUSPENDED_FORMAT
-            ));
+            return Err(NotResumable::Format { stored: parked.format, read: suspended::SUSPENDED_FORMAT });
         }
         if parked.guest != self.inner.guest_digest {
-            return Err(format!(
-                "it parked in another guest component (sha256 {}), and this host runs {}",
-                short(&parked.guest),
-                short(&self.inner.guest_digest)
-            ));
+            return Err(NotResumable::OtherGuest {
+                parked_in: short(&parked.guest).to_string(),
+                runs: short(&self.inner.guest_digest).to_string(),
+            });
         }
         if parked.tool_names != names {
-            let gone: Vec<&str> = parked.tool_names.iter().filter(|n| !names.contains(n)).map(String::as_str).collect();
-            let new: Vec<&str> = names.iter().filter(|n| !parked.tool_names.contains(n)).map(String::as_str).collect();
-            return Err(format!(
-                "the tools it can reach are not those it could reach when it parked (gone: {}; new: {})",
-                list_or_none(&gone),
-                list_or_none(&new)
-            ));
+            let gone = parked.tool_names.iter().filter(|n| !names.contains(n)).cloned().collect();
+            let new = names.iter().filter(|n| !parked.tool_names.contains(n)).cloned().collect();
+            return Err(NotResumable::OtherTools { gone, new });
         }
         Ok(())
     }
+}
+
+/// Why a parked or running Exec cannot be taken up by this host: it is left for one that can.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotResumable {
+    #[error("it was stored in format {stored}, and this host reads format {read}")]
+    Format { stored: u32, read: u32 },
+    /// The guests' digests, their first twelve digits.
+    #[error("it parked in another guest component (sha256 {parked_in}), and this host runs {runs}")]
+    OtherGuest { parked_in: String, runs: String },
+    #[error(
+        "the tools it can reach are not those it could reach when it parked (gone: {}; new: {})",
+        list_or_none(gone),
+        list_or_none(new)
+    )]
+    OtherTools { gone: Vec<String>, new: Vec<String> },
 }
 
 /// The first twelve digits of a digest.
@@ -403,7 +414,7 @@ fn short(digest: &str) -> &str {
     digest.get(..12).unwrap_or(digest)
 }
 
-fn list_or_none(names: &[&str]) -> String {
+fn list_or_none(names: &[String]) -> String {
     if names.is_empty() { "none".into() } else { names.join(", ") }
 }
 
@@ -460,12 +471,14 @@ impl ScriptTools for NoTools {
         name: String,
         _: serde_json::Map<String, serde_json::Value>,
         _: CancellationToken,
-        _: Option<crate::sources::tools::AskedBefore>,
+        _: Option<crate::support::vocabulary::AskedBefore>,
     ) -> ToolFuture {
-        Box::pin(std::future::ready(Err(crate::sources::tools::ToolError::discovery(format!("`{name}` is not reachable")))))
+        Box::pin(std::future::ready(Err(
+            crate::support::vocabulary::ToolError::discovery(format!("`{name}` is not reachable")).into()
+        )))
     }
 
-    fn search(&self, _: serde_json::Map<String, serde_json::Value>) -> Result<String, crate::sources::tools::ToolError> {
+    fn search(&self, _: serde_json::Map<String, serde_json::Value>) -> Result<String, crate::support::vocabulary::ToolError> {
         Ok(r#"{"matches":[],"total":0}"#.to_string())
     }
 

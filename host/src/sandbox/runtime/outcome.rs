@@ -10,13 +10,13 @@ use std::collections::HashMap;
 
 use super::Limits;
 use super::call_record::{CallWatcher, NestedCall};
+use super::console::ConsoleWatcher;
 use super::failure::Failure;
-use super::state::ConsoleWatcher;
 use super::suspended::Suspended;
 use super::trace::Trace;
 use crate::sandbox::guest::RunOptions;
-use crate::sources::tools::Approval;
 use crate::sources::tools::Image;
+use crate::support::vocabulary::Approval;
 
 /// One Exec: the script, its limits, its abort signal, and who watches its calls.
 #[derive(Clone)]

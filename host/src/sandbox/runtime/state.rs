@@ -15,6 +15,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::call_record::Images;
 use super::calls::{self, NestedCalls, WaitEnd, Woken};
 use super::clock::GuestClock;
+use super::console::ConsoleLog;
 use super::failure::Position;
 use super::hot_wait::HotWait;
 use super::journal::{Asked, CallAnswer, Clocks, Delivered, Entry, Journal, MonotonicClock, Replayed, WaitEvent, WallClock};
@@ -22,9 +23,10 @@ use super::suspended::{Checkpointing, Checkpoints, Suspended};
 use super::timers::Timers;
 use super::trace::{BoundaryEvent, Trace};
 use crate::sandbox::guest::{Completion, Event, GuestHost, Level, Started, ToolValue};
-use crate::sources::tools::{Approval, ScriptValue, ToolError, ToolOutput};
+use crate::sources::tools::{ScriptValue, ToolOutput};
 use crate::state::{ExecValues, ValueError};
 use crate::support::report::error_sentence;
+use crate::support::vocabulary::{Approval, ToolError};
 
 /// Bytes of the guest's own stderr kept (it carries an engine panic's message).
 pub const GUEST_STDERR_BYTES: usize = 16 * 1024;
@@ -88,6 +90,16 @@ pub(crate) struct ExecState {
     explained: HashMap<(u32, u32), Option<String>>,
     /// Where the Exec's checkpoints go, when it keeps them.
     pub(crate) checkpointing: Option<Checkpointing>,
+}
+
+/// Where an import that asks something stands with the journal ([`ExecState::replay_asked`]).
+enum Asking<T> {
+    /// The answer the journal recorded for the same question.
+    Replayed(T),
+    /// The replay went another way: refuse without reaching anything.
+    Diverged,
+    /// Not replaying: answer it live, and record the answer under this digest.
+    Live(Option<Asked>),
 }
 
 /// The message a replaying guest gets for a request its journal does not have: nothing
@@ -168,6 +180,35 @@ impl ExecState {
     /// The journal's answer for an import, or `Live` to answer it now.
     fn replay<T>(&mut self, pick: impl FnOnce(&Entry) -> Result<T, String>) -> Replayed<T> {
         self.journal.replay(pick)
+    }
+
+    /// The journal's side of an import that asks something (`parts`, kept by digest): when
+    /// replaying, the answer `answer_of` reads from the next entry if it asked the same, else
+    /// a divergence (`expected` says what the journal has); live, the digest its answer is
+    /// recorded under (none when nothing is journaled). One rule for every such import.
+    fn replay_asked<T>(
+        &mut self,
+        parts: &[&str],
+        answer_of: impl FnOnce(&Entry) -> Option<(Asked, T)>,
+        expected: impl FnOnce(&Entry) -> String,
+    ) -> Asking<T> {
+        let asked = self.journal.is_on().then(|| Asked::of(parts));
+        let replayed = self.replay(|entry| match answer_of(entry) {
+            Some((then, answer)) if Some(then) == asked => Ok(answer),
+            _ => Err(expected(entry)),
+        });
+        match replayed {
+            Replayed::Answer(answer) => Asking::Replayed(answer),
+            Replayed::Diverged => Asking::Diverged,
+            Replayed::Live => Asking::Live(asked),
+        }
+    }
+
+    /// Records the live answer of an import that asked (`asked`, from [`Self::replay_asked`]).
+    fn record_asked(&mut self, asked: Option<Asked>, entry: impl FnOnce(Asked) -> Entry) {
+        if let Some(asked) = asked {
+            self.journal.record(entry(asked));
+        }
     }
 
     /// The replay has reached the wait the Exec parked in: from here it runs live, as it
@@ -258,18 +299,23 @@ impl WasiView for ExecState {
 impl GuestHost for ExecState {
     fn call(&mut self, name: String, args_json: String) -> Started {
         self.trace(|| BoundaryEvent::Call { name: name.clone(), args_json: args_json.clone() });
-        let asked = self.journal.is_on().then(|| Asked::of(&[&name, &args_json]));
-        let replayed = self.replay(|entry| match entry {
-            Entry::Call { asked: then, answer } if Some(*then) == asked => Ok(answer.clone()),
-            Entry::Call { .. } => Err(format!("a call of `{name}` with other arguments")),
-            _ => Err(format!("a call of `{name}`")),
-        });
-        match replayed {
-            Replayed::Answer(CallAnswer::Pending(id)) => return Started::Pending(id),
-            Replayed::Answer(CallAnswer::Done(delivered)) => return Started::Done(delivered.into()),
-            Replayed::Diverged => return Started::Done(Err(DIVERGED.into())),
-            Replayed::Live => {}
-        }
+        let replayed = self.replay_asked(
+            &[&name, &args_json],
+            |entry| match entry {
+                Entry::Call { asked, answer } => Some((*asked, answer.clone())),
+                _ => None,
+            },
+            |entry| match entry {
+                Entry::Call { .. } => format!("a call of `{name}` with other arguments"),
+                _ => format!("a call of `{name}`"),
+            },
+        );
+        let asked = match replayed {
+            Asking::Replayed(CallAnswer::Pending(id)) => return Started::Pending(id),
+            Asking::Replayed(CallAnswer::Done(delivered)) => return Started::Done(delivered.into()),
+            Asking::Diverged => return Started::Done(Err(DIVERGED.into())),
+            Asking::Live(asked) => asked,
+        };
         // The tool's first poll is the tool's time (and any wake-up of another thread it
         // causes), not the script's.
         let paused = self.clock.pause();
@@ -279,13 +325,11 @@ impl GuestHost for ExecState {
             calls::Started::Pending(id) => Started::Pending(id),
             calls::Started::Done(result) => Started::Done(self.deliver(result)),
         };
-        if let Some(asked) = asked {
-            let answer = match &started {
-                Started::Pending(id) => CallAnswer::Pending(*id),
-                Started::Done(outcome) => CallAnswer::Done(Delivered::from(outcome)),
-            };
-            self.journal.record(Entry::Call { asked, answer });
-        }
+        let answer = match &started {
+            Started::Pending(id) => CallAnswer::Pending(*id),
+            Started::Done(outcome) => CallAnswer::Done(Delivered::from(outcome)),
+        };
+        self.record_asked(asked, |asked| Entry::Call { asked, answer });
         started
     }
 
@@ -363,21 +407,23 @@ impl GuestHost for ExecState {
     fn search(&mut self, args_json: String) -> Result<String, String> {
         // Searching is the host's work, like a tool's, not the script's time.
         self.trace(|| BoundaryEvent::Search { args_json: args_json.clone() });
-        let asked = self.journal.is_on().then(|| Asked::of(&[&args_json]));
-        let replayed = self.replay(|entry| match entry {
-            Entry::Search { asked: then, answer } if Some(*then) == asked => Ok(answer.clone()),
-            _ => Err("a search".to_string()),
-        });
-        match replayed {
-            Replayed::Answer(answer) => return answer,
-            Replayed::Diverged => return Err(DIVERGED.into()),
-            Replayed::Live => {}
-        }
-        let _paused = self.clock.pause();
+        let replayed = self.replay_asked(
+            &[&args_json],
+            |entry| match entry {
+                Entry::Search { asked, answer } => Some((*asked, answer.clone())),
+                _ => None,
+            },
+            |_| "a search".to_string(),
+        );
+        let asked = match replayed {
+            Asking::Replayed(answer) => return answer,
+            Asking::Diverged => return Err(DIVERGED.into()),
+            Asking::Live(asked) => asked,
+        };
+        let clock = self.clock.clone();
+        let _paused = clock.pause();
         let answer = self.calls.search(&args_json).map_err(|error| error.message);
-        if let Some(asked) = asked {
-            self.journal.record(Entry::Search { asked, answer: answer.clone() });
-        }
+        self.record_asked(asked, |asked| Entry::Search { asked, answer: answer.clone() });
         answer
     }
 
@@ -408,53 +454,55 @@ impl GuestHost for ExecState {
 
     async fn load(&mut self, key: String) -> Result<Option<String>, String> {
         self.trace(|| BoundaryEvent::Load { key: key.clone() });
-        let asked = self.journal.is_on().then(|| Asked::of(&["load", &key]));
-        let replayed = self.replay(|entry| match entry {
-            Entry::Load { asked: then, answer } if Some(*then) == asked => Ok(answer.clone()),
-            _ => Err(format!("load() of a {}-byte key", key.len())),
-        });
-        match replayed {
-            Replayed::Answer(answer) => return answer,
-            Replayed::Diverged => return Err(DIVERGED.into()),
-            Replayed::Live => {}
-        }
+        let replayed = self.replay_asked(
+            &["load", &key],
+            |entry| match entry {
+                Entry::Load { asked, answer } => Some((*asked, answer.clone())),
+                _ => None,
+            },
+            |_| format!("load() of a {}-byte key", key.len()),
+        );
+        let asked = match replayed {
+            Asking::Replayed(answer) => return answer,
+            Asking::Diverged => return Err(DIVERGED.into()),
+            Asking::Live(asked) => asked,
+        };
         // Reading the conversation's values is the store's time, not the script's.
         let clock = self.clock.clone();
         let paused = clock.pause();
         let from = self.calls.tools().values();
         let answer = self.values.load(&from, &key).await.map_err(|error| value_message("load", &error));
         drop(paused);
-        if let Some(asked) = asked {
-            self.journal.record(Entry::Load { asked, answer: answer.clone() });
-        }
+        self.record_asked(asked, |asked| Entry::Load { asked, answer: answer.clone() });
         answer
     }
 
     async fn store(&mut self, key: String, value_json: Option<String>) -> Result<(), String> {
         self.trace(|| BoundaryEvent::Store { key: key.clone(), value_json: value_json.clone() });
-        let asked = self.journal.is_on().then(|| Asked::of(&["store", &key, value_json.as_deref().unwrap_or("")]));
-        let replayed = self.replay(|entry| match entry {
-            Entry::Store { asked: then, answer } if Some(*then) == asked => Ok(answer.clone()),
-            _ => Err(format!("store() of a {}-byte key", key.len())),
-        });
-        match replayed {
-            Replayed::Answer(answer) => {
+        let replayed = self.replay_asked(
+            &["store", &key, value_json.as_deref().unwrap_or("")],
+            |entry| match entry {
+                Entry::Store { asked, answer } => Some((*asked, answer.clone())),
+                _ => None,
+            },
+            |_| format!("store() of a {}-byte key", key.len()),
+        );
+        let asked = match replayed {
+            Asking::Replayed(answer) => {
                 if answer.is_ok() {
                     self.values.stored_before(&key, value_json);
                 }
                 return answer;
             }
-            Replayed::Diverged => return Err(DIVERGED.into()),
-            Replayed::Live => {}
-        }
+            Asking::Diverged => return Err(DIVERGED.into()),
+            Asking::Live(asked) => asked,
+        };
         let clock = self.clock.clone();
         let paused = clock.pause();
         let from = self.calls.tools().values();
         let answer = self.values.store(&from, &key, value_json).await.map_err(|error| value_message("store", &error));
         drop(paused);
-        if let Some(asked) = asked {
-            self.journal.record(Entry::Store { asked, answer: answer.clone() });
-        }
+        self.record_asked(asked, |asked| Entry::Store { asked, answer: answer.clone() });
         answer
     }
 }
@@ -477,110 +525,4 @@ impl ExecState {
 /// The message `store()` or `load()` throws.
 fn value_message(function: &str, error: &ValueError) -> String {
     format!("{function}(): {}", error_sentence(error))
-}
-
-/// The level of a console line: the `console` method the script called.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ConsoleLevel {
-    Log,
-    Info,
-    Warn,
-    Error,
-    Debug,
-}
-
-impl From<Level> for ConsoleLevel {
-    fn from(level: Level) -> Self {
-        match level {
-            Level::Log => ConsoleLevel::Log,
-            Level::Info => ConsoleLevel::Info,
-            Level::Warn => ConsoleLevel::Warn,
-            Level::Error => ConsoleLevel::Error,
-            Level::Debug => ConsoleLevel::Debug,
-        }
-    }
-}
-
-/// Sees each console line of an Exec as it is kept (within the log cap, so it sees at most
-/// `max_log_chars` characters in all): its level, and its text without the level's prefix.
-pub type ConsoleWatcher = Arc<dyn Fn(ConsoleLevel, &str) + Send + Sync>;
-
-/// Console output of one script, capped at a number of characters. Output before a
-/// failure or a termination is kept: each line reaches the host as it is written.
-#[derive(Default)]
-pub(crate) struct ConsoleLog {
-    pub lines: Vec<String>,
-    chars: usize,
-    max_chars: usize,
-    /// Characters written past the cap (for a line the guest already cut, the units it
-    /// did not pass count too).
-    pub cut_chars: usize,
-    watcher: Option<ConsoleWatcher>,
-}
-
-impl ConsoleLog {
-    pub fn new(max_chars: usize) -> Self {
-        ConsoleLog { max_chars, ..Default::default() }
-    }
-
-    /// The same log, with `watcher` told of each line kept.
-    pub fn watched(mut self, watcher: Option<ConsoleWatcher>) -> Self {
-        self.watcher = watcher;
-        self
-    }
-
-    /// Keeps one line within the cap; `cut_units` is what the guest cut from it already.
-    pub fn write(&mut self, level: Level, message: &str, cut_units: u64) {
-        self.cut_chars = self.cut_chars.saturating_add(usize::try_from(cut_units).unwrap_or(usize::MAX));
-        let prefix = match level {
-            Level::Warn => "[warn] ",
-            Level::Error => "[error] ",
-            Level::Log | Level::Info | Level::Debug => "",
-        };
-        let length = prefix.chars().count() + message.chars().count();
-        let room = self.max_chars - self.chars;
-        if length <= room {
-            self.lines.push(format!("{prefix}{message}"));
-            self.chars += length;
-            self.tell(level, message);
-            return;
-        }
-        if room > 0 {
-            let line: String = prefix.chars().chain(message.chars()).take(room).collect();
-            self.tell(level, line.get(prefix.len()..).unwrap_or_default());
-            self.lines.push(line);
-            self.chars += room;
-        }
-        self.cut_chars += length - room;
-    }
-
-    /// A parked Exec's log, taken up where it stopped.
-    pub fn restore(&mut self, lines: Vec<String>, cut_chars: usize) {
-        self.chars = lines.iter().map(|line| line.chars().count()).sum::<usize>().min(self.max_chars);
-        self.lines = lines;
-        self.cut_chars = cut_chars;
-    }
-
-    fn tell(&self, level: Level, text: &str) {
-        if let Some(watcher) = &self.watcher {
-            watcher(level.into(), text);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn console_output_is_capped_in_characters() {
-        let mut log = ConsoleLog::new(10);
-        log.write(Level::Log, "12345", 0);
-        log.write(Level::Warn, "abc", 0);
-        assert_eq!(log.lines, vec!["12345", "[warn"]);
-        assert_eq!(log.cut_chars, 5);
-        log.write(Level::Log, "more", 0);
-        assert_eq!(log.cut_chars, 9);
-    }
 }

@@ -1,7 +1,7 @@
 //! What a guest asked of the host at the WIT boundary, in order: the record a conformance
 //! case compares (see `crate::sandbox::conformance`). Only an Exec that asks for it keeps one.
 
-use super::state::ConsoleLevel;
+use super::console::ConsoleLevel;
 
 /// Events one trace keeps; past it they are counted, not kept.
 pub const MAX_TRACE_EVENTS: usize = 10_000;

@@ -6,7 +6,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::lock::Unpoisoned;
 use crate::support::report::error_sentence;
 use rmcp::ClientHandler;
 #[allow(deprecated)]
@@ -21,25 +20,20 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::sync::Notify;
 use tracing::{debug, error, info, warn};
 
+use super::callers::Callers;
 use super::config::{ServerConfig, Transport};
 use super::credentials::{CredentialsError, CredentialsFile};
-use super::oauth::{self, Login, ServerAuth};
-use super::server_process::{spawn, with_stderr};
-use super::tool::Answers;
-use crate::sources::tools::input::{self, InputAnswer, InputHandler, InputRequest};
-use crate::sources::tools::{ProgressSink, ToolProgress};
+use super::oauth::{self, Login, ServerAuth, SignInError};
+use super::server_process::{SpawnError, spawn, with_stderr};
+use crate::sources::tools::ToolProgress;
+use crate::sources::tools::input::InputHandler;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
-    UrlElicitationCapability,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability, UrlElicitationCapability,
 };
-use rmcp::model::{ProgressNotificationParam, ProgressToken, ProtocolVersion};
+use rmcp::model::{ProgressNotificationParam, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
-use serde_json::Value;
-
-/// Most input requests a server may make in one round of a call (2026-07-28).
-pub const MAX_INPUT_REQUESTS: usize = 16;
 
 /// A connected, initialised server.
 pub(crate) struct Connection {
@@ -59,158 +53,6 @@ pub(crate) struct Events {
     callers: Arc<Callers>,
 }
 
-/// The calls in flight to one server: a request the server makes during a call goes to the
-/// client whose call it is, and the progress it reports to whoever watches that call.
-#[derive(Default)]
-pub(crate) struct Callers {
-    server: Arc<str>,
-    /// Who answers the server's input requests when no call in flight names its own; without
-    /// one, elicitation is not declared.
-    fallback: Option<Arc<dyn InputHandler>>,
-    handlers: std::sync::Mutex<Vec<(u64, Arc<dyn InputHandler>)>>,
-    /// By the progress token the call was sent with.
-    watchers: std::sync::Mutex<HashMap<ProgressToken, ProgressSink>>,
-    next: std::sync::atomic::AtomicU64,
-}
-
-/// A call's progress watcher among the [`Callers`] while the call is in flight.
-pub(crate) struct Watched {
-    callers: Arc<Callers>,
-    token: ProgressToken,
-}
-
-impl Drop for Watched {
-    fn drop(&mut self) {
-        self.callers.watchers.locked().remove(&self.token);
-    }
-}
-
-/// A call's handler among the [`Callers`] while the call is in flight.
-pub(crate) struct Caller {
-    callers: Arc<Callers>,
-    id: u64,
-}
-
-impl Callers {
-    pub(crate) fn enter(self: &Arc<Self>, handler: Arc<dyn InputHandler>) -> Caller {
-        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.handlers.locked().push((id, handler));
-        Caller { callers: self.clone(), id }
-    }
-
-    pub(crate) fn new(server: &str, fallback: Option<Arc<dyn InputHandler>>) -> Self {
-        Callers { server: server.into(), fallback, ..Callers::default() }
-    }
-
-    /// Answers the server's input request `request` (an `elicitation/create`, or one of an
-    /// `InputRequiredResult`) through the handler of the call it belongs to, else the
-    /// session's; declined when there is none or which it is cannot be told. `cancelled`
-    /// ends the wait (the server withdrew the request, the connection closed).
-    pub(crate) async fn elicit(&self, request: ElicitRequestParams, cancelled: impl Future<Output = ()>) -> ElicitResult {
-        let declined = ElicitResult::new(ElicitationAction::Decline);
-        let server = &self.server;
-        let handler = match self.only() {
-            Ok(Some(handler)) => handler,
-            Ok(None) => match &self.fallback {
-                Some(handler) => handler.clone(),
-                None => {
-                    warn!(server = %server, "the server asked for input, and nobody here can answer: declined");
-                    return declined;
-                }
-            },
-            Err(()) => {
-                warn!(server = %server, "the server asked for input while calls of several clients were in flight to it, and which one it is for cannot be told: declined");
-                return declined;
-            }
-        };
-        let request = match request {
-            ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
-                match InputRequest::form(server, message, serde_json::to_value(&requested_schema).unwrap_or_default()) {
-                    Ok(request) => request,
-                    Err(why) => {
-                        warn!(server = %server, "the server's input request is declined unseen: {why}");
-                        return declined;
-                    }
-                }
-            }
-            ElicitRequestParams::UrlElicitationParams { message, url, .. } => InputRequest::url(server, message, url),
-            _ => {
-                warn!(server = %server, "the server asked for a kind of input this host does not know: declined");
-                return declined;
-            }
-        };
-        let fields = request.fields().to_vec();
-        let answer = tokio::select! {
-            answer = handler.answer(request) => answer,
-            _ = cancelled => InputAnswer::Cancel,
-        };
-        match answer {
-            InputAnswer::Accept(content) => {
-                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(input::with_defaults(&fields, content)))
-            }
-            InputAnswer::Decline => declined,
-            InputAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        }
-    }
-
-    /// Whether someone answers this server's input requests when a call names nobody (the
-    /// session's own handler).
-    pub(crate) fn can_answer(&self) -> bool {
-        self.fallback.is_some()
-    }
-
-    /// Answers every input request of `asked` (a server of 2026-07-28 that needs input before
-    /// it answers a call): forms through [`elicit`](Self::elicit), a roots request with no
-    /// roots. At most [`MAX_INPUT_REQUESTS`] per round; sampling is not offered.
-    pub(crate) async fn answer_all(&self, asked: rmcp::model::InputRequiredResult) -> Result<Answers, String> {
-        use rmcp::model::InputRequest as Asked;
-        let requests = asked.input_requests.unwrap_or_default();
-        if requests.len() > MAX_INPUT_REQUESTS {
-            return Err(format!(
-                "it made {} input requests at once, more than the {MAX_INPUT_REQUESTS} answered",
-                requests.len()
-            ));
-        }
-        let mut responses = rmcp::model::InputResponses::new();
-        for (key, request) in requests {
-            let response = match request {
-                Asked::Elicitation(request) => {
-                    let answer = self.elicit(request.params, std::future::pending()).await;
-                    serde_json::to_value(answer).map_err(|e| e.to_string())?
-                }
-                Asked::ListRoots(_) => serde_json::json!({"roots": []}),
-                Asked::CreateMessage(_) => return Err("it asked for a sampling request, which this host does not offer".into()),
-                _ => return Err("it asked for a kind of input this host does not know".into()),
-            };
-            responses.insert(key, response);
-        }
-        Ok(Answers { responses, state: asked.request_state })
-    }
-
-    /// Routes the progress notifications of the request sent with `token` (rmcp gives every
-    /// request its own) to `sink` until the guard is dropped.
-    pub(crate) fn watch(self: &Arc<Self>, token: ProgressToken, sink: ProgressSink) -> Watched {
-        self.watchers.locked().insert(token.clone(), sink);
-        Watched { callers: self.clone(), token }
-    }
-
-    /// The one handler of the calls in flight; `Err` when calls of several clients are.
-    fn only(&self) -> Result<Option<Arc<dyn InputHandler>>, ()> {
-        let handlers = self.handlers.locked();
-        let Some((_, first)) = handlers.first() else { return Ok(None) };
-        match handlers.iter().all(|(_, handler)| Arc::ptr_eq(handler, first)) {
-            true => Ok(Some(first.clone())),
-            false => Err(()),
-        }
-    }
-}
-
-impl Drop for Caller {
-    fn drop(&mut self) {
-        self.callers.handlers.locked().retain(|(id, _)| *id != self.id);
-    }
-}
-
 impl ClientHandler for Events {
     fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
         debug!(server = %self.server, "tool list changed");
@@ -225,7 +67,7 @@ impl ClientHandler for Events {
     ) -> impl Future<Output = ()> + Send + '_ {
         // Only the token of a watched call in flight is heard; the step is bounded before
         // anyone sees it.
-        let sink = self.callers.watchers.locked().get(&params.progress_token).cloned();
+        let sink = self.callers.watcher(&params.progress_token);
         if let Some(sink) = sink
             && let Some(step) = ToolProgress::new(params.progress, params.total, params.message.as_deref())
         {
@@ -255,7 +97,7 @@ impl ClientHandler for Events {
 
     fn get_info(&self) -> InitializeRequestParams {
         let mut capabilities = ClientCapabilities::default();
-        if self.callers.fallback.is_some() {
+        if self.callers.can_answer() {
             capabilities.elicitation = Some(
                 ElicitationCapability::new()
                     .with_form(FormElicitationCapability::default())
@@ -274,6 +116,29 @@ impl ClientHandler for Events {
     }
 }
 
+/// Why a server could not be connected to.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// Its process could not be started.
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    /// The handshake failed or timed out, as the transport said it (its innermost cause) and,
+    /// for a child process, how its stderr ended.
+    #[error("{0}")]
+    Handshake(String),
+    #[error("`{name}` is not a valid HTTP header name")]
+    HeaderName { name: String },
+    #[error("the value of header `{name}` is not a valid HTTP header value")]
+    HeaderValue { name: String },
+    #[error("{url} asks for an OAuth sign-in: run `exec-host mcp login {server}` first")]
+    SignInNeeded { url: String, server: String },
+    #[error(transparent)]
+    SignIn(#[from] SignInError),
+    #[error("{url} refused the token of a fresh sign-in")]
+    FreshTokenRefused { url: String },
+}
+
 /// Starts the transport and runs the MCP handshake, within `timeout`. The error is one
 /// sentence for the user: what failed and, for a child process, how its stderr ended. An
 /// HTTP server that answers with an OAuth challenge is signed in to when `auth` can send a
@@ -285,7 +150,7 @@ pub(crate) async fn connect(
     auth: &ServerAuth,
     input: Option<&Arc<dyn InputHandler>>,
     timeout: Duration,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     let tools_changed = Arc::new(Notify::new());
     let callers = Arc::new(Callers::new(server, input.cloned()));
     let events = || Events { server: server.into(), tools_changed: tools_changed.clone(), callers: callers.clone() };
@@ -309,9 +174,11 @@ pub(crate) async fn connect(
                         ClientInitializeError::ConnectionClosed(_) => "it closed its end before answering `initialize`".into(),
                         _ => format!("the MCP handshake failed: {error}"),
                     };
-                    Err(with_stderr(reason, &stderr).await)
+                    Err(ConnectError::Handshake(with_stderr(reason, &stderr).await))
                 }
-                Err(_) => Err(with_stderr(format!("no answer to `initialize` within {}", seconds(timeout)), &stderr).await),
+                Err(_) => Err(ConnectError::Handshake(
+                    with_stderr(format!("no answer to `initialize` within {}", seconds(timeout)), &stderr).await,
+                )),
             }
         }
         Transport::Http { url, headers } => {
@@ -325,10 +192,10 @@ pub(crate) async fn connect(
                     return Ok(Connection { service, tools_changed, auth, callers });
                 }
                 Err(HttpFailure::Challenged(challenge)) => challenge,
-                Err(HttpFailure::Failed(reason)) => return Err(reason),
+                Err(HttpFailure::Failed(failure)) => return Err(failure),
             };
             let (Some(credentials), Some(login)) = (&auth.credentials, &auth.login) else {
-                return Err(format!("{url} asks for an OAuth sign-in: run `exec-host mcp login {server}` first"));
+                return Err(ConnectError::SignInNeeded { url: url.clone(), server: server.to_string() });
             };
             let manager = oauth::sign_in(server, url, &config.oauth, credentials, login, Some(&challenge)).await?;
             match connect_http(&events, url, headers, Some(manager), timeout).await {
@@ -336,8 +203,8 @@ pub(crate) async fn connect(
                     let auth = step_up(server, url, config, auth, manager);
                     Ok(Connection { service, tools_changed, auth, callers })
                 }
-                Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(server, url, credentials).to_string()),
-                Err(HttpFailure::Failed(reason)) => Err(reason),
+                Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(server, url, credentials)),
+                Err(HttpFailure::Failed(failure)) => Err(failure),
             }
         }
     }
@@ -373,11 +240,11 @@ pub enum LoggedIn {
 
 /// The server refused the token it was just signed in for (a token for another resource, or
 /// none it takes): the token is forgotten rather than kept for later runs.
-fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -> LoginError {
+fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -> ConnectError {
     if let Err(why) = credentials.forget(server) {
         warn!("the refused token of `{server}` could not be forgotten: {}", error_sentence(&why));
     }
-    LoginError::FreshTokenRefused { url: url.to_string() }
+    ConnectError::FreshTokenRefused { url: url.to_string() }
 }
 
 /// Why a sign-in to a server did not leave tokens for later runs.
@@ -386,12 +253,11 @@ fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -
 pub enum LoginError {
     #[error("`{0}` is a stdio server: only HTTP servers sign in with OAuth")]
     NotHttp(String),
-    /// The server could not be reached or the sign-in failed, as the connection says it
-    /// (rmcp's errors are written into the sentence where the transport meets them).
-    #[error("{0}")]
-    Failed(String),
-    #[error("{url} refused the token of a fresh sign-in")]
-    FreshTokenRefused { url: String },
+    /// The server could not be reached, or it refused the fresh token.
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error(transparent)]
+    SignIn(#[from] SignInError),
     /// The tokens could not be kept in the credentials file.
     #[error(transparent)]
     Credentials(#[from] CredentialsError),
@@ -419,10 +285,9 @@ pub async fn log_in(
             return Ok(LoggedIn::NotAsked);
         }
         Err(HttpFailure::Challenged(challenge)) => challenge,
-        Err(HttpFailure::Failed(reason)) => return Err(LoginError::Failed(reason)),
+        Err(HttpFailure::Failed(failure)) => return Err(failure.into()),
     };
-    let manager =
-        oauth::sign_in(name, url, &server.oauth, credentials, login, Some(&challenge)).await.map_err(LoginError::Failed)?;
+    let manager = oauth::sign_in(name, url, &server.oauth, credentials, login, Some(&challenge)).await?;
     match connect_http(&events, url, headers, Some(manager), timeout).await {
         Ok((service, _)) => {
             let _ = service.cancel().await;
@@ -430,8 +295,8 @@ pub async fn log_in(
             credentials.check_saved(name)?;
             Ok(LoggedIn::SignedIn)
         }
-        Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(name, url, credentials)),
-        Err(HttpFailure::Failed(reason)) => Err(LoginError::Failed(reason)),
+        Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(name, url, credentials).into()),
+        Err(HttpFailure::Failed(failure)) => Err(failure.into()),
     }
 }
 
@@ -439,7 +304,7 @@ pub async fn log_in(
 enum HttpFailure {
     /// It answered with an OAuth challenge (its `WWW-Authenticate` header).
     Challenged(String),
-    Failed(String),
+    Failed(ConnectError),
 }
 
 /// The handshake with the HTTP server at `url`, with the tokens of `manager` when there is
@@ -484,10 +349,15 @@ async fn connect_http(
             Err(HttpFailure::Challenged(error.auth_challenge().unwrap_or_default().to_string()))
         }
         Ok(Err(ClientInitializeError::TransportError { error, .. })) => {
-            Err(HttpFailure::Failed(format!("cannot reach {url}: {}", root_cause(&error))))
+            Err(HttpFailure::Failed(ConnectError::Handshake(format!("cannot reach {url}: {}", root_cause(&error)))))
         }
-        Ok(Err(error)) => Err(HttpFailure::Failed(format!("the MCP handshake with {url} failed: {error}"))),
-        Err(_) => Err(HttpFailure::Failed(format!("no answer to `initialize` from {url} within {}", seconds(timeout)))),
+        Ok(Err(error)) => {
+            Err(HttpFailure::Failed(ConnectError::Handshake(format!("the MCP handshake with {url} failed: {error}"))))
+        }
+        Err(_) => Err(HttpFailure::Failed(ConnectError::Handshake(format!(
+            "no answer to `initialize` from {url} within {}",
+            seconds(timeout)
+        )))),
     }
 }
 
@@ -528,14 +398,14 @@ fn seconds(duration: Duration) -> String {
     format!("{:.1} s", duration.as_secs_f64())
 }
 
-fn header_map(headers: &BTreeMap<String, String>) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
+fn header_map(headers: &BTreeMap<String, String>) -> Result<HashMap<http::HeaderName, http::HeaderValue>, ConnectError> {
     headers
         .iter()
         .map(|(name, value)| {
             let header =
-                http::HeaderName::try_from(name.as_str()).map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
-            let value = http::HeaderValue::try_from(value.as_str())
-                .map_err(|_| format!("the value of header `{name}` is not a valid HTTP header value"))?;
+                http::HeaderName::try_from(name.as_str()).map_err(|_| ConnectError::HeaderName { name: name.clone() })?;
+            let value =
+                http::HeaderValue::try_from(value.as_str()).map_err(|_| ConnectError::HeaderValue { name: name.clone() })?;
             Ok((header, value))
         })
         .collect()

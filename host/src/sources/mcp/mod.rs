@@ -12,10 +12,12 @@
 //! Only the configuration, the states a session reports, sign-in and input handling are
 //! public: the rmcp client stays inside the crate.
 
+mod callers;
 mod config;
 mod connection;
 mod credentials;
 pub use crate::sources::tools::input;
+pub(crate) mod link;
 pub(crate) mod oauth;
 pub(crate) mod resources;
 mod server_process;
@@ -26,15 +28,17 @@ pub(crate) mod tool;
 
 pub use crate::sources::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
 pub use config::{ConfigError, McpConfig, OAuthClient, ServerConfig, Transport};
-pub use connection::{LoggedIn, LoginError, log_in};
+pub use connection::{ConnectError, LoggedIn, LoginError, log_in};
 pub use credentials::{CredentialsError, CredentialsFile, MAX_CREDENTIALS_FILE_BYTES, SignIn};
-pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS};
+pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS, SignInError};
 pub use resources::{
     LIST_RESOURCES, MAX_RESOURCE_DESCRIPTION_CHARS, MAX_RESOURCE_LABEL_CHARS, MAX_RESOURCE_PAGES, MAX_RESOURCE_URI_BYTES,
     MAX_RESOURCES_LISTED, READ_RESOURCE, RESOURCE_TOOLS,
 };
-pub use server_process::INHERITED_ENV;
-pub use servers::{Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, ServerLimits, ServerState, StartError};
+pub use server_process::{INHERITED_ENV, SpawnError};
+pub use servers::{
+    Connected, DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUEUED_BYTES, NotStarted, ServerLimits, ServerState, StartError, ToolsError,
+};
 pub use stdio::MAX_MESSAGE_BYTES;
 pub use task::{MAX_TASK_ID_BYTES, TASK_TTL_MS};
 pub use tool::SkippedTool;

@@ -22,7 +22,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::config::OAuthClient;
-use super::credentials::CredentialsFile;
+use super::credentials::{CredentialsError, CredentialsFile};
 
 /// How long a login waits for the person to finish at the authorization server.
 pub const DEFAULT_LOGIN_WAIT: Duration = Duration::from_secs(300);
@@ -152,6 +152,59 @@ impl Login {
     }
 }
 
+/// Why a sign-in, the kept tokens or a new sign-in for a server's challenge did not give a
+/// connection its tokens.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignInError {
+    /// The credentials file cannot keep tokens (nobody is sent to sign in for them).
+    #[error(transparent)]
+    Credentials(#[from] CredentialsError),
+    #[error("the loopback port {port} for the OAuth redirect (`oauth.callbackPort`) cannot be used")]
+    CallbackPort {
+        port: u16,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no loopback port for the OAuth redirect")]
+    NoLoopbackPort(#[source] std::io::Error),
+    /// A step of the sign-in failed: discovery, registration, the code exchange.
+    #[error("signing in to {url} failed")]
+    Failed {
+        url: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("signing in to {url} failed: the authorization URL has no `state`")]
+    NoState { url: String },
+    /// The person could not be sent to the authorization page (the embedding's words).
+    #[error("{0}")]
+    NotOpened(String),
+    #[error("no sign-in to `{server}` within {} s (the authorization server never redirected back)", .waited.as_secs())]
+    NoRedirect { server: String, waited: Duration },
+    #[error("the OAuth redirect listener failed")]
+    Listener(#[source] std::io::Error),
+    #[error("the authorization server refused the sign-in ({0})")]
+    Refused(String),
+    /// The OAuth set-up of a server's URL failed before any token was used.
+    #[error("OAuth for {url}")]
+    OAuth {
+        url: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("the kept tokens cannot be used; sign in again with `exec-host mcp login {server}`")]
+    KeptTokens {
+        server: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("MCP server `{server}` asks for a new OAuth sign-in ({why}): run `exec-host mcp login {server}`")]
+    NobodyToAsk { server: String, why: String },
+    #[error("MCP server `{server}` still refuses the call after {MAX_STEP_UPS} new sign-ins ({why})")]
+    TooManySignIns { server: String, why: String },
+}
+
 /// What the servers of a session use to authorize: the tokens kept, and whether a person
 /// can be sent to sign in while it runs.
 #[derive(Clone, Debug, Default)]
@@ -168,8 +221,10 @@ pub(crate) async fn manager_for(
     url: &str,
     client: &OAuthClient,
     credentials: &CredentialsFile,
-) -> Result<AuthorizationManager, String> {
-    let mut manager = AuthorizationManager::new(url).await.map_err(|e| format!("OAuth for {url}: {e}"))?;
+) -> Result<AuthorizationManager, SignInError> {
+    let oauth = |source: Box<dyn std::error::Error + Send + Sync>| SignInError::OAuth { url: url.to_string(), source };
+    let kept = |source: Box<dyn std::error::Error + Send + Sync>| SignInError::KeptTokens { server: server.to_string(), source };
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| oauth(e.into()))?;
     manager.set_credential_store(credentials.store_for(server, url));
     match credentials.sign_in(server, url) {
         Ok(super::credentials::SignIn::SignedIn) => {}
@@ -182,21 +237,18 @@ pub(crate) async fn manager_for(
         }
     }
     // The endpoints the kept tokens will be refreshed at pass the rule before any is used.
-    let resolved = manager
-        .resolve_metadata()
-        .await
-        .map_err(|e| format!("the kept tokens cannot be used ({e}); sign in again with `exec-host mcp login {server}`"))?;
-    check_metadata(&resolved.metadata).map_err(|e| format!("OAuth for {url}: {e}"))?;
+    let resolved = manager.resolve_metadata().await.map_err(|e| kept(e.into()))?;
+    check_metadata(&resolved.metadata).map_err(|e| oauth(e.into()))?;
     manager.set_metadata(resolved.metadata);
     match manager.initialize_from_store().await {
         Ok(true) => {}
         Ok(false) => return Ok(manager),
-        Err(e) => return Err(format!("the kept tokens cannot be used ({e}); sign in again with `exec-host mcp login {server}`")),
+        Err(e) => return Err(kept(e.into())),
     }
     // A confidential client refreshes with its secret, which the kept tokens do not hold.
     if let (Some(id), Some(secret)) = (&client.client_id, &client.client_secret) {
         let config = OAuthClientConfig::new(id.clone(), url.to_string()).with_client_secret(secret.clone());
-        manager.configure_client(config).map_err(|e| format!("OAuth for {url}: {e}"))?;
+        manager.configure_client(config).map_err(|e| oauth(e.into()))?;
     }
     Ok(manager)
 }
@@ -216,19 +268,13 @@ pub(crate) struct StepUp {
 
 impl StepUp {
     /// Signs in again for `challenge`; the connection's requests carry the new token after.
-    pub(crate) async fn sign_in_again(&self, challenge: &str) -> Result<(), String> {
+    pub(crate) async fn sign_in_again(&self, challenge: &str) -> Result<(), SignInError> {
         let server = &self.server;
         let Some(login) = &self.login else {
-            return Err(format!(
-                "MCP server `{server}` asks for a new OAuth sign-in ({}): run `exec-host mcp login {server}`",
-                challenge_error(challenge, &self.url)
-            ));
+            return Err(SignInError::NobodyToAsk { server: server.clone(), why: challenge_error(challenge, &self.url) });
         };
         if self.used.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= MAX_STEP_UPS {
-            return Err(format!(
-                "MCP server `{server}` still refuses the call after {MAX_STEP_UPS} new sign-ins ({})",
-                challenge_error(challenge, &self.url)
-            ));
+            return Err(SignInError::TooManySignIns { server: server.clone(), why: challenge_error(challenge, &self.url) });
         }
         let manager = sign_in(server, &self.url, &self.client, &self.credentials, login, Some(challenge)).await?;
         *self.manager.lock().await = manager;
@@ -258,28 +304,27 @@ pub(crate) async fn sign_in(
     credentials: &CredentialsFile,
     login: &Login,
     challenge: Option<&str>,
-) -> Result<AuthorizationManager, String> {
+) -> Result<AuthorizationManager, SignInError> {
     // With the causes: "metadata discovery failed" says little without its reason.
-    let fail = |e: &(dyn std::error::Error + 'static)| {
-        format!("signing in to {url} failed: {}", crate::support::report::error_sentence(e))
-    };
+    let fail = |source: Box<dyn std::error::Error + Send + Sync>| SignInError::Failed { url: url.to_string(), source };
     // Nobody is sent anywhere for tokens that could not be kept.
-    credentials.check_place().map_err(|e| e.to_string())?;
+    credentials.check_place()?;
     if let Some(challenge) = challenge {
-        check_challenge(challenge, url).map_err(|e| fail(&e))?;
+        check_challenge(challenge, url).map_err(|e| fail(e.into()))?;
     }
-    let listener =
-        TcpListener::bind(("127.0.0.1", client.callback_port.unwrap_or(0))).await.map_err(|e| match client.callback_port {
-            Some(port) => format!("the loopback port {port} for the OAuth redirect (`oauth.callbackPort`) cannot be used: {e}"),
-            None => format!("no loopback port for the OAuth redirect: {e}"),
-        })?;
-    let port = listener.local_addr().map_err(|e| fail(&e))?.port();
+    let listener = TcpListener::bind(("127.0.0.1", client.callback_port.unwrap_or(0))).await.map_err(|source| {
+        match client.callback_port {
+            Some(port) => SignInError::CallbackPort { port, source },
+            None => SignInError::NoLoopbackPort(source),
+        }
+    })?;
+    let port = listener.local_addr().map_err(|e| fail(e.into()))?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
 
-    let mut manager = AuthorizationManager::new(url).await.map_err(|e| fail(&e))?;
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| fail(e.into()))?;
     manager.set_credential_store(credentials.store_for(server, url));
-    let metadata = manager.resolve_metadata_from_challenge(challenge).await.map_err(|e| fail(&e))?;
-    check_metadata(&metadata.metadata).map_err(|e| fail(&e))?;
+    let metadata = manager.resolve_metadata_from_challenge(challenge).await.map_err(|e| fail(e.into()))?;
+    check_metadata(&metadata.metadata).map_err(|e| fail(e.into()))?;
     manager.set_metadata(metadata.metadata);
 
     let mut request = AuthorizationRequest::new(redirect_uri).with_client_name("exec-host");
@@ -306,18 +351,18 @@ pub(crate) async fn sign_in(
             request = request.with_scopes(scopes);
         }
     }
-    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(&e))?;
+    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(e.into()))?;
     let authorization_url =
-        server_url("the authorization URL", session.get_authorization_url()).map_err(|e| fail(&e))?.to_string();
+        server_url("the authorization URL", session.get_authorization_url()).map_err(|e| fail(e.into()))?.to_string();
     let expected_state = reqwest::Url::parse(&authorization_url)
         .ok()
         .and_then(|parsed| parsed.query_pairs().find(|(key, _)| key == "state").map(|(_, value)| value.into_owned()))
-        .ok_or_else(|| format!("signing in to {url} failed: the authorization URL has no `state`"))?;
-    (login.open)(server, &authorization_url)?;
-    let callback = tokio::time::timeout(login.wait, redirect(&listener, port, &expected_state)).await.map_err(|_| {
-        format!("no sign-in to `{server}` within {} s (the authorization server never redirected back)", login.wait.as_secs())
-    })??;
-    session.handle_callback_url(&callback).await.map_err(|e| fail(&e))?;
+        .ok_or_else(|| SignInError::NoState { url: url.to_string() })?;
+    (login.open)(server, &authorization_url).map_err(SignInError::NotOpened)?;
+    let callback = tokio::time::timeout(login.wait, redirect(&listener, port, &expected_state))
+        .await
+        .map_err(|_| SignInError::NoRedirect { server: server.to_string(), waited: login.wait })??;
+    session.handle_callback_url(&callback).await.map_err(|e| fail(e.into()))?;
     Ok(session.auth_manager)
 }
 
@@ -326,12 +371,12 @@ pub(crate) async fn sign_in(
 /// [`CALLBACK_REQUEST_TIME`] and [`CALLBACK_REQUEST_BYTES`], so a slow or silent one never
 /// holds up the redirect. Anything else that reaches the listener (another path, another
 /// state, a request that is not HTTP) is answered with an error and the wait goes on.
-async fn redirect(listener: &TcpListener, port: u16, expected_state: &str) -> Result<String, String> {
+async fn redirect(listener: &TcpListener, port: u16, expected_state: &str) -> Result<String, SignInError> {
     let mut connections = futures::stream::FuturesUnordered::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = accepted.map_err(|e| format!("the OAuth redirect listener failed: {e}"))?;
+                let (stream, _) = accepted.map_err(SignInError::Listener)?;
                 // Past the bound, a connection is closed unread (dropped here).
                 if connections.len() < CALLBACK_CONNECTIONS {
                     connections.push(tokio::time::timeout(CALLBACK_REQUEST_TIME, answer(stream, port, expected_state)));
@@ -349,7 +394,7 @@ async fn redirect(listener: &TcpListener, port: u16, expected_state: &str) -> Re
 
 /// Answers one connection to the loopback listener: the redirect's URL, or the authorization
 /// server's refusal, when it is this login's redirect; `None` otherwise.
-async fn answer(mut stream: TcpStream, port: u16, expected_state: &str) -> Option<Result<String, String>> {
+async fn answer(mut stream: TcpStream, port: u16, expected_state: &str) -> Option<Result<String, SignInError>> {
     let Some(target) = request_target(&mut stream).await else {
         let _ = respond(&mut stream, "400 Bad Request", "Not an OAuth redirect.").await;
         return None;
@@ -370,7 +415,7 @@ async fn answer(mut stream: TcpStream, port: u16, expected_state: &str) -> Optio
     if let Some(error) = query("error") {
         let _ = respond(&mut stream, "200 OK", "Sign-in refused. You can close this tab.").await;
         let detail = query("error_description").map(|d| format!(": {d}")).unwrap_or_default();
-        return Some(Err(format!("the authorization server refused the sign-in ({error}{detail})")));
+        return Some(Err(SignInError::Refused(format!("{error}{detail}"))));
     }
     let _ = respond(&mut stream, "200 OK", "Signed in to exec-host. You can close this tab.").await;
     Some(Ok(url.to_string()))
@@ -441,6 +486,7 @@ mod tests {
         let waiting = tokio::spawn(async move { redirect(&listener, port, "s").await });
         hit(port, get("/callback?error=access_denied&error_description=no+thanks&state=s")).await;
         let refused = waiting.await.unwrap().unwrap_err();
+        let refused = refused.to_string();
         assert!(refused.contains("refused the sign-in (access_denied: no thanks)"), "{refused}");
     }
 

@@ -19,11 +19,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::tool::{ServerLink, json_len};
+use super::link::{ServerLink, json_len};
 use crate::sources::tools::params::read_params;
-use crate::sources::tools::{CallContext, Effect, Image, Registry, Tool, ToolDefinition, ToolError, ToolOutput};
+use crate::sources::tools::{CallContext, Effect, Image, Registry, Tool, ToolDefinition, ToolOutput};
 use crate::support::lock::Unpoisoned;
 use crate::support::text::cut_chars;
+use crate::support::vocabulary::ToolError;
 
 /// The tool that lists the servers' resources.
 pub const LIST_RESOURCES: &str = "ListMcpResourcesTool";
@@ -331,7 +332,7 @@ async fn ask(link: &ServerLink, request: ClientRequest, weight: usize) -> Result
             Ok(answer) => return Ok(answer),
             Err(error) => {
                 if let Some(signed_in) = link.signed_in_again(&error).await {
-                    signed_in.map_err(ToolError::execution)?;
+                    signed_in.map_err(|error| ToolError::execution(crate::support::report::error_sentence(&error)))?;
                     continue;
                 }
                 if matches!(error, rmcp::service::ServiceError::TransportClosed | rmcp::service::ServiceError::TransportSend(_)) {

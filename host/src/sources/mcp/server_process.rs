@@ -32,17 +32,35 @@ pub(super) struct StderrTail {
 /// The variables of this process a stdio server inherits; its entry's `env` adds to them.
 pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
+/// Why a stdio server's process could not be started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    #[error("its `cwd` {} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("command `{0}` was not found (is it installed and on PATH?)")]
+    NotFound(String),
+    #[error("command `{0}` is not executable")]
+    NotExecutable(String),
+    #[error("cannot start `{command}`")]
+    Failed {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 pub(super) fn spawn(
     server: &str,
     command: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<&PathBuf>,
-) -> Result<(ChildTransport, StderrTail), String> {
+) -> Result<(ChildTransport, StderrTail), SpawnError> {
     if let Some(dir) = cwd
         && !dir.is_dir()
     {
-        return Err(format!("its `cwd` {} is not a directory", dir.display()));
+        return Err(SpawnError::NotADirectory(dir.clone()));
     }
     let mut process = tokio::process::Command::new(command);
     // A server gets a small default environment and what its entry sets, never every secret
@@ -58,16 +76,16 @@ pub(super) fn spawn(
     if let Some(dir) = cwd {
         process.current_dir(dir);
     }
-    let mut child = process.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("command `{command}` was not found (is it installed and on PATH?)"),
-        std::io::ErrorKind::PermissionDenied => format!("command `{command}` is not executable"),
-        _ => format!("cannot start `{command}`: {e}"),
+    let mut child = process.spawn().map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => SpawnError::NotFound(command.to_string()),
+        std::io::ErrorKind::PermissionDenied => SpawnError::NotExecutable(command.to_string()),
+        _ => SpawnError::Failed { command: command.to_string(), source },
     })?;
     let tail = StderrTail::default();
     if let Some(stderr) = child.stderr.take() {
         tokio::spawn(log_stderr(server.into(), stderr, tail.clone()));
     }
-    let transport = ChildTransport::new(child).map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let transport = ChildTransport::new(child).map_err(|source| SpawnError::Failed { command: command.to_string(), source })?;
     Ok((transport, tail))
 }
 

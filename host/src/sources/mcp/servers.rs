@@ -19,10 +19,11 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::config::{self, McpConfig, ServerConfig};
-use super::connection::{self, Connection};
-use super::oauth::ServerAuth;
+use super::connection::{self, ConnectError, Connection};
+use super::link::ServerLink;
+use super::oauth::{ServerAuth, SignInError};
 use super::resources::ResourceServers;
-use super::tool::{ServerLink, SkippedTool, tools_of};
+use super::tool::{SkippedTool, tools_of};
 use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::{Registry, Tool};
 use crate::support::lock::Unpoisoned;
@@ -68,13 +69,67 @@ impl Default for ServerLimits {
     }
 }
 
-/// A server that could not be connected, and why. Shown once, as one sentence.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("MCP server `{server}` is not available: {reason}")]
+/// A server that could not be connected, and why (its causes, in `why`). Shown once, as one
+/// sentence ([`crate::error_sentence`]).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("MCP server `{server}` is not available")]
 #[non_exhaustive]
 pub struct StartError {
     pub server: String,
-    pub reason: String,
+    #[source]
+    pub why: Arc<NotStarted>,
+}
+
+impl StartError {
+    pub fn new(server: &str, why: NotStarted) -> Self {
+        StartError { server: server.to_string(), why: Arc::new(why) }
+    }
+
+    /// Why, as one sentence with its causes.
+    pub fn reason(&self) -> String {
+        crate::support::report::error_sentence(&*self.why)
+    }
+}
+
+/// Why a server was not started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotStarted {
+    #[error("{0}")]
+    Name(&'static str),
+    #[error("a server of that name is already connected; remove it first")]
+    AlreadyConnected,
+    #[error("not started: the permissions.deny rule `{rule}` in {file} removes all its tools")]
+    Denied { rule: String, file: String },
+    /// The settings that decide whether it may start could not be read.
+    #[error("the settings cannot be read")]
+    Settings(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error("no answer to `tools/list` within {0:?}")]
+    ToolsTimedOut(Duration),
+    #[error(transparent)]
+    Tools(#[from] ToolsError),
+}
+
+/// Why a server's tools could not be listed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolsError {
+    #[error("`tools/list` failed")]
+    Failed(#[source] rmcp::service::ServiceError),
+    #[error(transparent)]
+    SignIn(#[from] SignInError),
+    #[error("its answer to `tools/list` is not a list of tools")]
+    NotAList,
+    #[error("its answer to `tools/list` has no `tools` array")]
+    NoToolsArray,
+    #[error("its `tools/list` has a `nextCursor` that is not a string")]
+    BadCursor,
+    #[error("it lists more than {MAX_TOOLS_PER_SERVER} tools, more than one server may offer")]
+    TooMany,
+    #[error("its `tools/list` goes on past {MAX_LIST_PAGES} pages")]
+    TooManyPages,
 }
 
 /// Where a server stands.
@@ -134,28 +189,29 @@ impl McpServers {
 
     /// Connects one server and puts its tools in the registry.
     pub async fn add(&self, name: &str, server: ServerConfig) -> Result<Connected, StartError> {
-        let fail = |reason: String| StartError { server: name.to_string(), reason };
-        config::check_name(name).map_err(|why| fail(why.to_string()))?;
+        let fail = |why: NotStarted| StartError::new(name, why);
+        config::check_name(name).map_err(|why| fail(NotStarted::Name(why)))?;
         if self.is_connected(name) {
-            return Err(fail("a server of that name is already connected; remove it first".into()));
+            return Err(fail(NotStarted::AlreadyConnected));
         }
         let connect_timeout = self.limits.connect_timeout;
-        let connection =
-            connection::connect(name, &server, &self.auth, self.input.as_ref(), connect_timeout).await.map_err(fail)?;
+        let connection = connection::connect(name, &server, &self.auth, self.input.as_ref(), connect_timeout)
+            .await
+            .map_err(|error| fail(error.into()))?;
         let link = ServerLink::new(name, connection.service.peer().clone(), self.limits.queued_bytes)
             .with_step_up(connection.auth.clone())
             .with_callers(connection.callers.clone());
         let listed = tokio::time::timeout(connect_timeout, list_tools(&link))
             .await
-            .map_err(|_| fail(format!("no answer to `tools/list` within {connect_timeout:?}")))?
-            .map_err(fail)?;
+            .map_err(|_| fail(NotStarted::ToolsTimedOut(connect_timeout)))?
+            .map_err(|error| fail(error.into()))?;
         let (tools, skipped) = offered(&link, listed, server.always_load);
         let connected = Connected { tools: tools.len(), skipped };
 
         let mut servers = self.lock();
         if servers.get(name).is_some_and(Supervised::is_connected) {
             // Another `add` of the same name finished first; this connection closes on drop.
-            return Err(fail("a server of that name is already connected; remove it first".into()));
+            return Err(fail(NotStarted::AlreadyConnected));
         }
         self.registry.replace_server_tools(name, tools);
         let has_resources = link.peer.peer_info().is_some_and(|info| info.capabilities.resources.is_some());
@@ -299,7 +355,11 @@ impl Watch {
                 *self.state.locked() = ServerState::Connected { tools: tools.len() };
                 self.registry.replace_server_tools(&self.server, tools);
             }
-            Ok(Err(e)) => warn!("MCP server `{}`: listing its changed tools failed: {e}; the previous list stays", self.server),
+            Ok(Err(e)) => warn!(
+                "MCP server `{}`: listing its changed tools failed: {}; the previous list stays",
+                self.server,
+                crate::support::report::error_sentence(&e)
+            ),
             Err(_) => warn!("MCP server `{}`: no answer to `tools/list` after a change; the previous list stays", self.server),
         }
     }
@@ -314,8 +374,8 @@ struct Listed {
 }
 
 /// Every page of the server's `tools/list`, within [`MAX_TOOLS_PER_SERVER`] tools and
-/// [`MAX_LIST_PAGES`] pages; why not, as a sentence.
-async fn list_tools(link: &ServerLink) -> Result<Listed, String> {
+/// [`MAX_LIST_PAGES`] pages; why not.
+async fn list_tools(link: &ServerLink) -> Result<Listed, ToolsError> {
     let mut listed = Listed::default();
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
@@ -326,7 +386,7 @@ async fn list_tools(link: &ServerLink) -> Result<Listed, String> {
                 // Refused with an OAuth challenge: signed in again, the page is asked again.
                 Err(error) => match link.signed_in_again(&error).await {
                     Some(signed_in) => signed_in?,
-                    None => return Err(format!("`tools/list` failed: {error}")),
+                    None => return Err(ToolsError::Failed(error)),
                 },
             }
         };
@@ -337,23 +397,23 @@ async fn list_tools(link: &ServerLink) -> Result<Listed, String> {
             }
             // A page with one entry that is not a tool definition does not read as a list.
             ServerResult::CustomResult(CustomResult(page)) => read_leniently(page, &mut listed)?,
-            _ => return Err("its answer to `tools/list` is not a list of tools".into()),
+            _ => return Err(ToolsError::NotAList),
         };
         if listed.tools.len() + listed.unreadable.len() > MAX_TOOLS_PER_SERVER {
-            return Err(format!("it lists more than {MAX_TOOLS_PER_SERVER} tools, more than one server may offer"));
+            return Err(ToolsError::TooMany);
         }
         match next {
             Some(next) => cursor = Some(next),
             None => return Ok(listed),
         }
     }
-    Err(format!("its `tools/list` goes on past {MAX_LIST_PAGES} pages"))
+    Err(ToolsError::TooManyPages)
 }
 
 /// A `tools/list` page read entry by entry; the next cursor.
-fn read_leniently(mut page: Value, listed: &mut Listed) -> Result<Option<String>, String> {
+fn read_leniently(mut page: Value, listed: &mut Listed) -> Result<Option<String>, ToolsError> {
     let Some(Value::Array(entries)) = page.get_mut("tools").map(Value::take) else {
-        return Err("its answer to `tools/list` has no `tools` array".into());
+        return Err(ToolsError::NoToolsArray);
     };
     for entry in entries {
         let name = match entry.get("name") {
@@ -368,6 +428,6 @@ fn read_leniently(mut page: Value, listed: &mut Listed) -> Result<Option<String>
     match page.get("nextCursor") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(cursor)) => Ok(Some(cursor.clone())),
-        Some(_) => Err("its `tools/list` has a `nextCursor` that is not a string".into()),
+        Some(_) => Err(ToolsError::BadCursor),
     }
 }

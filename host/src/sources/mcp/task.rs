@@ -15,7 +15,7 @@ use rmcp::model::{CallToolResult, ClientRequest, CustomRequest, ErrorCode, Serve
 use rmcp::service::ServiceError;
 use serde_json::{Map, Value, json};
 
-use super::tool::{ServerLink, json_len};
+use super::link::{ServerLink, json_len};
 use crate::sources::tools::{ProgressSink, ToolProgress};
 
 /// How long the task is asked to be kept after it is created, in milliseconds.

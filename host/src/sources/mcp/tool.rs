@@ -6,20 +6,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::future::BoxFuture;
-use rmcp::model::GetExtensions as _;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ContentBlock, ErrorCode,
-    ProtocolVersion, RequestId, ResourceContents, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock, ErrorCode, ResourceContents,
+    ServerResult,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+use rmcp::service::ServiceError;
 use serde_json::{Map, Value};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
+use super::callers::Answers;
+use super::link::{ServerLink, json_len};
 use super::task;
 use crate::sources::tools::input::{InputAnswer, InputHandler, InputRequest};
-use crate::sources::tools::{
-    CallContext, DefinitionError, Image, ProgressSink, Tool, ToolDefinition, ToolError, ToolOutput, ToolSource,
-};
+use crate::sources::tools::{CallContext, DefinitionError, Image, ProgressSink, Tool, ToolDefinition, ToolOutput, ToolSource};
+use crate::support::vocabulary::ToolError;
 
 /// `_meta` key a server sets on a tool that must never be deferred.
 pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
@@ -42,89 +41,6 @@ enum Answer {
     Complete(CallToolResult),
     /// It needs input first: answer its requests and send the call again.
     InputRequired(rmcp::model::InputRequiredResult),
-}
-
-/// The answers to a server's input requests, and the state it asked to have back.
-pub(crate) struct Answers {
-    pub responses: rmcp::model::InputResponses,
-    pub state: Option<String>,
-}
-
-/// What a message to a server weighs besides a call's arguments, in the bound on bytes
-/// waiting to reach the server: its envelope, or a cancellation notice.
-const ENVELOPE_BYTES: usize = 1024;
-
-/// What every tool of one connected server shares: the server's name, the client side of
-/// the connection, the alarm a call raises when the connection failed under it, and the
-/// room left for messages waiting to reach the server.
-#[derive(Clone)]
-pub struct ServerLink {
-    pub server: Arc<str>,
-    pub peer: Peer<RoleClient>,
-    /// Notified when a call failed at the transport level; the server's watcher then checks
-    /// whether the server is still there (an HTTP server can vanish without closing anything).
-    pub suspect: Arc<Notify>,
-    /// [`ServerLimits::queued_bytes`](super::ServerLimits::queued_bytes), as permits of one
-    /// byte. A message holds its weight from before it is handed to rmcp until the
-    /// transport drops it, written or failed.
-    outgoing: Arc<Semaphore>,
-    queued_bytes: usize,
-    /// The server's OAuth, when a call it refuses with a challenge may sign in again.
-    step_up: Option<Arc<super::oauth::StepUp>>,
-    /// Who answers the server's input requests during each call in flight.
-    callers: Arc<super::connection::Callers>,
-    /// Whether the server speaks 2026-07-28, where a call may be answered with input
-    /// requests and sent again; fixed by the handshake.
-    modern: bool,
-}
-
-impl ServerLink {
-    pub fn new(server: &str, peer: Peer<RoleClient>, queued_bytes: usize) -> Self {
-        let queued_bytes = queued_bytes.clamp(ENVELOPE_BYTES, Semaphore::MAX_PERMITS);
-        let modern = peer.peer_info().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
-        ServerLink {
-            modern,
-            server: server.into(),
-            peer,
-            suspect: Arc::new(Notify::new()),
-            outgoing: Arc::new(Semaphore::new(queued_bytes)),
-            queued_bytes,
-            step_up: None,
-            callers: Arc::default(),
-        }
-    }
-
-    pub(crate) fn with_callers(mut self, callers: Arc<super::connection::Callers>) -> Self {
-        self.callers = callers;
-        self
-    }
-
-    pub(crate) fn with_step_up(mut self, step_up: Option<Arc<super::oauth::StepUp>>) -> Self {
-        self.step_up = step_up;
-        self
-    }
-
-    /// When `error` is the server refusing a request with an OAuth challenge and this
-    /// connection may sign in again: that sign-in (after which the request is sent again).
-    pub(crate) async fn signed_in_again(&self, error: &ServiceError) -> Option<Result<(), String>> {
-        let challenge = challenge_of(error)?;
-        Some(self.step_up.as_ref()?.sign_in_again(&challenge).await)
-    }
-
-    /// Waits until `bytes` more may wait to reach the server. A message heavier than the
-    /// whole bound waits until nothing else does.
-    async fn room_for(&self, bytes: usize) -> OwnedSemaphorePermit {
-        let weight = u32::try_from(bytes.saturating_add(ENVELOPE_BYTES).min(self.queued_bytes)).unwrap_or(u32::MAX);
-        // The semaphore is never closed.
-        self.outgoing.clone().acquire_many_owned(weight).await.expect("the outgoing bound is never closed")
-    }
-}
-
-/// A message's share of the outgoing bound, carried in the request's extensions so that it
-/// is given back when the transport drops the message.
-#[derive(Clone)]
-struct Queued {
-    _room: Arc<OwnedSemaphorePermit>,
 }
 
 /// A tool of a connected MCP server.
@@ -241,7 +157,7 @@ impl McpTool {
             // The arguments are kept for a second attempt only where one may come: after a
             // sign-in, an input round, or a plain call refused because the tool runs only
             // as a task.
-            let may_resend = self.link.step_up.is_some() || self.link.modern || (!as_task && weight <= RETRY_COPY_BYTES);
+            let may_resend = self.link.may_send_again() || (!as_task && weight <= RETRY_COPY_BYTES);
             let sent = if may_resend { args.clone() } else { std::mem::take(&mut args) };
             let progress = context.progress.as_ref();
             let answer = match as_task {
@@ -283,7 +199,7 @@ impl McpTool {
                 Err(error) => {
                     // Refused with an OAuth challenge: signed in again, the call is sent again.
                     if let Some(signed_in) = self.link.signed_in_again(&error).await {
-                        signed_in.map_err(ToolError::execution)?;
+                        signed_in.map_err(|error| ToolError::execution(crate::support::report::error_sentence(&error)))?;
                         continue;
                     }
                     if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
@@ -316,87 +232,6 @@ impl McpTool {
             _ => Err(ServiceError::UnexpectedResponse),
         }
     }
-}
-
-impl ServerLink {
-    /// Sends `request`, whose parameters weigh `weight` bytes, within the outgoing bound, and
-    /// waits for its answer. The server is told when the caller stops waiting first (an
-    /// abort, the Exec ending); the progress it reports meanwhile goes to `progress`.
-    pub(crate) async fn send(
-        &self,
-        mut request: ClientRequest,
-        weight: usize,
-        progress: Option<&ProgressSink>,
-    ) -> Result<ServerResult, ServiceError> {
-        let room = self.room_for(weight).await;
-        request.extensions_mut().insert(Queued { _room: Arc::new(room) });
-        let handle = self.peer.send_request_with_option(request, PeerRequestOptions::default()).await?;
-        let _watched = progress.map(|sink| self.callers.watch(handle.progress_token.clone(), sink.clone()));
-        // Dropped before the answer (abort, the Exec ending): the server is told.
-        let mut pending = CancelOnDrop { link: self.clone(), id: Some(handle.id.clone()) };
-        let answer = handle.await_response().await;
-        pending.id = None;
-        answer
-    }
-}
-
-/// The `WWW-Authenticate` challenge of a 401 or 403 that failed a request, if that is why.
-fn challenge_of(error: &ServiceError) -> Option<String> {
-    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(current) = source {
-        if let Some(required) = current.downcast_ref::<AuthRequiredError>() {
-            return Some(required.www_authenticate_header.clone());
-        }
-        if let Some(scope) = current.downcast_ref::<InsufficientScopeError>() {
-            return Some(scope.www_authenticate_header.clone());
-        }
-        source = current.source();
-    }
-    None
-}
-
-/// Sends `notifications/cancelled` for a request whose caller stopped waiting.
-///
-/// rmcp's own guard tries once without waiting, and under load (thousands of abandoned
-/// calls a second) its channel can be full: the notice is lost, and with it the entry rmcp
-/// keeps for the request, for as long as the connection lives. This one waits its turn in
-/// a task of its own, within the server's outgoing bound.
-struct CancelOnDrop {
-    link: ServerLink,
-    id: Option<RequestId>,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let link = self.link.clone();
-        runtime.spawn(async move {
-            let _room = link.room_for(0).await;
-            let notice = CancelledNotificationParam::new(Some(id), Some("the caller stopped waiting".into()));
-            // Returns once the notice is written (or could not be).
-            let _ = link.peer.notify_cancelled(notice).await;
-        });
-    }
-}
-
-/// The length of `value` as JSON text, without writing it anywhere.
-pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Writing plain JSON values into a counter cannot fail.
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 /// What the script receives from a `tools/call` answer (spec: structured content, else the

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::support::vocabulary::{Origin, ToolError};
 pub use builtin::WorkspaceError;
 pub use progress::{CallProgress, MAX_PROGRESS_MESSAGE_CHARS, ProgressSink, ProgressWatcher, ToolProgress};
 pub use registry::RegistryError;
@@ -244,71 +245,6 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// Who is calling: the model directly, or a script inside Exec.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Origin {
-    /// A tool call of the model's, with its call id.
-    Direct { call_id: Arc<str> },
-    /// A call from a script, inside the `Exec` call with this id; `call` numbers it among
-    /// the script's calls (the id its approval carries).
-    Nested { exec_call_id: Arc<str>, call: u32 },
-}
-
-impl Origin {
-    /// The call's id as hooks read it (`tool_use_id`): the model's call id, or for a
-    /// script's call its Exec's id and its number (`toolu_1#3`); the same for the call's
-    /// `PreToolUse` and `PostToolUse`.
-    pub fn tool_use_id(&self) -> String {
-        match self {
-            Origin::Direct { call_id } => call_id.to_string(),
-            Origin::Nested { exec_call_id, call } => format!("{exec_call_id}#{call}"),
-        }
-    }
-}
-
-/// An approver's answer to a call that asks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum Approval {
-    AllowOnce,
-    /// Allow, and save the request's rule to `permissions.allow` of the project settings so
-    /// it does not ask again.
-    AllowAlways,
-    Deny {
-        reason: String,
-    },
-    /// No answer now: the call waits for one, and an Exec that waits only on such calls
-    /// parks (it is stored, and resumes when the answers come). A call that cannot wait (a
-    /// direct call, an Exec that cannot park) is refused instead.
-    Park,
-}
-
-/// A call of a parked Exec taken up again: why it asked when it parked, and the answer a
-/// person gave it, if any. The answer binds whatever the resuming session's rules say (only
-/// a refusal there is stricter); a call nobody answered asks again.
-#[derive(Clone, Debug)]
-pub(crate) struct AskedBefore {
-    pub why: String,
-    pub answer: Option<Approval>,
-}
-
-/// What a call that waits for an approval asked: kept with a parked Exec, shown to whoever
-/// answers it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[non_exhaustive]
-pub struct ParkRequest {
-    /// The leaf tool.
-    pub tool: String,
-    /// The input the policy saw (after any `PreToolUse` hook changed it).
-    pub input: Value,
-    /// Why it asks: the rule and its file, or the mode.
-    pub why: String,
-    /// The rule "allow always" saves.
-    pub rule: String,
-}
-
 /// What a call carries besides its arguments.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -429,102 +365,11 @@ pub(crate) enum ScriptValue {
     Text(String),
 }
 
-/// Where in a call's life it failed (spec 000): retry and recovery depend on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Stage {
-    /// The tool is not known or not reachable from here.
-    Discovery,
-    /// The arguments do not fit the tool.
-    Params,
-    /// Policy refused the call.
-    Authorization,
-    /// The tool ran and failed, timed out or was cancelled; side effects may have happened.
-    Execution,
-    /// The tool succeeded but its result could not be turned into what the caller gets.
-    Projection,
-}
-
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Stage::Discovery => "discovery",
-            Stage::Params => "params",
-            Stage::Authorization => "authorization",
-            Stage::Execution => "execution",
-            Stage::Projection => "projection",
-        })
-    }
-}
-
-/// A failed call: the stage and a message meant for the caller (a script sees the message).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-#[non_exhaustive]
-pub struct ToolError {
-    pub stage: Stage,
-    pub message: String,
-    /// Set when the call did not fail but waits for an approval ([`Approval::Park`]).
-    pub parked: Option<Box<ParkRequest>>,
-}
-
 impl Image {
     /// An image of `mime_type`, given base64-encoded.
     pub fn new(mime_type: impl Into<String>, base64: impl Into<String>) -> Self {
         Image { mime_type: mime_type.into(), base64: base64.into() }
     }
-}
-
-impl ToolError {
-    pub fn new(stage: Stage, message: impl Into<String>) -> Self {
-        ToolError { stage, message: message.into(), parked: None }
-    }
-
-    /// A call that waits for an approval: not a failure, unless it cannot wait (then the
-    /// message says why, as an authorization failure).
-    pub fn parked(request: ParkRequest) -> Self {
-        let message = format!(
-            "`{}` needs approval ({}), and it cannot wait for one here; a permissions.allow rule `{}` lets it run",
-            request.tool, request.why, request.rule
-        );
-        ToolError { stage: Stage::Authorization, message, parked: Some(Box::new(request)) }
-    }
-    pub fn discovery(message: impl Into<String>) -> Self {
-        Self::new(Stage::Discovery, message)
-    }
-    pub fn params(message: impl Into<String>) -> Self {
-        Self::new(Stage::Params, message)
-    }
-    pub fn authorization(message: impl Into<String>) -> Self {
-        Self::new(Stage::Authorization, message)
-    }
-    pub fn execution(message: impl Into<String>) -> Self {
-        Self::new(Stage::Execution, message)
-    }
-    pub fn projection(message: impl Into<String>) -> Self {
-        Self::new(Stage::Projection, message)
-    }
-
-    /// The same error, its message starting with the tool it came from (`read_file: ...`)
-    /// unless it names the tool already: a script that awaits many calls learns which one
-    /// failed.
-    pub fn naming(mut self, tool: &str) -> Self {
-        if !names_tool(&self.message, tool) {
-            self.message = format!("{tool}: {}", self.message);
-        }
-        self
-    }
-}
-
-/// Whether `text` has `tool` as a whole word: not inside a longer name (`ls` in `tools`).
-fn names_tool(text: &str, tool: &str) -> bool {
-    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-');
-    text.match_indices(tool).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + tool.len()..].chars().next();
-        !before.is_some_and(part_of_name) && !after.is_some_and(part_of_name)
-    })
 }
 
 #[cfg(test)]

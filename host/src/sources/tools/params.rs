@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::ToolError;
+use crate::support::vocabulary::ToolError;
 
 /// Schema violations named in one message; the rest are counted.
 const MAX_VIOLATIONS: usize = 3;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::Origin;
+use crate::support::vocabulary::Origin;
 
 /// Longest progress message kept, in characters; the rest is cut.
 pub const MAX_PROGRESS_MESSAGE_CHARS: usize = 200;

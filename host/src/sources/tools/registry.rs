@@ -148,7 +148,8 @@ impl std::fmt::Debug for Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::tools::{CallContext, ToolError, ToolOutput};
+    use crate::sources::tools::{CallContext, ToolOutput};
+    use crate::support::vocabulary::ToolError;
     use futures::future::BoxFuture;
     use serde_json::{Map, Value, json};
 

@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{FileTool, Workspace, edit_file, glob, grep, ls, read_file, write_file};
 use crate::sources::command::{self, CommandEvent, CommandOutcome, Confinement, Layers};
-use crate::sources::tools::ToolError;
 use crate::sources::tools::params::read_params;
 use crate::support::report::error_sentence;
+use crate::support::vocabulary::ToolError;
 
 /// The kind of the backend built in: the workspace on this machine.
 pub const LOCAL: &str = "local";

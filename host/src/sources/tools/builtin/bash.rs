@@ -21,7 +21,8 @@ use super::Backend;
 use crate::sources::command::{self, CommandEvent, CommandOutcome, Ended};
 use crate::sources::tools::names::BASH;
 use crate::sources::tools::params::read_params;
-use crate::sources::tools::{CallContext, Effect, Tool, ToolDefinition, ToolError, ToolOutput, ToolProgress};
+use crate::sources::tools::{CallContext, Effect, Tool, ToolDefinition, ToolOutput, ToolProgress};
+use crate::support::vocabulary::ToolError;
 
 const DESCRIPTION: &str = "Runs a shell command (bash) in the workspace and gives its output (standard output and error together, at most 30,000 characters: the start and the end), its exit code and its time. A non-zero exit code is a result, not a failure. The command runs confined: it may write only in the workspace (not in .git or .exec-host) and a private /tmp, read the system's folders, and has no network unless the settings open it; standard input is closed. `timeout` is in milliseconds (default 120000, at most 600000).";
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::FileTool;
 use super::workspace::{Access, Workspace, display_path, looks_binary};
 use crate::sources::tools::Effect;
-use crate::sources::tools::ToolError;
+use crate::support::vocabulary::ToolError;
 
 /// Largest file edit_file reads.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;

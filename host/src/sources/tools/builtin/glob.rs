@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::FileTool;
 use super::workspace::{Workspace, display_path, walk};
 use crate::sources::tools::Effect;
-use crate::sources::tools::ToolError;
+use crate::support::vocabulary::ToolError;
 
 /// Paths returned at most.
 pub const MAX_MATCHES: usize = 1_000;

@@ -10,7 +10,7 @@ use super::FileTool;
 use super::glob::{matcher, strip_base};
 use super::workspace::{Access, Workspace, display_path, looks_binary, walk};
 use crate::sources::tools::Effect;
-use crate::sources::tools::ToolError;
+use crate::support::vocabulary::ToolError;
 
 /// Matching lines returned at most.
 pub const MAX_MATCHES: usize = 200;

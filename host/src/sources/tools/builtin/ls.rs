@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::FileTool;
 use super::workspace::{Workspace, display_path};
 use crate::sources::tools::Effect;
-use crate::sources::tools::ToolError;
+use crate::support::vocabulary::ToolError;
 
 /// Entries returned at most; the rest are counted in `total`.
 pub const MAX_ENTRIES: usize = 1_000;

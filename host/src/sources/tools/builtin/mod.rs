@@ -32,7 +32,8 @@ use serde_json::{Map, Value};
 pub use backend::{Backend, LocalBackend, refused_kind};
 pub use workspace::{GuardedPlace, Workspace, WorkspaceError};
 
-use super::{CallContext, Effect, Tool, ToolDefinition, ToolError, ToolOutput};
+use super::{CallContext, Effect, Tool, ToolDefinition, ToolOutput};
+use crate::support::vocabulary::ToolError;
 
 /// The builtin tools whose argument `path` names a place in the workspace; a permission rule
 /// for one of them may carry a path pattern (`read_file(secrets/**)`).

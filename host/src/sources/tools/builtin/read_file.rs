@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::FileTool;
 use super::workspace::{Access, Workspace, display_path, looks_binary, read_line_bounded};
 use crate::sources::tools::Effect;
-use crate::sources::tools::ToolError;
+use crate::support::vocabulary::ToolError;
 
 /// Lines returned when the caller does not say.
 pub const DEFAULT_LINES: usize = 2_000;

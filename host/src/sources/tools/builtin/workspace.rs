@@ -11,9 +11,9 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 
 use super::ignored::Ignored;
-use crate::sources::tools::ToolError;
 use crate::support::lock::UnpoisonedRw;
 use crate::support::private::real_path;
+use crate::support::vocabulary::ToolError;
 
 /// Entries a directory walk visits before it stops (glob, grep).
 pub const MAX_WALK_ENTRIES: usize = 100_000;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::FileTool;
 use super::workspace::{Access, Workspace, display_path};
 use crate::sources::tools::Effect;
-use crate::sources::tools::ToolError;
+use crate::support::vocabulary::ToolError;
 
 pub struct WriteFile;
 

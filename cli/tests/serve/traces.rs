@@ -11,7 +11,7 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 use serde_json::json;
 
-mod common;
+use crate::common;
 use common::{HttpServer, exec_host, fixture_mcp_server, shared_cache};
 
 /// A collector's OTLP/HTTP receiver: every export request it was sent, decoded.

@@ -1,12 +1,14 @@
-//! Execs as tasks, for clients of MCP 2026-07-28 that declare the Tasks extension
-//! (`io.modelcontextprotocol/tasks`) in a request's capabilities.
+//! The Task plan (`crate::gateway::plan::Plan::Task`): Execs as tasks, for clients of MCP
+//! 2026-07-28 that declare the Tasks extension (`io.modelcontextprotocol/tasks`) in a
+//! request's capabilities.
 //!
-//! An `Exec` such a client calls that is still running after `task_record::TASK_AFTER` becomes a task:
-//! the call answers `CreateTaskResult`, the Exec runs on (it yielded, see
+//! An `Exec` such a client calls that is still running after `task_record::TASK_AFTER`
+//! becomes a task: the call answers `CreateTaskResult`, the Exec runs on (it yielded, see
 //! `CallOptions::yield_after`, so it is checkpointed in the store), and the client polls
 //! `tasks/get` for its state. A task whose Exec parks waiting for approvals is
-//! `input_required` with the same forms MRTR sends (`approval_forms::forms`); `tasks/update` answers
-//! them, and once every form has its answer the Exec resumes. `tasks/cancel` ends it.
+//! `input_required` with the same forms a multi-round-trip answer carries
+//! (`approval_forms::forms`); `tasks/update` answers them, and once every form has its
+//! answer the Exec resumes. `tasks/cancel` ends it.
 //!
 //! ```text
 //! tools/call Exec --(still running after TASK_AFTER)--> working --> completed (its result)
@@ -15,30 +17,32 @@
 //!                                            input_required -- tasks/update (every form answered)
 //! ```
 //!
-//! The task's record (`exec_host::gateway::task_record`) lives in the state store, sealed and
-//! bound to the client that made it,
-//! so any replica sharing the store answers `tasks/get`, `tasks/update` and `tasks/cancel`.
-//! The replica running the Exec writes the record when the task changes state. A replica
-//! asked about a task whose host stopped without ending it takes the Exec up from its last
-//! checkpoint, once that host's lease has lapsed. A cancel that reaches another replica than
-//! the one running the Exec is left in the store, which that one reads every [`CANCEL_POLL`].
+//! The task's record (`crate::gateway::task_record`) lives in the state store, sealed and
+//! bound to the client that made it, so any replica sharing the store answers `tasks/get`,
+//! `tasks/update` and `tasks/cancel`. The replica running the Exec writes the record when the
+//! task changes state. A replica asked about a task whose host stopped without ending it takes
+//! the Exec up from its last checkpoint, once that host's lease has lapsed. A cancel that
+//! reaches another replica than the one running the Exec is left in the store, which that one
+//! reads every second (`CANCEL_POLL`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use exec_host::gateway::task_record::{
-    Answered, Record, TASK_TTL, TaskState, cancel_key, is_task_id, new_task_id, record_key, unknown_task,
-};
-use exec_host::gateway::{approval_forms, request_state};
-use exec_host::state_store::SealedStore;
-use exec_host::{CallOptions, CancellationToken, ResumeError, Session, ToolResult};
 use rmcp::ErrorData;
 use rmcp::model::{CreateTaskResult, GetTaskResult, InputResponses};
+use tokio_util::sync::CancellationToken;
 
-use super::Metrics;
-use super::call_tool_result;
-use super::metrics::TaskEvent;
+use crate::conversation::render::ToolResult;
+use crate::gateway::events::{GatewayObserver, TaskEvent};
+use crate::gateway::task_record::{
+    Answered, Record, TASK_TTL, TaskState, cancel_key, is_task_id, new_task_id, record_key, unknown_task,
+};
+use crate::gateway::tool_result::call_tool_result;
+use crate::gateway::{approval_forms, request_state};
+use crate::session::{CallOptions, ResumeError, Session};
+use crate::state::{SealedStore, StoreError};
+use crate::support::report::error_sentence;
 
 /// How often the replica running a task's Exec looks for a cancel sent to another replica.
 const CANCEL_POLL: Duration = Duration::from_secs(1);
@@ -62,17 +66,18 @@ pub struct Tasks {
     closing: CancellationToken,
     /// Cancelled when the grace period has passed: the tasks still running here end as failed.
     stopping: CancellationToken,
-    metrics: Option<Arc<Metrics>>,
+    observer: Option<Arc<dyn GatewayObserver>>,
 }
 
 impl Tasks {
-    pub fn new(store: SealedStore, metrics: Option<Arc<Metrics>>) -> Arc<Self> {
+    /// The tasks of a server whose store is `store`; `observer` is told what happens to them.
+    pub fn new(store: SealedStore, observer: Option<Arc<dyn GatewayObserver>>) -> Arc<Self> {
         Arc::new(Tasks {
             store,
             here: Mutex::default(),
             closing: CancellationToken::new(),
             stopping: CancellationToken::new(),
-            metrics,
+            observer,
         })
     }
 
@@ -89,11 +94,11 @@ impl Tasks {
         };
         let record = Record::new(client, handle);
         if let Err(error) = self.write(&id, &record).await {
-            tracing::warn!("an Exec could not become a task ({}); its call waits for it", exec_host::error_sentence(&error));
+            tracing::warn!("an Exec could not become a task ({}); its call waits for it", error_sentence(&error));
             self.count_store_error();
             return None;
         }
-        self.count(TaskEvent::created);
+        self.count(TaskEvent::Created);
         self.follow(session.clone(), id.clone(), handle.to_string(), 1);
         Some(CreateTaskResult::new(record.task(&id)))
     }
@@ -150,9 +155,7 @@ impl Tasks {
             },
             // Another update (here or on another replica) resumed it first.
             Err(ResumeError::Unknown { .. }) => Ok(()),
-            Err(error) => {
-                Err(ErrorData::internal_error(format!("the task could not resume: {}", exec_host::error_sentence(&error)), None))
-            }
+            Err(error) => Err(ErrorData::internal_error(format!("the task could not resume: {}", error_sentence(&error)), None)),
         }
     }
 
@@ -177,7 +180,7 @@ impl Tasks {
                     record.state = TaskState::Cancelled;
                     record.touch();
                     self.write(id, &record).await.map_err(|error| self.store_failed(&error))?;
-                    self.count(TaskEvent::cancelled);
+                    self.count(TaskEvent::Cancelled);
                 }
                 // An update resumed it meanwhile: whoever runs it now reads the cancel.
                 Err(_) => self.ask_to_cancel(id).await?,
@@ -243,7 +246,7 @@ impl Tasks {
         let Ok(Some(mut record)) = self.read(id).await else { return };
         record.state = match (ended, end) {
             (_, End::Stopped) => TaskState::failed("the server stopped before the Exec ended; call the tool again"),
-            (Err(error), _) => TaskState::failed(&format!("the Exec was lost: {}", exec_host::error_sentence(&error))),
+            (Err(error), _) => TaskState::failed(&format!("the Exec was lost: {}", error_sentence(&error))),
             (Ok(result), end) => match (&result.parked, end) {
                 (Some(parked), End::Ran) if request_state::within_bound(round) => {
                     record.round = round;
@@ -264,14 +267,14 @@ impl Tasks {
         };
         record.touch();
         self.count(match &record.state {
-            TaskState::InputRequired { .. } => TaskEvent::input_required,
-            TaskState::Completed { .. } => TaskEvent::completed,
-            TaskState::Cancelled => TaskEvent::cancelled,
-            _ => TaskEvent::failed,
+            TaskState::InputRequired { .. } => TaskEvent::InputRequired,
+            TaskState::Completed { .. } => TaskEvent::Completed,
+            TaskState::Cancelled => TaskEvent::Cancelled,
+            _ => TaskEvent::Failed,
         });
         if let Err(error) = self.write(id, &record).await {
             self.count_store_error();
-            tracing::warn!("task {id} ended, and its record could not be written: {}", exec_host::error_sentence(&error));
+            tracing::warn!("task {id} ended, and its record could not be written: {}", error_sentence(&error));
         }
     }
 
@@ -283,7 +286,7 @@ impl Tasks {
         }
         match session.wait(handle, Duration::ZERO).await {
             Ok(result) if result.running.is_some() => {
-                self.count(TaskEvent::taken_up);
+                self.count(TaskEvent::TakenUp);
                 self.follow(session.clone(), id.to_string(), handle.to_string(), round);
                 false
             }
@@ -309,12 +312,12 @@ impl Tasks {
         }
     }
 
-    async fn read(&self, id: &str) -> Result<Option<Record>, exec_host::state_store::StoreError> {
+    async fn read(&self, id: &str) -> Result<Option<Record>, StoreError> {
         let Some(bytes) = self.store.get(&record_key(id)).await? else { return Ok(None) };
         Ok(Record::read(&bytes))
     }
 
-    async fn write(&self, id: &str, record: &Record) -> Result<(), exec_host::state_store::StoreError> {
+    async fn write(&self, id: &str, record: &Record) -> Result<(), StoreError> {
         self.store.put(&record_key(id), &record.to_bytes(), TASK_TTL).await
     }
 
@@ -330,20 +333,20 @@ impl Tasks {
         self.here.lock().unwrap_or_else(|e| e.into_inner()).contains_key(id)
     }
 
-    fn store_failed(&self, error: &exec_host::state_store::StoreError) -> ErrorData {
+    fn store_failed(&self, error: &StoreError) -> ErrorData {
         self.count_store_error();
-        ErrorData::internal_error(format!("the state store failed: {}", exec_host::error_sentence(error)), None)
+        ErrorData::internal_error(format!("the state store failed: {}", error_sentence(error)), None)
     }
 
     fn count(&self, event: TaskEvent) {
-        if let Some(metrics) = &self.metrics {
-            metrics.task(event);
+        if let Some(observer) = &self.observer {
+            observer.task(event);
         }
     }
 
     fn count_store_error(&self) {
-        if let Some(metrics) = &self.metrics {
-            metrics.store_error();
+        if let Some(observer) = &self.observer {
+            observer.store_error();
         }
     }
 }
@@ -351,7 +354,7 @@ impl Tasks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use exec_host::state_store::{StateKey, open_store};
+    use crate::state::{StateKey, open_store};
 
     #[tokio::test]
     async fn a_task_is_its_clients_alone_and_what_is_not_a_task_id_is_unknown() {

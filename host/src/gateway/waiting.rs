@@ -3,8 +3,9 @@
 //! whose call it is can only be asked in that call's answer. Such a call cannot park: the
 //! downstream call waits for its answer on a live connection. So its Exec keeps running in
 //! this process while the `tools/call` answers `InputRequiredResult`: one elicitation form per
-//! question, keyed `input-ID`, as the server sent it (`elicit::passed_on`), and a
-//! `requestState` (`exec_host::gateway::request_state`) that names the waiting call and this process. The retry's answers
+//! question, keyed `input-ID`, as the server sent it (`crate::gateway::elicitation::passed_on`),
+//! and a `requestState` (`crate::gateway::request_state`) that names the waiting call and this
+//! process. The retry's answers
 //! go to the questions, and the same call is followed on, to its result or its next round.
 //!
 //! A call waits at most [`ANSWER_WAIT`] for its retry, then it is ended; a server that
@@ -17,13 +18,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use exec_host::mcp::input::{InputAnswer, InputHandler, InputRequest};
-use exec_host::{BoxFuture, CancellationToken};
+use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequest, InputRequests, InputResponses};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
-use super::elicit::passed_on;
+use crate::gateway::elicitation::passed_on;
+use crate::sources::tools::input::{InputAnswer, InputHandler, InputRequest};
 
 /// Calls that may wait for their client's answers at once, in one process.
 pub const MAX_WAITING_CALLS: usize = 256;
@@ -133,6 +135,7 @@ impl<T: Send + 'static> Call<T> {
                 self.next_id += 1;
             }
             Err(why) => {
+                let why = crate::support::report::error_sentence(&why);
                 tracing::warn!(server = %question.request.server, "its input request is declined: {why}");
                 let _ = question.answer.send(InputAnswer::Decline);
             }
@@ -223,12 +226,8 @@ pub enum NotWaiting {
 impl<T: Send + 'static> Waiting<T> {
     /// The waiting calls of one server, all ended when `stop` is cancelled; why not, when the
     /// system has no randomness to name this process with.
-    pub fn new(stop: CancellationToken) -> Result<Arc<Self>, String> {
-        Ok(Arc::new(Waiting {
-            calls: Mutex::default(),
-            replica: exec_host::gateway::unguessable_id().map_err(|e| e.to_string())?,
-            stop,
-        }))
+    pub fn new(stop: CancellationToken) -> std::io::Result<Arc<Self>> {
+        Ok(Arc::new(Waiting { calls: Mutex::default(), replica: crate::gateway::unguessable_id()?, stop }))
     }
 
     pub fn replica(&self) -> &str {
@@ -239,7 +238,7 @@ impl<T: Send + 'static> Waiting<T> {
     /// bound on waiting calls (or with no randomness to name it) it is not kept: its questions
     /// are declined and it is given back.
     pub fn keep(self: &Arc<Self>, mut call: Call<T>) -> Result<String, Call<T>> {
-        let named = exec_host::gateway::unguessable_id();
+        let named = crate::gateway::unguessable_id();
         let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
         let handle = match named {
             Ok(handle) if calls.len() < MAX_WAITING_CALLS => handle,

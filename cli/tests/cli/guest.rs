@@ -2,12 +2,10 @@
 //! (and `exec-host conformance` checks it), and refuses anything else with one sentence
 //! before a script runs.
 
-mod common;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::{exec_host, shared_cache};
+use crate::common::{exec_host, shared_cache};
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

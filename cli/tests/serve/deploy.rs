@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-mod common;
-use common::{exec_host, shared_cache};
+use crate::common::{exec_host, shared_cache};
 
 fn deploy_file(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy").join(name)).unwrap()

@@ -11,7 +11,7 @@ use std::process::Command;
 use exec_host_tests::redis::RedisServer;
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{HttpServer, exec_host, fixture_mcp_server, shared_cache};
 
 /// The Python of the venv holding the pinned SDK.

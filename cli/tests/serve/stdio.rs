@@ -11,8 +11,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
 
-mod common;
-use common::{exec_host, fixture_mcp_server, shared_cache};
+use crate::common::{exec_host, fixture_mcp_server, shared_cache};
 
 type Client = RunningService<RoleClient, ()>;
 

@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-mod common;
-use common::{HttpServer, JSON_POST, exec_host, fixture_mcp_server, request, shared_cache, test_packages};
+use crate::common::{HttpServer, JSON_POST, exec_host, fixture_mcp_server, request, shared_cache, test_packages};
 
 /// The downstream servers' tools are let run by rules, as a user would configure them.
 const ALLOW_SERVERS: &[&str] = &["--allow", "mcp__fx", "--allow", "mcp__evil", "--allow", "mcp__late"];
