@@ -1,0 +1,157 @@
+//! Rust futures as asyncio awaitables, and the end of all of them when Python exits.
+//!
+//! Every piece of work started for Python runs on this module's own tokio runtime and is
+//! counted while it runs (a future awaited by Python, a sync tool on a worker thread). An
+//! asyncio future cancelled by its task cancels the work's token; at exit, [`shutdown`]
+//! refuses new work, cancels what runs and waits, with the GIL released, until nothing is
+//! counted, so no thread of ours takes the GIL while the interpreter finalizes. Threads of
+//! ours reach Python only through `Python::try_attach`, which gives way during finalization.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use exec_host::CancellationToken;
+use pyo3::BoundObject;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use tokio::runtime::Runtime;
+
+/// Work started for Python and not finished.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Set once Python exits: no new work starts.
+static CLOSING: AtomicBool = AtomicBool::new(false);
+
+/// The runtime every session and Exec of this process runs on.
+pub fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .thread_name("exec-host")
+            .enable_all()
+            .build()
+            .expect("the operating system gives a process threads")
+    })
+}
+
+/// The parent of every piece of work's token: cancelled at exit.
+fn everything() -> &'static CancellationToken {
+    static ALL: OnceLock<CancellationToken> = OnceLock::new();
+    ALL.get_or_init(CancellationToken::new)
+}
+
+/// One piece of work counted while it lives.
+pub struct InFlight(());
+
+impl InFlight {
+    /// Counts a new piece of work, or refuses it once Python exits.
+    pub fn enter() -> PyResult<InFlight> {
+        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+        let counted = InFlight(());
+        match CLOSING.load(Ordering::SeqCst) {
+            true => Err(PyRuntimeError::new_err("exec-host is shutting down with the interpreter")),
+            false => Ok(counted),
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Starts `make(token)` on the runtime and gives the asyncio future that settles with its
+/// result on the running loop. Cancelling that future cancels `token`.
+pub fn awaitable<'py, T, F>(py: Python<'py>, make: impl FnOnce(CancellationToken) -> F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = PyResult<T>> + Send + 'static,
+    T: for<'a> IntoPyObject<'a> + Send + 'static,
+{
+    let counted = InFlight::enter()?;
+    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
+    let future = event_loop.call_method0("create_future")?;
+    let token = everything().child_token();
+    future.call_method1("add_done_callback", (CancelOnDone { token: token.clone() },))?;
+    let work = make(token.clone());
+    let (event_loop, settled) = (event_loop.unbind(), future.clone().unbind());
+    runtime().spawn(async move {
+        let outcome = tokio::select! {
+            outcome = work => Some(outcome),
+            () = token.cancelled() => None,
+        };
+        // Settling takes the GIL: not on a runtime thread.
+        tokio::task::spawn_blocking(move || {
+            let _counted = counted;
+            let Some(outcome) = outcome else { return };
+            Python::try_attach(|py| {
+                let (ok, value) =
+                    match outcome.and_then(|value| Ok(value.into_pyobject(py).map_err(Into::into)?.into_any().unbind())) {
+                        Ok(value) => (true, value),
+                        Err(error) => (false, error.into_value(py).into_any()),
+                    };
+                let settle = Settle { future: Mutex::new(Some(settled)), ok, value: Mutex::new(Some(value)) };
+                // A loop that closed meanwhile has nobody waiting.
+                let _ = event_loop.bind(py).call_method1("call_soon_threadsafe", (settle,));
+            });
+        });
+    });
+    Ok(future)
+}
+
+/// Sets an asyncio future's result or exception on its loop, unless it is done already.
+#[pyclass(frozen)]
+struct Settle {
+    future: Mutex<Option<Py<PyAny>>>,
+    ok: bool,
+    value: Mutex<Option<Py<PyAny>>>,
+}
+
+#[pymethods]
+impl Settle {
+    fn __call__(&self, py: Python<'_>) -> PyResult<()> {
+        let future = self.future.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let value = self.value.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let (Some(future), Some(value)) = (future, value) else { return Ok(()) };
+        let future = future.bind(py);
+        if future.call_method0("done")?.is_truthy()? {
+            return Ok(());
+        }
+        match self.ok {
+            true => future.call_method1("set_result", (value,))?,
+            false => future.call_method1("set_exception", (value,))?,
+        };
+        Ok(())
+    }
+}
+
+/// Cancels a piece of work when the asyncio future awaiting it is cancelled.
+#[pyclass(frozen)]
+struct CancelOnDone {
+    token: CancellationToken,
+}
+
+#[pymethods]
+impl CancelOnDone {
+    fn __call__(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
+        if future.call_method0("cancelled")?.is_truthy()? {
+            self.token.cancel();
+        }
+        Ok(())
+    }
+}
+
+/// Python exits: no new work starts, what runs is cancelled, and this waits (the GIL
+/// released) until nothing runs or `timeout` seconds have passed.
+#[pyfunction]
+pub fn shutdown(py: Python<'_>, timeout: f64) {
+    CLOSING.store(true, Ordering::SeqCst);
+    everything().cancel();
+    let until = Instant::now() + Duration::from_secs_f64(timeout.max(0.0));
+    py.detach(|| {
+        while IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+}
