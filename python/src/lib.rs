@@ -26,6 +26,7 @@ use bridge::InFlight;
 type EventLoop = Arc<Mutex<Py<PyAny>>>;
 
 /// A Python callable the host calls with one JSON argument: a tool, or the approver.
+#[derive(Clone)]
 struct PythonFunction {
     function: Arc<Py<PyAny>>,
     /// An `async def`: run on `event_loop`.
@@ -59,11 +60,7 @@ struct PythonApprover {
 impl exec_host::Approver for PythonApprover {
     fn approve(&self, request: exec_host::ApprovalRequest) -> BoxFuture<'static, exec_host::Approval> {
         use exec_host::Approval;
-        let function = PythonFunction {
-            function: self.function.function.clone(),
-            is_async: self.function.is_async,
-            event_loop: self.function.event_loop.clone(),
-        };
+        let function = self.function.clone();
         Box::pin(async move {
             let asked = serde_json::json!({
                 "tool": request.tool,
