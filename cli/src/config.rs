@@ -12,6 +12,7 @@ use crate::UsageError;
 use crate::flags::{ExecFlags, LimitFlags, ResumeFlags, RunFlags, ServeFlags, SessionFlags, StateFlags};
 use crate::park::{Answers, OnAsk, StoreConfig};
 use crate::serve;
+use exec_host::state::StorePlaces;
 
 /// Where the tools of one invocation come from, resolved from [`SessionFlags`].
 pub(crate) struct SessionConfig {
@@ -117,8 +118,7 @@ fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecC
     let state = flags.state;
     let values = resolve_value_bounds(&state)?;
     let store = store.map(|conversation| StoreConfig {
-        location: state.state_store,
-        key_file: state.state_key_file,
+        places: StorePlaces::new(state.state_store, state.state_key_file),
         conversation,
         running_lease: std::time::Duration::from_secs(state.running_lease),
     });
@@ -174,8 +174,7 @@ pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError
         );
     }
     let store = StoreConfig {
-        location: flags.state.state_store,
-        key_file: flags.state.state_key_file,
+        places: StorePlaces::new(flags.state.state_store, flags.state.state_key_file),
         conversation: Some(SERVE_CONVERSATION.to_string()),
         running_lease: std::time::Duration::from_secs(flags.state.running_lease),
     };

@@ -156,7 +156,7 @@ pub(crate) struct ExecFlags {
     #[command(flatten)]
     pub(crate) limits: LimitFlags,
     /// Print one JSON object: ok, text, value, logs, images, calls, call_details, messages,
-    /// summary, error (and paused, for a script that parked).
+    /// summary, error, error_stage (and paused, for a script that parked).
     #[arg(long)]
     pub(crate) json: bool,
     /// No live progress on standard error (shown only when it is a terminal): the count

@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use exec_host::state::{SealedStore, StateKey, default_locations, open_store};
-use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, CallOptions, ParkedExec, check_outside_workspace};
-use serde_json::{Value, json};
+use exec_host::state::{OpenStoreError, SealedStore, StorePlaces};
+use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, CallOptions, ParkedExec};
 
 use crate::config::ResumeConfig;
 use crate::{UsageError, run};
@@ -23,65 +22,31 @@ pub(crate) const PARKED: u8 = 3;
 /// Where parked Execs are kept, as the flags say (the defaults otherwise).
 #[derive(Clone, Debug)]
 pub(crate) struct StoreConfig {
-    /// `DIR` or `redis://HOST:PORT[/DB]`; `None`: the default folder.
-    pub(crate) location: Option<String>,
-    pub(crate) key_file: Option<PathBuf>,
+    /// `--state-store` and `--state-key-file`.
+    pub(crate) places: StorePlaces,
     pub(crate) conversation: Option<String>,
     /// How long a claim on a running Exec lasts unless renewed.
     pub(crate) running_lease: std::time::Duration,
 }
 
 impl StoreConfig {
-    /// The sealed store these flags name. A key file given must exist; the default one is
-    /// made (0600) when it does not. Neither may be inside `workspace`, where scripts read
-    /// and write files: a script that read the key could forge what a resume replays.
-    /// The places of this store on this machine (its folder, unless it is Redis, and its key
-    /// file, given or by default), which a command must never read.
+    /// The places of this store on this machine, which a command must never read.
     pub(crate) fn private_places(&self) -> Vec<PathBuf> {
-        let defaults = default_locations();
-        let location = self.location.clone().or_else(|| defaults.as_ref().map(|(folder, _)| folder.display().to_string()));
-        let Some(location) = location else { return Vec::new() };
-        self.places(&location, &defaults).into_iter().filter_map(|(_, place)| place).collect()
+        self.places.private_places()
     }
 
-    /// The store's folder at `location` (unless it is an address) and its key file, each
-    /// with what it is.
-    fn places(&self, location: &str, defaults: &Option<(PathBuf, PathBuf)>) -> [(&'static str, Option<PathBuf>); 2] {
-        let key_file = self.key_file.as_ref().or(defaults.as_ref().map(|(_, file)| file));
-        [
-            ("the state store folder", (!location.contains("://")).then(|| PathBuf::from(location))),
-            ("the state key file", key_file.cloned()),
-        ]
-    }
-
+    /// The sealed store these flags name. A key file given must exist; the default one is
+    /// made (0600) when it does not. Neither may be inside `workspace`.
     pub(crate) async fn open(&self, workspace: &Path) -> Result<SealedStore, UsageError> {
-        let defaults = default_locations();
-        let location = match (&self.location, &defaults) {
-            (Some(location), _) => location.clone(),
-            (None, Some((folder, _))) => folder.display().to_string(),
-            (None, None) => {
-                return Err(UsageError(
-                    "no folder for parked Execs: HOME and XDG_STATE_HOME are unset; give --state-store DIR".into(),
-                ));
+        self.places.open(Some(workspace)).await.map_err(|error| match error {
+            OpenStoreError::NoDefault { what } => UsageError(format!(
+                "no {what} for parked Execs: HOME and XDG_STATE_HOME are unset; give --state-store DIR and --state-key-file FILE"
+            )),
+            OpenStoreError::InsideWorkspace { .. } => {
+                UsageError(format!("{}; give --state-store and --state-key-file outside it", exec_host::error_sentence(&error)))
             }
-        };
-        for (what, place) in self.places(&location, &defaults) {
-            if let Some(Err(inside)) = place.map(|place| check_outside_workspace(&place, workspace)) {
-                return Err(UsageError(format!("{what} {inside}; give --state-store and --state-key-file outside it")));
-            }
-        }
-        let key = match (&self.key_file, &defaults) {
-            (Some(file), _) => StateKey::read(file)?,
-            (None, Some((_, file))) => {
-                if let Some(parent) = file.parent() {
-                    use std::os::unix::fs::DirBuilderExt;
-                    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
-                }
-                StateKey::read_or_create(file)?
-            }
-            (None, None) => return Err(UsageError("no state key file: give --state-key-file FILE".into())),
-        };
-        Ok(SealedStore::new(open_store(&location).await?, key))
+            other => UsageError::from(other),
+        })
     }
 }
 
@@ -118,16 +83,6 @@ impl Approver for Parker {
 /// `CONVERSATION/HANDLE`, as the command line names a parked Exec.
 pub(crate) fn shown_handle(conversation: &str, parked: &ParkedExec) -> String {
     format!("{conversation}/{}", parked.handle)
-}
-
-/// `"paused"` of `--json`: the handle and what it waits for.
-pub(crate) fn paused_json(conversation: &str, parked: &ParkedExec) -> Value {
-    let approvals: Vec<Value> = parked
-        .approvals
-        .iter()
-        .map(|approval| json!({"id": approval.id, "tool": approval.tool, "input": approval.input, "why": approval.why}))
-        .collect();
-    json!({"handle": shown_handle(conversation, parked), "approvals": approvals})
 }
 
 /// The answers `--approve`, `--approve-always` and `--deny` give, against what the Exec

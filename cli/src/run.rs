@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use exec_host::{CallOptions, CancellationToken, Session, ToolCall, ToolResult};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::config::{ExecConfig, RunConfig};
 use crate::session::{Start, cancel_on_stop_signals, start_session};
@@ -89,8 +89,8 @@ pub(crate) fn exit_status(result: &ToolResult) -> ExitCode {
 /// they were written.
 pub(crate) fn print_outcome(result: &ToolResult, as_json: bool, conversation: Option<&str>, console_shown: bool) {
     let paused = result.parked.as_ref().zip(conversation);
-    let paused_json = paused.map(|(parked, conversation)| crate::park::paused_json(conversation, parked));
-    print_result(result, as_json, paused_json, console_shown);
+    let shown_handle = paused.map(|(parked, conversation)| crate::park::shown_handle(conversation, parked));
+    print_result(result, as_json, shown_handle, console_shown);
     if let (Some((parked, conversation)), false) = (paused, as_json) {
         eprintln!(
             "exec-host: the script is parked; continue it with `exec-host resume {} --approve all` (or --approve ID, --deny ID)",
@@ -105,40 +105,15 @@ pub(crate) fn run_id() -> String {
     format!("run-{millis}-{}", std::process::id())
 }
 
-pub(crate) fn print_result(result: &ToolResult, as_json: bool, paused: Option<Value>, console_shown: bool) {
+/// `shown_handle`: a parked Exec's handle as the command line names it.
+pub(crate) fn print_result(result: &ToolResult, as_json: bool, shown_handle: Option<String>, console_shown: bool) {
     let client = &result.client;
     let mut stdout = std::io::stdout().lock();
     if as_json {
-        let details: Vec<Value> = client
-            .calls
-            .iter()
-            .map(|call| {
-                let mut detail = json!({
-                    "name": call.name,
-                    "ok": call.ok(),
-                    "stage": call.stage(),
-                    "ms": (call.duration.as_secs_f64() * 1e6).round() / 1e3,
-                });
-                if let Some(note) = &call.note {
-                    detail["note"] = json!(note);
-                }
-                detail
-            })
-            .collect();
-        let mut object = json!({
-            "ok": result.ok(),
-            "text": result.text(),
-            "value": result.value().cloned().unwrap_or(Value::Null),
-            "logs": client.logs,
-            "images": client.images,
-            "calls": result.call_names(),
-            "call_details": details,
-            "messages": result.messages.iter().map(exec_host::Message::text).collect::<Vec<_>>(),
-            "summary": result.summary(),
-            "error": client.failure.as_ref().map(|failure| &failure.message),
-        });
-        if let Some(paused) = paused {
-            object["paused"] = paused;
+        let mut object = result.report();
+        // The command line names a parked Exec with its conversation (`resume` takes it so).
+        if let Some(handle) = shown_handle {
+            object["paused"]["handle"] = json!(handle);
         }
         let _ = writeln!(stdout, "{object}");
     } else {

@@ -2,6 +2,7 @@ import asyncio
 import threading
 
 import pytest
+from conftest import sleeper, until
 
 import exec_host
 
@@ -25,7 +26,7 @@ def fails(why: str) -> None:
 def test_a_schema_is_read_from_the_signature():
     assert exec_host.input_schema(greet) == {
         "type": "object",
-        "properties": {"name": {"type": "string"}, "excited": {"type": "boolean"}},
+        "properties": {"name": {"type": "string"}, "excited": {"type": "boolean", "default": False}},
         "required": ["name"],
     }
 
@@ -126,16 +127,7 @@ def test_a_value_that_is_not_plain_data_is_refused_naming_where_it_is():
 
 
 def test_an_abandoned_async_tool_is_cancelled_on_its_loop():
-    seen = {}
-
-    async def slow() -> str:
-        """Sleeps for a minute."""
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            seen["cancelled"] = True
-            raise
-        return "late"
+    slow, seen = sleeper()
 
     async def main():
         allow = {"permissions": {"allow": ["slow"]}}
@@ -145,10 +137,7 @@ def test_an_abandoned_async_tool_is_cancelled_on_its_loop():
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            for _ in range(100):
-                if seen.get("cancelled"):
-                    break
-                await asyncio.sleep(0.02)
+            await until(seen, "cancelled")
         assert seen.get("cancelled"), "the coroutine of an aborted Exec is cancelled"
 
     asyncio.run(main())

@@ -34,7 +34,10 @@ fn json_output_has_exactly_the_contract_keys() {
     assert_eq!(output.status.code(), Some(0));
     let object = json_of(&output);
     let keys: Vec<&str> = object.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["ok", "text", "value", "logs", "images", "calls", "call_details", "messages", "summary", "error"]);
+    assert_eq!(
+        keys,
+        ["ok", "text", "value", "logs", "images", "calls", "call_details", "messages", "summary", "error", "error_stage"]
+    );
     assert_eq!(object["ok"], json!(true));
     assert_eq!(object["value"], json!({"n": 1}));
     assert_eq!(object["logs"], json!(["hi"]));

@@ -243,6 +243,56 @@ impl ToolResult {
         self.client.failure.as_ref()
     }
 
+    /// The result as one JSON object, as `exec-host run --json` prints it and the Python and
+    /// Node packages read it: `ok`, `text` (what the model reads), `value`, `logs`, `images`,
+    /// `calls` (names in order), `call_details` (`name`, `ok`, `stage`, `ms`, and `note` when
+    /// there is one), `messages` (their texts), `summary`, `error` (the message) and
+    /// `error_stage`, and `paused` (`handle`, `approvals` with `id`, `tool`, `input`, `why`)
+    /// when the Exec parked.
+    pub fn report(&self) -> Value {
+        let client = &self.client;
+        let details: Vec<Value> = client
+            .calls
+            .iter()
+            .map(|call| {
+                let mut detail = serde_json::json!({
+                    "name": call.name,
+                    "ok": call.ok(),
+                    "stage": call.stage(),
+                    "ms": (call.duration.as_secs_f64() * 1e6).round() / 1e3,
+                });
+                if let Some(note) = &call.note {
+                    detail["note"] = serde_json::json!(note);
+                }
+                detail
+            })
+            .collect();
+        let mut report = serde_json::json!({
+            "ok": self.ok(),
+            "text": self.text(),
+            "value": self.value().cloned().unwrap_or(Value::Null),
+            "logs": client.logs,
+            "images": client.images,
+            "calls": self.call_names(),
+            "call_details": details,
+            "messages": self.messages.iter().map(Message::text).collect::<Vec<_>>(),
+            "summary": self.summary(),
+            "error": client.failure.as_ref().map(|failure| &failure.message),
+            "error_stage": client.failure.as_ref().map(|failure| failure.stage),
+        });
+        if let Some(parked) = &self.parked {
+            let approvals: Vec<Value> = parked
+                .approvals
+                .iter()
+                .map(|approval| {
+                    serde_json::json!({"id": approval.id, "tool": approval.tool, "input": approval.input, "why": approval.why})
+                })
+                .collect();
+            report["paused"] = serde_json::json!({"handle": parked.handle, "approvals": approvals});
+        }
+        report
+    }
+
     /// What goes into the history under the call's id: the model projection as a
     /// tool-result block.
     pub fn persisted(&self) -> ContentBlock {

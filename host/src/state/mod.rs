@@ -2,7 +2,8 @@
 //! (see [`StateKey`]) and expiring. Two stores: a private folder, the default for one
 //! machine ([`DirectoryStore`]), and Redis, for replicas that share their state
 //! ([`RedisStore`]). [`open_store`] turns what a user wrote (`DIR` or `redis://HOST:PORT/DB`)
-//! into one, and [`SealedStore`] is how the host reads and writes it. The values scripts
+//! into one, [`StorePlaces`] opens one with its key where a person named them (or this
+//! machine's defaults), and [`SealedStore`] is how the host reads and writes it. The values scripts
 //! keep with `store()` and `load()` are a conversation's `ConversationValues`, bounded by
 //! [`crate::ValueBounds`].
 //!
@@ -11,6 +12,7 @@
 //! host with another key is refused, never used. Every entry and every store is bounded.
 
 mod directory;
+mod places;
 mod redis_store;
 mod seal;
 mod sealed;
@@ -18,6 +20,7 @@ mod store;
 pub(crate) mod values;
 
 pub use directory::{DirectoryStore, MAX_STORE_BYTES, MAX_STORE_ENTRIES};
+pub use places::{OpenStoreError, StorePlaces};
 pub use redis_store::{REDIS_TIMEOUT, RedisStore};
 pub use seal::{STATE_KEY_BYTES, StateKey};
 pub use sealed::{SealedStore, default_locations, open_store};

@@ -1,0 +1,157 @@
+//! Python callables the host calls: a tool, the approver, the input handler. Each is called
+//! with one plain-data argument, where Python code should run: an `async def` on the event
+//! loop of the session's latest Exec (`asyncio.run_coroutine_threadsafe`, so a call the script
+//! abandons cancels it), a plain function on a worker thread, never on the loop. What it
+//! returns must be plain data (`values`). The GIL is held only to convert values and to call.
+
+use std::sync::{Arc, Mutex};
+
+use exec_host::{CancellationToken, ToolError};
+use pyo3::prelude::*;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::bridge::InFlight;
+use crate::values;
+
+/// The event loop a session's `async def` callables run on: the loop of its latest Exec.
+pub type EventLoop = Arc<Mutex<Py<PyAny>>>;
+
+/// A Python callable the host calls with one JSON argument.
+#[derive(Clone)]
+pub struct PythonFunction {
+    function: Arc<Py<PyAny>>,
+    /// An `async def`: run on `event_loop`.
+    is_async: bool,
+    event_loop: EventLoop,
+}
+
+/// The interpreter is finalizing: no Python runs any more.
+fn exiting() -> ToolError {
+    ToolError::execution("the Python interpreter is exiting")
+}
+
+impl PythonFunction {
+    pub fn new(function: Py<PyAny>, is_async: bool, event_loop: EventLoop) -> Self {
+        PythonFunction { function: Arc::new(function), is_async, event_loop }
+    }
+
+    /// Calls the function with `args` (and `about`, when given, as a second argument), on its
+    /// loop or a worker thread; `cancel` ends the wait (and cancels a coroutine).
+    pub async fn call(&self, args: Value, about: Option<Value>, cancel: Option<&CancellationToken>) -> Result<Value, ToolError> {
+        match self.is_async {
+            true => self.on_the_loop(args, about, cancel).await,
+            false => self.on_a_worker(args, about).await,
+        }
+    }
+
+    async fn on_the_loop(
+        &self,
+        args: Value,
+        about: Option<Value>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Value, ToolError> {
+        let _counted = InFlight::enter().map_err(|_| exiting())?;
+        let (answer, answered) = oneshot::channel();
+        let scheduled = Python::try_attach(|py| -> Result<Py<PyAny>, ToolError> {
+            let coroutine = call(self.function.bind(py), &args, about.as_ref())?;
+            let event_loop = self.event_loop.lock().unwrap_or_else(|e| e.into_inner()).clone_ref(py);
+            let asyncio = py.import("asyncio").map_err(|e| failed(py, &e))?;
+            let running =
+                asyncio.call_method1("run_coroutine_threadsafe", (coroutine, event_loop)).map_err(|e| failed(py, &e))?;
+            running
+                .call_method1("add_done_callback", (Completer { answer: Mutex::new(Some(answer)) },))
+                .map_err(|e| failed(py, &e))?;
+            Ok(running.unbind())
+        })
+        .ok_or_else(exiting)??;
+        // Dropped unanswered (the script abandoned the call, the Exec was aborted): the
+        // coroutine is cancelled on its loop.
+        let mut pending = CancelOnDrop(Some(scheduled));
+        let answer = tokio::select! {
+            answer = answered => answer.unwrap_or_else(|_| Err(ToolError::execution("the call ended without an answer"))),
+            () = async { match cancel { Some(cancel) => cancel.cancelled().await, None => std::future::pending().await } } => {
+                Err(ToolError::execution("the call was cancelled"))
+            }
+        };
+        if answer.is_ok() {
+            pending.0 = None;
+        }
+        answer
+    }
+
+    async fn on_a_worker(&self, args: Value, about: Option<Value>) -> Result<Value, ToolError> {
+        let counted = InFlight::enter().map_err(|_| exiting())?;
+        let function = self.function.clone();
+        let called = tokio::task::spawn_blocking(move || {
+            let _counted = counted;
+            Python::try_attach(|py| {
+                let output = call(function.bind(py), &args, about.as_ref())?;
+                plain(&output)
+            })
+            .ok_or_else(exiting)?
+        });
+        called.await.map_err(|e| ToolError::execution(format!("the call's thread ended without an answer: {e}")))?
+    }
+}
+
+/// `function(args)`, or `function(args, about)`.
+fn call<'py>(function: &Bound<'py, PyAny>, args: &Value, about: Option<&Value>) -> Result<Bound<'py, PyAny>, ToolError> {
+    let py = function.py();
+    let python = |value: &Value| pythonize::pythonize(py, value).map_err(|e| ToolError::params(e.to_string()));
+    let called = match about {
+        Some(about) => function.call1((python(args)?, python(about)?)),
+        None => function.call1((python(args)?,)),
+    };
+    called.map_err(|e| failed(py, &e))
+}
+
+/// Cancels a coroutine scheduled on a loop (its `concurrent.futures.Future`) when dropped
+/// while it holds one.
+struct CancelOnDrop(Option<Py<PyAny>>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(scheduled) = self.0.take() {
+            Python::try_attach(|py| {
+                let _ = scheduled.bind(py).call_method0("cancel");
+            });
+        }
+    }
+}
+
+/// Sends what a coroutine scheduled on a loop came to.
+#[pyclass(frozen)]
+struct Completer {
+    answer: Mutex<Option<oneshot::Sender<Result<Value, ToolError>>>>,
+}
+
+#[pymethods]
+impl Completer {
+    fn __call__(&self, py: Python<'_>, done: &Bound<'_, PyAny>) {
+        let Some(answer) = self.answer.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
+        let outcome = match done.call_method0("cancelled").and_then(|c| c.is_truthy()) {
+            Ok(true) => Err(ToolError::execution("the call was cancelled")),
+            _ => match done.call_method0("result") {
+                Ok(value) => plain(&value),
+                Err(error) => Err(failed(py, &error)),
+            },
+        };
+        let _ = answer.send(outcome);
+    }
+}
+
+/// An exception as the script reads it: its type and message, never a traceback.
+fn failed(py: Python<'_>, error: &PyErr) -> ToolError {
+    let kind = error.get_type(py).name().map(|name| name.to_string()).unwrap_or_else(|_| "Exception".into());
+    let message = error.value(py).str().map(|text| text.to_string()).unwrap_or_default();
+    match message.is_empty() {
+        true => ToolError::execution(kind),
+        false => ToolError::execution(format!("{kind}: {message}")),
+    }
+}
+
+/// A returned value as plain data, or the refusal of what is not.
+fn plain(value: &Bound<'_, PyAny>) -> Result<Value, ToolError> {
+    values::to_json(value).map_err(|why| ToolError::execution(format!("TypeError: the tool returned {why}")))
+}
