@@ -1,9 +1,10 @@
 //! Python callables the host calls: a tool, the approver, the input handler. Each is called
 //! with one plain-data argument, where Python code should run: an `async def` on the event
-//! loop of the session's latest Exec (`asyncio.run_coroutine_threadsafe`, so a call the script
+//! loop of the Exec it serves (`asyncio.run_coroutine_threadsafe`, so a call the script
 //! abandons cancels it), a plain function on a worker thread, never on the loop. What it
 //! returns must be plain data (`values`). The GIL is held only to convert values and to call.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use exec_host::{CancellationToken, ToolError};
@@ -14,16 +15,58 @@ use tokio::sync::oneshot;
 use crate::bridge::InFlight;
 use crate::values;
 
-/// The event loop a session's `async def` callables run on: the loop of its latest Exec.
-pub type EventLoop = Arc<Mutex<Py<PyAny>>>;
+/// The event loops a session's `async def` callables run on: each Exec's own, the loop that
+/// awaits it (Execs of one session may be awaited from several loops and threads), and for a
+/// call of no Exec known here, the loop of the session's latest call.
+#[derive(Default)]
+pub struct EventLoops {
+    latest: Mutex<Option<Py<PyAny>>>,
+    by_exec: Mutex<HashMap<String, Py<PyAny>>>,
+}
+
+impl EventLoops {
+    /// `event_loop` runs what serves the Exec `exec` (any call, for `None`) until the guard
+    /// is dropped.
+    pub fn enter(self: &Arc<Self>, exec: Option<String>, event_loop: Py<PyAny>) -> LoopGuard {
+        let latest = Python::try_attach(|py| event_loop.clone_ref(py));
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = latest;
+        if let Some(exec) = &exec {
+            self.by_exec.lock().unwrap_or_else(|e| e.into_inner()).insert(exec.clone(), event_loop);
+        }
+        LoopGuard { loops: self.clone(), exec }
+    }
+
+    fn for_exec(&self, py: Python<'_>, exec: Option<&str>) -> Option<Py<PyAny>> {
+        let own = exec.and_then(|exec| self.by_exec.lock().unwrap_or_else(|e| e.into_inner()).get(exec).map(|l| l.clone_ref(py)));
+        own.or_else(|| self.latest.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|l| l.clone_ref(py)))
+    }
+}
+
+/// Forgets an Exec's loop when its Exec ends.
+pub struct LoopGuard {
+    loops: Arc<EventLoops>,
+    exec: Option<String>,
+}
+
+impl Drop for LoopGuard {
+    fn drop(&mut self) {
+        if let Some(exec) = &self.exec {
+            let removed = self.loops.by_exec.lock().unwrap_or_else(|e| e.into_inner()).remove(exec);
+            // A Python object is released with the GIL; without it (at exit) it is left.
+            if let Some(removed) = removed {
+                Python::try_attach(|_| drop(removed));
+            }
+        }
+    }
+}
 
 /// A Python callable the host calls with one JSON argument.
 #[derive(Clone)]
 pub struct PythonFunction {
     function: Arc<Py<PyAny>>,
-    /// An `async def`: run on `event_loop`.
+    /// An `async def`: run on the loop of the Exec it serves.
     is_async: bool,
-    event_loop: EventLoop,
+    loops: Arc<EventLoops>,
 }
 
 /// The interpreter is finalizing: no Python runs any more.
@@ -32,15 +75,22 @@ fn exiting() -> ToolError {
 }
 
 impl PythonFunction {
-    pub fn new(function: Py<PyAny>, is_async: bool, event_loop: EventLoop) -> Self {
-        PythonFunction { function: Arc::new(function), is_async, event_loop }
+    pub fn new(function: Py<PyAny>, is_async: bool, loops: Arc<EventLoops>) -> Self {
+        PythonFunction { function: Arc::new(function), is_async, loops }
     }
 
-    /// Calls the function with `args` (and `about`, when given, as a second argument), on its
-    /// loop or a worker thread; `cancel` ends the wait (and cancels a coroutine).
-    pub async fn call(&self, args: Value, about: Option<Value>, cancel: Option<&CancellationToken>) -> Result<Value, ToolError> {
+    /// Calls the function with `args` (and `about`, when given, as a second argument), on the
+    /// loop of the Exec `exec` (or the latest) or a worker thread; `cancel` ends the wait (and
+    /// cancels a coroutine).
+    pub async fn call(
+        &self,
+        args: Value,
+        about: Option<Value>,
+        exec: Option<&str>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Value, ToolError> {
         match self.is_async {
-            true => self.on_the_loop(args, about, cancel).await,
+            true => self.on_the_loop(args, about, exec, cancel).await,
             false => self.on_a_worker(args, about).await,
         }
     }
@@ -49,13 +99,15 @@ impl PythonFunction {
         &self,
         args: Value,
         about: Option<Value>,
+        exec: Option<&str>,
         cancel: Option<&CancellationToken>,
     ) -> Result<Value, ToolError> {
         let _counted = InFlight::enter().map_err(|_| exiting())?;
         let (answer, answered) = oneshot::channel();
         let scheduled = Python::try_attach(|py| -> Result<Py<PyAny>, ToolError> {
             let coroutine = call(self.function.bind(py), &args, about.as_ref())?;
-            let event_loop = self.event_loop.lock().unwrap_or_else(|e| e.into_inner()).clone_ref(py);
+            let event_loop =
+                self.loops.for_exec(py, exec).ok_or_else(|| ToolError::execution("no event loop runs this session"))?;
             let asyncio = py.import("asyncio").map_err(|e| failed(py, &e))?;
             let running =
                 asyncio.call_method1("run_coroutine_threadsafe", (coroutine, event_loop)).map_err(|e| failed(py, &e))?;

@@ -23,8 +23,17 @@ impl Tool for PythonTool {
     fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         let about = crate::session::call_about(&context.origin);
         Box::pin(async move {
-            self.function.call(Value::Object(args), Some(about), Some(&context.cancel)).await.map(ToolOutput::structured)
+            let exec = exec_of(&context.origin);
+            self.function.call(Value::Object(args), Some(about), exec, Some(&context.cancel)).await.map(ToolOutput::structured)
         })
+    }
+}
+
+/// The id of the Exec whose script made a call, as the host knows it.
+fn exec_of(origin: &exec_host::Origin) -> Option<&str> {
+    match origin {
+        exec_host::Origin::Nested { exec_call_id, .. } => Some(exec_call_id),
+        _ => None,
     }
 }
 
@@ -48,7 +57,7 @@ impl Approver for PythonApprover {
                 "exec_id": about["exec_id"],
                 "call": about["call"],
             });
-            match function.call(asked, None, None).await {
+            match function.call(asked, None, exec_of(&request.origin), None).await {
                 Ok(answer) => approval(answer),
                 Err(error) => Approval::Deny { reason: format!("the approver failed: {}", error.message) },
             }
@@ -98,7 +107,7 @@ impl InputHandler for PythonInput {
                 }
                 _ => asked["kind"] = json!("other"),
             }
-            match function.call(asked, None, None).await {
+            match function.call(asked, None, None, None).await {
                 Ok(Value::String(answer)) if answer == "cancel" => InputAnswer::Cancel,
                 Ok(Value::Object(mut answer)) if answer.len() == 1 && answer.get("accept").is_some_and(Value::is_object) => {
                     match answer.remove("accept") {

@@ -4,14 +4,15 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use exec_host::mcp::McpConfig;
 use exec_host::settings::{Layer, PermissionMode};
 use exec_host::state::StorePlaces;
 use exec_host::{
-    Approval, CallOptions, Effect, Limits, Message, Provider, Session, Tool, ToolCall, ToolDefinition, ToolResult, error_sentence,
+    Approval, CallOptions, Effect, Limits, Message, Provider, Sandbox, SandboxOptions, Session, SetupError, Tool, ToolCall,
+    ToolDefinition, ToolResult, error_sentence,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
@@ -20,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::bridge;
-use crate::callables::{EventLoop, PythonFunction};
+use crate::callables::{EventLoops, PythonFunction};
 use crate::callbacks::{PythonApprover, PythonInput, PythonTool, approval};
 use crate::values;
 
@@ -120,8 +121,10 @@ pub fn open_session<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let options = values::to_json(&options).map_err(|why| PyTypeError::new_err(format!("the options: {why}")))?;
     let options: Options = serde_json::from_value(options).map_err(|e| PyValueError::new_err(format!("the options: {e}")))?;
-    let event_loop: EventLoop = Arc::new(Mutex::new(py.import("asyncio")?.call_method0("get_running_loop")?.unbind()));
-    let function = |(function, is_async): CallableSpec| PythonFunction::new(function, is_async, event_loop.clone());
+    let loops = Arc::new(EventLoops::default());
+    // Until the first Exec, what the servers ask while they start is answered on this loop.
+    let opening = loops.enter(None, py.import("asyncio")?.call_method0("get_running_loop")?.unbind());
+    let function = |(function, is_async): CallableSpec| PythonFunction::new(function, is_async, loops.clone());
     let mut defined: Vec<Arc<dyn Tool>> = Vec::with_capacity(tools.len());
     for (name, description, schema, output_schema, function_given, is_async, read_only) in tools {
         let schema = values::to_json(&schema).map_err(|why| PyTypeError::new_err(format!("the schema of `{name}`: {why}")))?;
@@ -161,7 +164,8 @@ pub fn open_session<'py>(
     let places = options.state_store.map(|location| StorePlaces::new(Some(location), options.state_key_file));
     let (workspace, settings_files, conversation) = (options.workspace, options.settings_files, options.conversation);
     bridge::awaitable(py, move |_| async move {
-        let mut builder = Session::builder().tools(defined).settings_files(settings_files);
+        let sandbox = shared_sandbox(workspace.as_deref()).await.map_err(session_error)?;
+        let mut builder = Session::builder().sandbox(sandbox).tools(defined).settings_files(settings_files);
         if let Some(layer) = settings {
             builder = builder.managed_settings(layer);
         }
@@ -192,23 +196,40 @@ pub fn open_session<'py>(
             builder = builder.conversation(conversation);
         }
         let session = builder.build().await.map_err(session_error)?;
-        Ok(NativeSession { session, event_loop })
+        drop(opening);
+        Ok(NativeSession { session, loops })
     })
+}
+
+/// The sandbox of every session of this process that runs with the same options: its engine
+/// and instance pool reserve much address space, so a process that opens many sessions (one
+/// per agent run, say) shares one rather than making one each.
+async fn shared_sandbox(workspace: Option<&Path>) -> Result<Sandbox, SetupError> {
+    static SHARED: tokio::sync::Mutex<Vec<(Option<PathBuf>, Sandbox)>> = tokio::sync::Mutex::const_new(Vec::new());
+    let options = SandboxOptions::default().for_workspace(workspace);
+    let mut shared = SHARED.lock().await;
+    if let Some((_, sandbox)) = shared.iter().find(|(cache, _)| *cache == options.cache_dir) {
+        return Ok(sandbox.clone());
+    }
+    let cache = options.cache_dir.clone();
+    let sandbox = Sandbox::with_options(options).await?;
+    shared.push((cache, sandbox.clone()));
+    Ok(sandbox)
 }
 
 /// An open session.
 #[pyclass(frozen)]
 pub struct NativeSession {
     session: Session,
-    event_loop: EventLoop,
+    loops: Arc<EventLoops>,
 }
 
 impl NativeSession {
-    /// The `async def` callables of what starts now run on the loop awaiting it.
-    fn follow_loop(&self, py: Python<'_>) -> PyResult<()> {
+    /// The `async def` callables of what starts now (the Exec `exec`, or any call) run on the
+    /// loop awaiting it, until the guard is dropped.
+    fn follow_loop(&self, py: Python<'_>, exec: Option<&str>) -> PyResult<crate::callables::LoopGuard> {
         let running = py.import("asyncio")?.call_method0("get_running_loop")?;
-        *self.event_loop.lock().unwrap_or_else(|e| e.into_inner()) = running.unbind();
-        Ok(())
+        Ok(self.loops.enter(exec.map(str::to_string), running.unbind()))
     }
 }
 
@@ -218,18 +239,20 @@ impl NativeSession {
     /// awaitable, to its report. Cancelling the awaiting task aborts the Exec.
     #[pyo3(signature = (code, depth=0, id=None))]
     fn exec<'py>(&self, py: Python<'py>, code: String, depth: u32, id: Option<String>) -> PyResult<Bound<'py, PyAny>> {
-        self.follow_loop(py)?;
+        let id = call_id(id, depth);
+        let on_this_loop = self.follow_loop(py, Some(&id))?;
         let session = self.session.clone();
         bridge::awaitable(py, move |abort| async move {
-            let call = ToolCall::new(call_id(id, depth), exec_host::exec_tool::NAME, json!({ "code": code }));
-            Ok(Json(session.call(call, abort).await.report()))
+            let _on_this_loop = on_this_loop;
+            let call = ToolCall::new(id, exec_host::exec_tool::NAME, json!({ "code": code }));
+            Ok(report(&session.call(call, abort).await))
         })
     }
 
     /// Resumes the parked Exec `handle` with `answers` (approval id to an approver's answer);
     /// awaitable, to its report.
     fn resume<'py>(&self, py: Python<'py>, handle: String, answers: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        self.follow_loop(py)?;
+        let on_this_loop = self.follow_loop(py, None)?;
         let answers = values::to_json(&answers).map_err(|why| PyTypeError::new_err(format!("the answers: {why}")))?;
         let Value::Object(answers) = answers else { return Err(PyTypeError::new_err("the answers are a dict")) };
         let mut approvals: HashMap<u32, Approval> = HashMap::new();
@@ -239,8 +262,9 @@ impl NativeSession {
         }
         let session = self.session.clone();
         bridge::awaitable(py, move |abort| async move {
+            let _on_this_loop = on_this_loop;
             let resumed = session.resume(&handle, approvals, CallOptions::new(abort)).await;
-            Ok(Json(resumed.map_err(|e| ResumeError::new_err(error_sentence(&e)))?.report()))
+            Ok(report(&resumed.map_err(|e| ResumeError::new_err(error_sentence(&e)))?))
         })
     }
 
@@ -271,13 +295,19 @@ impl NativeSession {
         })
     }
 
-    /// The `Exec` tool as a model is offered it: `name`, `description` (with the
-    /// TypeScript declarations of what its scripts reach) and `input_schema`.
+    /// The `Exec` tool as a framework offers it to a model, with no messages of its own:
+    /// `name`, `description` and `input_schema`, the description followed by the catalogue of
+    /// the tools its scripts reach (what a `prepare` loop appends to the history instead).
     fn declaration(&self) -> PyResult<Json> {
         let prepared = self.session.prepare(&[]).map_err(session_error)?;
         let exec = prepared.declarations.iter().find(|declared| declared.name == exec_host::exec_tool::NAME);
         let exec = exec.ok_or_else(|| SessionError::new_err("the session offers no Exec (the settings deny it)"))?;
-        Ok(Json(json!({ "name": exec.name, "description": exec.description, "input_schema": *exec.input_schema })))
+        let mut description = exec.description.clone();
+        for announced in &prepared.append {
+            description.push_str("\n\n");
+            description.push_str(&announced.text());
+        }
+        Ok(Json(json!({ "name": exec.name, "description": description, "input_schema": *exec.input_schema })))
     }
 
     /// A TypeScript declaration file of what a script reaches now.
@@ -350,19 +380,20 @@ impl NativeSession {
     /// Runs a turn's tool calls (`{"id", "name", "input"}` each) one after another;
     /// awaitable, to each call's report and the messages to append to the history.
     fn call_turn<'py>(&self, py: Python<'py>, calls: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        self.follow_loop(py)?;
+        let on_this_loop = self.follow_loop(py, None)?;
         let calls = values::to_json(&calls).map_err(|why| PyTypeError::new_err(format!("the tool calls: {why}")))?;
         let calls: Vec<GivenCall> =
             serde_json::from_value(calls).map_err(|e| PyValueError::new_err(format!("a tool call: {e}")))?;
         let session = self.session.clone();
         bridge::awaitable(py, move |abort| async move {
+            let _on_this_loop = on_this_loop;
             let mut results: Vec<ToolResult> = Vec::with_capacity(calls.len());
             for call in calls {
                 results.push(session.call(ToolCall::new(call.id, call.name, call.input), abort.clone()).await);
             }
             let mut appended = Vec::new();
             exec_host::append_results(&mut appended, &results);
-            let reports: Vec<Value> = results.iter().map(ToolResult::report).collect();
+            let reports: Vec<Value> = results.iter().map(|result| report(result).0).collect();
             Ok(Json(json!({ "results": reports, "messages": appended })))
         })
     }
@@ -422,8 +453,8 @@ const DEPTH_MARK: &str = "~depth-";
 pub fn call_about(origin: &exec_host::Origin) -> Value {
     match origin {
         exec_host::Origin::Nested { exec_call_id, call } => {
-            let (id, depth) = exec_call_id.rsplit_once(DEPTH_MARK).unwrap_or((exec_call_id, "0"));
-            json!({ "exec_id": id, "call": call, "depth": depth.parse::<u32>().unwrap_or(0) })
+            let depth = exec_call_id.rsplit_once(DEPTH_MARK).and_then(|(_, depth)| depth.parse::<u32>().ok());
+            json!({ "exec_id": exec_id(exec_call_id), "call": call, "depth": depth.unwrap_or(0) })
         }
         other => json!({ "exec_id": null, "call": null, "call_id": other.tool_use_id(), "depth": 0 }),
     }
@@ -435,7 +466,21 @@ fn parked_json(parked: &exec_host::ParkedExec) -> Value {
         .iter()
         .map(|approval| json!({ "id": approval.id, "tool": approval.tool, "input": approval.input, "why": approval.why }))
         .collect();
-    json!({ "handle": parked.handle, "approvals": approvals })
+    json!({ "handle": parked.handle, "approvals": approvals, "exec_id": exec_id(&parked.exec_call_id) })
+}
+
+/// The id of an Exec as the Python caller gave it (without the depth [`call_id`] adds).
+fn exec_id(exec_call_id: &str) -> &str {
+    exec_call_id.rsplit_once(DEPTH_MARK).map_or(exec_call_id, |(id, _)| id)
+}
+
+/// A result's report, its parked Exec named by the id the Python caller gave.
+fn report(result: &ToolResult) -> Json {
+    let mut report = result.report();
+    if let Some(parked) = &result.parked {
+        report["paused"] = parked_json(parked);
+    }
+    Json(report)
 }
 
 fn messages(history: &Bound<'_, PyAny>) -> PyResult<Vec<Message>> {

@@ -185,3 +185,34 @@ def test_bad_options_are_refused_with_what_is_wrong():
             await exec_host.Session.open(tools=[exec_host.tool(lambda: 1, name="odd", schema={"type": {1, 2}})])
 
     asyncio.run(main())
+
+
+def test_execs_awaited_from_two_loops_run_their_async_tools_each_on_its_own():
+    import concurrent.futures
+
+    loops = {}
+
+    @exec_host.tool(read_only=True)
+    async def which(n: int) -> bool:
+        """Tells whether it runs on the loop of the Exec that called it."""
+        await asyncio.sleep(0.05)
+        return asyncio.get_running_loop() is loops[n]
+
+    holder = {}
+
+    async def open_session():
+        holder["session"] = await exec_host.Session.open(tools=[which])
+
+    asyncio.run(open_session())
+
+    def run(n: int) -> list:
+        async def main():
+            loops[n] = asyncio.get_running_loop()
+            return (await holder["session"].exec(f"return [await tools.which({{n: {n}}}), await tools.which({{n: {n}}})]")).value
+
+        return asyncio.run(main())
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(run, range(8)))
+    assert answers == [[True, True]] * 8
+    asyncio.run(holder["session"].close())

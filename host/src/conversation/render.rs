@@ -124,6 +124,9 @@ pub struct ParkedExec {
     /// Names the parked Exec: unguessable, and good only in its own conversation.
     pub handle: String,
     pub approvals: Vec<PendingApproval>,
+    /// The id of the model's `Exec` call it belongs to (its nested calls keep it when it
+    /// resumes).
+    pub exec_call_id: String,
 }
 
 /// A call of a parked `Exec` that waits for an answer.
@@ -247,7 +250,8 @@ impl ToolResult {
     /// Node packages read it: `ok`, `text` (what the model reads), `value`, `logs`, `images`,
     /// `calls` (names in order), `call_details` (`name`, `ok`, `stage`, `ms`, and `note` when
     /// there is one), `messages` (their texts), `summary`, `error` (the message) and
-    /// `error_stage`, and `paused` (`handle`, `approvals` with `id`, `tool`, `input`, `why`)
+    /// `error_stage`, and `paused` (`handle`, `approvals` with `id`, `tool`, `input`, `why`, and
+    /// `exec_call_id`)
     /// when the Exec parked.
     pub fn report(&self) -> Value {
         let client = &self.client;
@@ -288,7 +292,8 @@ impl ToolResult {
                     serde_json::json!({"id": approval.id, "tool": approval.tool, "input": approval.input, "why": approval.why})
                 })
                 .collect();
-            report["paused"] = serde_json::json!({"handle": parked.handle, "approvals": approvals});
+            report["paused"] =
+                serde_json::json!({"handle": parked.handle, "approvals": approvals, "exec_call_id": parked.exec_call_id});
         }
         report
     }

@@ -309,7 +309,7 @@ mod tests {
         let mut done = running.clone();
         done.running = None;
         let mut parked = done.clone();
-        parked.parked = Some(ParkedExec { handle: "h".into(), approvals: Vec::new() });
+        parked.parked = Some(ParkedExec { handle: "h".into(), approvals: Vec::new(), exec_call_id: "call-1".into() });
         let task = Plan::Task { approvals: Approvals::Park };
         let round_trip = Plan::MultiRoundTrip { approvals: Approvals::Park };
         assert_eq!(task.ending(&done, 1), Ending::Result);

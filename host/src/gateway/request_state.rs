@@ -194,7 +194,7 @@ mod tests {
             input: serde_json::json!({"command": "ls"}),
             why: "the ask rule `Bash`".into(),
         };
-        let parked = ParkedExec { handle: "parked-1".into(), approvals: vec![approval] };
+        let parked = ParkedExec { handle: "parked-1".into(), approvals: vec![approval], exec_call_id: "call-1".into() };
         let answer = serde_json::to_value(states.input_required("alice", "Exec", &parked, 2)).unwrap();
         let form = &answer["inputRequests"]["approval-4"];
         assert!(form["params"]["message"].as_str().unwrap().contains("`Bash` wants to run"), "{answer}");

@@ -396,7 +396,7 @@ impl SessionBuilder {
         let sandbox = async {
             match self.sandbox {
                 Some(sandbox) => Ok(sandbox),
-                None => Sandbox::with_options(cache_outside(self.sandbox_options, self.workspace.as_deref())).await,
+                None => Sandbox::with_options(self.sandbox_options.for_workspace(self.workspace.as_deref())).await,
             }
         };
         let wanted = not_denied(self.servers, &current);
@@ -468,16 +468,4 @@ fn not_denied(mut config: McpConfig, settings: &Settings) -> McpConfig {
         None => true,
     });
     config
-}
-
-/// The compiled-guest cache holds native code the next run maps and executes: it is never
-/// used from inside the workspace, where a script's writes could reach it (a workspace of
-/// `~` and a cache in `~/.cache`, say). Without a cache the guest's code stays in memory.
-fn cache_outside(options: SandboxOptions, workspace: Option<&Path>) -> SandboxOptions {
-    let (Some(cache), Some(workspace)) = (&options.cache_dir, workspace) else { return options };
-    if let Err(inside) = crate::support::private::check_outside_workspace(cache, workspace) {
-        tracing::warn!("the compiled-guest cache {inside}: it is not used (set EXEC_HOST_CACHE_DIR elsewhere)");
-        return options.with_cache_dir(None);
-    }
-    options
 }

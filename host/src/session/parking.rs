@@ -117,7 +117,7 @@ impl Parking {
         let approvals = approvals_of(&suspended);
         let payload = self.encode(exec_call_id, suspended)?;
         self.store.put(&self.key(Kept::Parked, &handle), &payload, self.ttl).await?;
-        Ok(ParkedExec { handle, approvals })
+        Ok(ParkedExec { handle, approvals, exec_call_id: exec_call_id.into() })
     }
 
     /// The parked (or checkpointed) Exec `handle`, taken out of the store when `take_it`.
@@ -246,7 +246,7 @@ impl Session {
     /// The parked Exec `handle` of this conversation, with what it waits for.
     pub async fn parked_exec(&self, handle: &str) -> Result<ParkedExec, ResumeError> {
         let stored = self.parking()?.read(Kept::Parked, handle, false).await?;
-        Ok(ParkedExec { handle: handle.into(), approvals: approvals_of(&stored.suspended) })
+        Ok(ParkedExec { handle: handle.into(), approvals: approvals_of(&stored.suspended), exec_call_id: stored.exec_call_id })
     }
 
     /// The Execs of this conversation that are parked now, with what each waits for.
@@ -263,7 +263,11 @@ impl Session {
             let Some(handle) = key.strip_prefix(&prefix) else { continue };
             // One gone since it was listed (resumed, expired) is simply not listed.
             if let Ok(stored) = parking.read(Kept::Parked, handle, false).await {
-                parked.push(ParkedExec { handle: handle.into(), approvals: approvals_of(&stored.suspended) });
+                parked.push(ParkedExec {
+                    handle: handle.into(),
+                    approvals: approvals_of(&stored.suspended),
+                    exec_call_id: stored.exec_call_id,
+                });
             }
         }
         parked.sort_by(|a, b| a.handle.cmp(&b.handle));

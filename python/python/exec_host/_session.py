@@ -319,9 +319,14 @@ class SyncSession:
         try:
             self._session: Session = self._run(Session.open(**options))
         except BaseException:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
+            self._stop()
             raise
+
+    def _stop(self) -> None:
+        """Stops the loop's thread and closes the loop."""
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
 
     def _run(self, coroutine: Any) -> Any:
         try:
@@ -402,8 +407,7 @@ class SyncSession:
         try:
             self._run(self._session.close())
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
+            self._stop()
 
     def __enter__(self) -> "SyncSession":
         return self

@@ -4,6 +4,7 @@ read from the function, and the wrapper the sandbox calls it through."""
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
 import typing
 from dataclasses import dataclass
@@ -65,29 +66,26 @@ def tool(
     JSON Schema of the argument object, whose properties are passed as keyword arguments) to
     one read from its signature, `output_schema` to one read from its return annotation.
     `read_only=True` says it changes nothing, so the permission mode `default` runs it
-    without asking (other tools ask, or need an allow rule). Returns the function itself."""
+    without asking (other tools ask, or need an allow rule). Returns a wrapper that calls the
+    function; the function itself is left as it was."""
 
     def mark(marked: Callable[..., Any]) -> Callable[..., Any]:
         given = {"name": name, "description": description, "schema": schema, "output_schema": output_schema, "read_only": read_only}
-        try:
-            setattr(marked, _SPEC, given)
-        except (AttributeError, TypeError):
-            # A bound method or a builtin takes no attributes: wrap it.
-            original = marked
+        # A wrapper, never the function itself: one function may be given under two names.
+        if inspect.iscoroutinefunction(marked):
 
-            def marked(*args: Any, **kwargs: Any) -> Any:
-                return original(*args, **kwargs)
+            @functools.wraps(marked)
+            async def wrapper(*args: Any, **kwargs: Any) -> Any:
+                return await marked(*args, **kwargs)
 
-            if inspect.iscoroutinefunction(original):
+        else:
 
-                async def marked(*args: Any, **kwargs: Any) -> Any:  # type: ignore[no-redef]
-                    return await original(*args, **kwargs)
+            @functools.wraps(marked)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                return marked(*args, **kwargs)
 
-            marked.__name__ = getattr(original, "__name__", "tool")
-            marked.__doc__ = getattr(original, "__doc__", None)
-            marked.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
-            setattr(marked, _SPEC, given)
-        return marked
+        setattr(wrapper, _SPEC, {**getattr(marked, _SPEC, {}), **{key: value for key, value in given.items() if value}})
+        return wrapper
 
     return mark(function) if function is not None else mark
 

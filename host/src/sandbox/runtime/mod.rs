@@ -109,6 +109,20 @@ impl SandboxOptions {
         self
     }
 
+    /// These options for a session whose tools work in `workspace`. The compiled-guest cache
+    /// holds native code the next run maps and executes: it is never used from inside the
+    /// workspace, where a script's writes could reach it (a workspace of `~` and a cache in
+    /// `~/.cache`, say); without it the guest's code stays in memory. Sessions of different
+    /// workspaces may share one sandbox only when this gives them the same options.
+    pub fn for_workspace(self, workspace: Option<&std::path::Path>) -> Self {
+        let (Some(cache), Some(workspace)) = (&self.cache_dir, workspace) else { return self };
+        if let Err(inside) = crate::support::private::check_outside_workspace(cache, workspace) {
+            tracing::warn!("the compiled-guest cache {inside}: it is not used (set EXEC_HOST_CACHE_DIR elsewhere)");
+            return self.with_cache_dir(None);
+        }
+        self
+    }
+
     /// How many Execs can run at once.
     pub fn with_max_concurrent_execs(mut self, execs: u32) -> Self {
         self.max_concurrent_execs = execs;
