@@ -73,7 +73,7 @@ async def main() -> None:
     set_tracing_disabled(True)  # no key, no network: nothing is sent anywhere
     model = ScriptedModel([[function_call("Exec", {"code": SCRIPT}, call_id="call_1")], ModelStep.respond(answer_from_the_exec_output)])
 
-    # The parked script is kept in a private temporary store until `code` closes; give
+    # The parked script is kept in a private temporary store of this process; give
     # `state_store=` (and `conversation=`) to resume a saved RunState in another process.
     async with await CodeMode.open([get_order, get_customer, refund]) as code:
         agent = Agent(name="support", instructions="Help with orders.", model=model, tools=[code.tool])

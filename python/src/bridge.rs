@@ -23,22 +23,70 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 /// Set once Python exits: no new work starts.
 static CLOSING: AtomicBool = AtomicBool::new(false);
 
-/// The runtime every session and Exec of this process runs on.
+/// The runtime every session and Exec of this process runs on. Its threads keep a Python
+/// thread state for their whole life, so settling an awaitable there takes the GIL without
+/// making and freeing one each time (see [`keep_thread_state`]).
 pub fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .thread_name("exec-host")
             .enable_all()
+            .on_thread_start(keep_thread_state)
+            .on_thread_stop(leave_thread_state)
             .build()
             .expect("the operating system gives a process threads")
     })
+}
+
+thread_local! {
+    /// What `PyGILState_Ensure` gave this thread when it made its kept thread state, and that
+    /// state while it is released.
+    static KEPT: std::cell::Cell<Option<(pyo3::ffi::PyGILState_STATE, *mut pyo3::ffi::PyThreadState)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Gives a new runtime thread a Python thread state it keeps, with the GIL released: later
+/// holds of the GIL there reuse it. Not once Python exits, when nothing may touch it.
+fn keep_thread_state() {
+    if CLOSING.load(Ordering::SeqCst) {
+        return;
+    }
+    // SAFETY: the interpreter is initialised (this module was imported) and not finalizing
+    // (CLOSING is set at exit, before finalization). This thread holds no GIL yet: Ensure takes
+    // it with a new thread state, which SaveThread releases while keeping the state.
+    let kept = unsafe {
+        let state = pyo3::ffi::PyGILState_Ensure();
+        (state, pyo3::ffi::PyEval_SaveThread())
+    };
+    KEPT.set(Some(kept));
+}
+
+/// A runtime thread ends: its kept thread state is freed, unless Python exits (then it is left,
+/// as nothing may touch the interpreter).
+fn leave_thread_state() {
+    let Some((state, thread_state)) = KEPT.take() else { return };
+    if CLOSING.load(Ordering::SeqCst) {
+        return;
+    }
+    // SAFETY: `thread_state` is this thread's, made by Ensure and released by SaveThread in
+    // `keep_thread_state`; RestoreThread takes the GIL back with it, and Release with the state
+    // Ensure gave frees it (and the GIL).
+    unsafe {
+        pyo3::ffi::PyEval_RestoreThread(thread_state);
+        pyo3::ffi::PyGILState_Release(state);
+    }
 }
 
 /// The parent of every piece of work's token: cancelled at exit.
 fn everything() -> &'static CancellationToken {
     static ALL: OnceLock<CancellationToken> = OnceLock::new();
     ALL.get_or_init(CancellationToken::new)
+}
+
+/// A new piece of work's token: cancelled with everything at exit.
+pub fn work_token() -> CancellationToken {
+    everything().child_token()
 }
 
 /// One piece of work counted while it lives.
@@ -72,7 +120,7 @@ where
     let counted = InFlight::enter()?;
     let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
     let future = event_loop.call_method0("create_future")?;
-    let token = everything().child_token();
+    let token = work_token();
     future.call_method1("add_done_callback", (CancelOnDone { token: token.clone() },))?;
     let work = make(token.clone());
     let (event_loop, settled) = (event_loop.unbind(), future.clone().unbind());
@@ -81,20 +129,19 @@ where
             outcome = work => Some(outcome),
             () = token.cancelled() => None,
         };
-        // Settling takes the GIL: not on a runtime thread.
-        tokio::task::spawn_blocking(move || {
-            let _counted = counted;
-            let Some(outcome) = outcome else { return };
-            Python::try_attach(|py| {
-                let (ok, value) =
-                    match outcome.and_then(|value| Ok(value.into_pyobject(py).map_err(Into::into)?.into_any().unbind())) {
-                        Ok(value) => (true, value),
-                        Err(error) => (false, error.into_value(py).into_any()),
-                    };
-                let settle = Settle { future: Mutex::new(Some(settled)), ok, value: Mutex::new(Some(value)) };
-                // A loop that closed meanwhile has nobody waiting.
-                let _ = event_loop.bind(py).call_method1("call_soon_threadsafe", (settle,));
-            });
+        // Settling takes the GIL here, on a runtime thread with a kept thread state: the
+        // loop's thread waits in `select` with the GIL released, so it is free at once.
+        let _counted = counted;
+        let Some(outcome) = outcome else { return };
+        Python::try_attach(|py| {
+            let (ok, value) = match outcome.and_then(|value| Ok(value.into_pyobject(py).map_err(Into::into)?.into_any().unbind()))
+            {
+                Ok(value) => (true, value),
+                Err(error) => (false, error.into_value(py).into_any()),
+            };
+            let settle = Settle { future: Mutex::new(Some(settled)), ok, value: Mutex::new(Some(value)) };
+            // A loop that closed meanwhile has nobody waiting.
+            let _ = event_loop.bind(py).call_method1("call_soon_threadsafe", (settle,));
         });
     });
     Ok(future)
@@ -143,7 +190,8 @@ impl CancelOnDone {
 }
 
 /// Python exits: no new work starts, what runs is cancelled, and this waits (the GIL
-/// released) until nothing runs or `timeout` seconds have passed.
+/// released) until nothing runs and the Python threads of ours have left, or `timeout`
+/// seconds have passed.
 #[pyfunction]
 pub fn shutdown(py: Python<'_>, timeout: f64) {
     CLOSING.store(true, Ordering::SeqCst);
@@ -154,4 +202,5 @@ pub fn shutdown(py: Python<'_>, timeout: f64) {
             std::thread::sleep(Duration::from_millis(5));
         }
     });
+    crate::threads::stop(py, until);
 }

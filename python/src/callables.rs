@@ -27,9 +27,8 @@ pub struct EventLoops {
 impl EventLoops {
     /// `event_loop` runs what serves the Exec `exec` (any call, for `None`) until the guard
     /// is dropped.
-    pub fn enter(self: &Arc<Self>, exec: Option<String>, event_loop: Py<PyAny>) -> LoopGuard {
-        let latest = Python::try_attach(|py| event_loop.clone_ref(py));
-        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = latest;
+    pub fn enter(self: &Arc<Self>, py: Python<'_>, exec: Option<String>, event_loop: Py<PyAny>) -> LoopGuard {
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(event_loop.clone_ref(py));
         if let Some(exec) = &exec {
             self.by_exec.lock().unwrap_or_else(|e| e.into_inner()).insert(exec.clone(), event_loop);
         }
@@ -51,11 +50,8 @@ pub struct LoopGuard {
 impl Drop for LoopGuard {
     fn drop(&mut self) {
         if let Some(exec) = &self.exec {
-            let removed = self.loops.by_exec.lock().unwrap_or_else(|e| e.into_inner()).remove(exec);
-            // A Python object is released with the GIL; without it (at exit) it is left.
-            if let Some(removed) = removed {
-                Python::try_attach(|_| drop(removed));
-            }
+            // Dropped without the GIL (on a runtime thread): PyO3 releases it at its next hold.
+            self.loops.by_exec.lock().unwrap_or_else(|e| e.into_inner()).remove(exec);
         }
     }
 }
@@ -104,6 +100,8 @@ impl PythonFunction {
     ) -> Result<Value, ToolError> {
         let _counted = InFlight::enter().map_err(|_| exiting())?;
         let (answer, answered) = oneshot::channel();
+        // Scheduled here, on the runtime thread (it keeps a Python thread state): the guard
+        // below must hold the scheduled call before this future can be dropped.
         let scheduled = Python::try_attach(|py| -> Result<Py<PyAny>, ToolError> {
             let coroutine = call(self.function.bind(py), &args, about.as_ref())?;
             let event_loop =
@@ -135,15 +133,14 @@ impl PythonFunction {
     async fn on_a_worker(&self, args: Value, about: Option<Value>) -> Result<Value, ToolError> {
         let counted = InFlight::enter().map_err(|_| exiting())?;
         let function = self.function.clone();
-        let called = tokio::task::spawn_blocking(move || {
+        let (answer, answered) = oneshot::channel();
+        let job = move |py: Python<'_>| {
             let _counted = counted;
-            Python::try_attach(|py| {
-                let output = call(function.bind(py), &args, about.as_ref())?;
-                plain(&output)
-            })
-            .ok_or_else(exiting)?
-        });
-        called.await.map_err(|e| ToolError::execution(format!("the call's thread ended without an answer: {e}")))?
+            let output = call(function.bind(py), &args, about.as_ref()).and_then(|output| plain(&output));
+            let _ = answer.send(output);
+        };
+        crate::threads::run(Box::new(job)).map_err(|_| exiting())?;
+        answered.await.unwrap_or_else(|_| Err(ToolError::execution("the call's thread ended without an answer")))
     }
 }
 

@@ -7,6 +7,7 @@ mod bridge;
 mod callables;
 mod callbacks;
 mod session;
+mod threads;
 mod values;
 
 use pyo3::prelude::*;

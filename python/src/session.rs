@@ -123,7 +123,7 @@ pub fn open_session<'py>(
     let options: Options = serde_json::from_value(options).map_err(|e| PyValueError::new_err(format!("the options: {e}")))?;
     let loops = Arc::new(EventLoops::default());
     // Until the first Exec, what the servers ask while they start is answered on this loop.
-    let opening = loops.enter(None, py.import("asyncio")?.call_method0("get_running_loop")?.unbind());
+    let opening = loops.enter(py, None, py.import("asyncio")?.call_method0("get_running_loop")?.unbind());
     let function = |(function, is_async): CallableSpec| PythonFunction::new(function, is_async, loops.clone());
     let mut defined: Vec<Arc<dyn Tool>> = Vec::with_capacity(tools.len());
     for (name, description, schema, output_schema, function_given, is_async, read_only) in tools {
@@ -229,7 +229,7 @@ impl NativeSession {
     /// loop awaiting it, until the guard is dropped.
     fn follow_loop(&self, py: Python<'_>, exec: Option<&str>) -> PyResult<crate::callables::LoopGuard> {
         let running = py.import("asyncio")?.call_method0("get_running_loop")?;
-        Ok(self.loops.enter(exec.map(str::to_string), running.unbind()))
+        Ok(self.loops.enter(py, exec.map(str::to_string), running.unbind()))
     }
 }
 
@@ -247,6 +247,45 @@ impl NativeSession {
             let call = ToolCall::new(id, exec_host::exec_tool::NAME, json!({ "code": code }));
             Ok(report(&session.call(call, abort).await))
         })
+    }
+
+    /// Runs `code` as one Exec and blocks until it ends (the GIL released): the sync API's
+    /// path, with no event loop between the caller and the sandbox. The `async def` tools of
+    /// this Exec run on `event_loop` (the sync session's own). A signal that raises (Ctrl-C)
+    /// aborts the Exec and is raised here.
+    #[pyo3(signature = (code, depth, id, event_loop))]
+    fn exec_blocking(
+        &self,
+        py: Python<'_>,
+        code: String,
+        depth: u32,
+        id: Option<String>,
+        event_loop: Py<PyAny>,
+    ) -> PyResult<Json> {
+        let _counted = bridge::InFlight::enter()?;
+        let id = call_id(id, depth);
+        let _on_its_loop = self.loops.enter(py, Some(id.clone()), event_loop);
+        let abort = bridge::work_token();
+        let call = ToolCall::new(id, exec_host::exec_tool::NAME, json!({ "code": code }));
+        let session = self.session.clone();
+        let mut running = Box::pin(bridge::runtime().spawn({
+            let abort = abort.clone();
+            async move { report(&session.call(call, abort).await) }
+        }));
+        loop {
+            let polled =
+                py.detach(|| bridge::runtime().block_on(async { tokio::time::timeout(SIGNAL_CHECKS, &mut running).await }));
+            match polled {
+                Ok(Ok(report)) => return Ok(report),
+                Ok(Err(ended)) => return Err(SessionError::new_err(format!("the Exec ended without a result: {ended}"))),
+                Err(_) => {
+                    if let Err(raised) = py.check_signals() {
+                        abort.cancel();
+                        return Err(raised);
+                    }
+                }
+            }
+        }
     }
 
     /// Resumes the parked Exec `handle` with `answers` (approval id to an approver's answer);
@@ -442,6 +481,9 @@ fn call_id(given: Option<String>, depth: u32) -> String {
     let id = given.unwrap_or_else(|| format!("exec-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
     format!("{id}{DEPTH_MARK}{depth}")
 }
+
+/// How often a blocking Exec lets Python's signal handlers run (Ctrl-C aborts it).
+const SIGNAL_CHECKS: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What separates an Exec's id from its depth.
 const DEPTH_MARK: &str = "~depth-";

@@ -2,7 +2,6 @@
 emits tool calls; approvals through real parking, LangGraph interrupts and `Command(resume=)`."""
 
 import asyncio
-import gc
 import json
 import os
 from typing import Annotated, Any, Optional
@@ -21,6 +20,7 @@ from langgraph.types import Command
 from pydantic import Field, ValidationError
 
 import exec_host
+from exec_host import _adapters
 from exec_host.langchain import CodeModeTool
 
 
@@ -161,16 +161,19 @@ return {id: order.id, cents};
 """
 
 
-def test_the_model_is_offered_exec_alone_with_the_tools_signatures():
+def test_the_model_is_offered_exec_alone_naming_the_tools_whose_signatures_a_script_finds():
     chat = model(exec_call("return 1"), "done")
-    create_agent(chat, [exec_tool()]).invoke({"messages": [("user", "hi")]})
+    tool_ = exec_tool()
+    create_agent(chat, [tool_]).invoke({"messages": [("user", "hi")]})
     [offered] = chat.bound
     assert offered["function"]["name"] == "Exec"
     assert offered["function"]["parameters"]["properties"].keys() == {"code"}, "the runtime is injected, never shown"
-    description = offered["function"]["description"]
-    assert "tools.get_order(args: {\n  order_id: string;\n})" in description
-    assert "/** Refunds an order. */" in description
-    assert "runtime" not in description.split("tools.who_am_i(")[1].split(")")[0], "injected arguments are left out"
+    assert set(READ_ONLY) | {"refund", "send_email", "delete_order"} <= set(offered["function"]["description"].splitlines())
+    found = tool_.invoke({"code": 'return (await tools.ToolSearch({query: "select:get_order,who_am_i"})).matches'})
+    get_order_, who_am_i_ = json.loads(found)
+    assert get_order_["signature"].startswith("tools.get_order(args: {\n  order_id: string;\n})")
+    assert get_order_["description"] == "Reads an order."
+    assert "runtime" not in who_am_i_["signature"] and "tool_call_id" not in who_am_i_["signature"], "injected arguments are left out"
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -353,25 +356,19 @@ def test_an_approver_given_answers_instead_of_a_person():
     assert asked == [("refund", {"order_id": "A1", "cents": 4250}, "call_1")]
 
 
-def test_without_a_state_store_a_private_one_serves_for_the_tools_life():
-    exec_tool_ = exec_tool()
-    folder = os.path.dirname(exec_tool_._store)
-    key = exec_tool_._key_file
-    assert os.path.dirname(key) == folder and os.stat(key).st_mode & 0o777 == 0o600
-    assert len(open(key).read()) == 64
-    agent = Agent("sync", model(exec_call(REFUND), "ok"), [exec_tool_])
-    assert agent.run({"messages": [("user", "x")]}).interrupts
-    assert tool_messages(agent.run(Command(resume={"decisions": [{"type": "approve"}]})).value)[0].status == "success"
-    copied = exec_tool_.model_copy()
-    del exec_tool_, agent
-    gc.collect()
-    assert os.path.exists(folder), "a copy shares the folder"
-    assert json.loads(copied.invoke({"code": 'return await tools.get_order({order_id: "Z"})'}))["id"] == "Z"
-    del copied
-    gc.collect()
-    assert not os.path.exists(folder)
+def test_without_a_state_store_the_processs_private_one_serves_every_tool(spy, ran):
+    first = exec_tool()
+    assert (first._store, first._key_file) == _adapters.private_store()
+    checkpointer, records = InMemorySaver(), InMemoryStore()
+    config = {"configurable": {"thread_id": "t-private"}}
+    before = create_agent(model(exec_call(REFUND), "unused"), [first], checkpointer=checkpointer, store=records)
+    assert before.invoke({"messages": [("user", "refund A1")]}, config, version="v2").interrupts
+    after = create_agent(model("Refunded."), [exec_tool()], checkpointer=checkpointer, store=records)
+    done = after.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config, version="v2")
+    assert tool_messages(done.value)[0].artifact["value"] == {"refunded": 4250}
+    assert [kind for kind, _ in spy] == ["exec", "resume"]
     with pytest.raises(ValueError, match="give both"):
-        CodeModeTool(tools=[get_order], state_key_file=key)
+        CodeModeTool(tools=[get_order], state_key_file=first._key_file)
     with pytest.raises(ValueError, match="not given"):
         CodeModeTool(tools=[get_order], read_only=["nope"])
 

@@ -4,8 +4,8 @@ network, no key."""
 import asyncio
 import json
 import os
-import secrets
-import tempfile
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -27,6 +27,7 @@ from agents.tool_context import ToolContext
 from pydantic import BaseModel
 
 import exec_host
+from exec_host import _adapters
 from exec_host.openai_agents import CodeMode
 
 set_tracing_disabled(True)
@@ -37,15 +38,6 @@ ran: list[str] = []
 @pytest.fixture(autouse=True)
 def _forget() -> None:
     ran.clear()
-
-
-@pytest.fixture
-def store(tmp_path) -> dict[str, str]:
-    """A state store folder and its key (64 hex digits, 0600), both in the test's folder."""
-    key = tmp_path / "state.key"
-    key.write_text(secrets.token_hex(32))
-    os.chmod(key, 0o600)
-    return {"state_store": str(tmp_path / "store"), "state_key_file": str(key)}
 
 
 class Forecast(BaseModel):
@@ -156,7 +148,8 @@ def test_the_model_sees_only_exec_and_a_script_calls_two_tools_at_once(store) ->
             [offered] = model.calls[0].tools
             assert offered.name == "Exec" and isinstance(offered, FunctionTool)
             assert offered.strict_json_schema is False
-            assert "forecast(args: {" in offered.description and "The weather in a city." in offered.description
+            # exec-host's catalogue names the tools; a script asks ToolSearch for their parameters.
+            assert {"add", "forecast", "listing", "meet"} <= set(offered.description.splitlines())
             assert json.loads(outputs(model)["c1"]) == {
                 "sum": 42,
                 "weather": {"city": "Oslo", "celsius": 21.5},
@@ -345,16 +338,19 @@ def test_another_code_mode_resumes_a_serialized_run_in_the_same_store_and_conver
         const [a, b] = await Promise.all(["a", "b"].map(path => tools.delete_file({path}).catch(e => "refused: " + e.message)));
         return {n, a, b};
     """
+    rejected = "return await tools.delete_file({path: 'c'})"
 
     async def first_process() -> str:
         async with await CodeMode.open([add, delete_file], conversation="support-42", **store) as code:
-            model = ScriptedModel([[exec_call(script, "c1")]])
+            model = ScriptedModel([[exec_call(script, "c1"), exec_call(rejected, "c2")]])
             agent = Agent(name="a", model=model, tools=[code.tool])
             result = await Runner.run(agent, "go")
-            [item] = result.interruptions
+            item, other = result.interruptions
             state = result.to_state()
             first, second = await code.pending(item)
             await code.decide(state, item, approve=[second.id], deny={first.id: "not a"})
+            state.reject(other, rejection_message="not c")  # the SDK's own way: the adapter hears of it later
+            assert len(await code.session.parked_execs()) == 2
             return state.to_string()
 
     async def second_process(saved: str) -> None:
@@ -362,12 +358,13 @@ def test_another_code_mode_resumes_a_serialized_run_in_the_same_store_and_conver
             model = ScriptedModel([[assistant_message("resumed")]])
             agent = Agent(name="a", model=model, tools=[code.tool])
             state = await RunState.from_string(agent, saved)
-            [item] = state.get_interruptions()
+            item = state.get_interruptions()[0]
             assert [call.input for call in await code.pending(item)] == [{"path": "a"}, {"path": "b"}]
             result = await Runner.run(agent, state)
             assert result.final_output == "resumed"
             assert json.loads(outputs(model, 0)["c1"]) == {"n": 42, "a": "refused: `delete_file` was denied: not a", "b": "deleted b"}
-            assert await code.session.parked_execs() == []
+            assert outputs(model, 0)["c2"] == "not c"
+            assert await code.session.parked_execs() == [], "the rejected script was discarded here"
 
     saved = asyncio.run(first_process())
     assert ran == ["add 20 22"]
@@ -486,23 +483,36 @@ def test_open_takes_function_tools_only_each_name_once() -> None:
     asyncio.run(main())
 
 
-def test_the_default_store_is_private_and_gone_at_close(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+def test_without_a_store_a_run_resumes_in_this_process_with_the_decisions_kept() -> None:
+    store, key = _adapters.private_store()
+    assert oct(os.stat(os.path.dirname(store)).st_mode & 0o777) == "0o700"
+    assert oct(os.stat(key).st_mode & 0o777) == "0o600"
+    script = "return await Promise.all(['a', 'b'].map(path => tools.delete_file({path}).catch(e => 'refused: ' + e.message)))"
 
     async def main() -> None:
-        code = await CodeMode.open([delete_file])
-        [folder] = list(tmp_path.iterdir())
-        assert oct(folder.stat().st_mode & 0o777) == "0o700"
-        assert oct((folder / "state.key").stat().st_mode & 0o777) == "0o600"
-        model = ScriptedModel([[exec_call("return await tools.delete_file({path: 'x'})", "c1")], [assistant_message("ok")]])
-        agent = Agent(name="a", model=model, tools=[code.tool])
-        result = await Runner.run(agent, "go")
-        state = await RunState.from_string(agent, result.to_state().to_string())
-        state.approve(state.get_interruptions()[0])
-        result = await Runner.run(agent, state)
-        assert outputs(model)["c1"] == "deleted x"
-        await code.close()
-        assert not folder.exists()
+        async with await CodeMode.open([delete_file]) as first:
+            agent = Agent(name="a", model=ScriptedModel([[exec_call(script, "c1")]]), tools=[first.tool])
+            result = await Runner.run(agent, "go")
+            [item] = result.interruptions
+            a, b = await first.pending(item)
+            state = result.to_state()
+            await first.decide(state, item, approve=[a.id], deny={b.id: "not b"})
+            saved, conversation = state.to_string(), first.conversation
+        # Another CodeMode of this process, in the same conversation, finds the script and the decisions.
+        async with await CodeMode.open([delete_file], conversation=conversation) as second:
+            model = ScriptedModel([[assistant_message("ok")]])
+            agent = Agent(name="a", model=model, tools=[second.tool])
+            result = await Runner.run(agent, await RunState.from_string(agent, saved))
+            assert result.final_output == "ok"
+            assert json.loads(outputs(model, 0)["c1"]) == ["deleted a", "refused: `delete_file` was denied: not b"]
+            assert await second.session.parked_execs() == []
 
     asyncio.run(main())
-    assert os.listdir(tmp_path) == []
+    assert ran == ["delete a"]
+
+
+def test_the_private_store_is_removed_at_exit() -> None:
+    code = "from exec_host import _adapters; print(_adapters.private_store()[0])"
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    store = child.stdout.strip()
+    assert store and not os.path.exists(os.path.dirname(store))

@@ -6,7 +6,6 @@ import asyncio
 import importlib.util
 import json
 import os
-import secrets
 import subprocess
 import sys
 import textwrap
@@ -34,15 +33,6 @@ from pydantic_ai.toolsets import CombinedToolset, ExternalToolset, FunctionTools
 
 import exec_host
 from exec_host.pydantic_ai import CodeMode, CodeModeToolset
-
-
-@pytest.fixture
-def store(tmp_path):
-    """A state store folder and its key (64 hex characters, mode 0600), for parking."""
-    key = tmp_path / "state.key"
-    key.write_text(secrets.token_hex(32))
-    os.chmod(key, 0o600)
-    return {"state_store": str(tmp_path / "store"), "state_key_file": str(key)}
 
 
 # --- a scripted model -------------------------------------------------------------------------
@@ -137,6 +127,18 @@ def parking_agent(model: FunctionModel, store: dict[str, str], **options: Any) -
     return Agent(model, deps_type=Deps, toolsets=[toolset], output_type=[str, DeferredToolRequests])
 
 
+def parked_in(store: dict[str, str], conversation: str) -> list[exec_host.Paused]:
+    """The scripts parked in `store` for `conversation`, as another session of it finds them."""
+
+    async def parked() -> list[exec_host.Paused]:
+        async with await exec_host.Session.open(**store, conversation=conversation) as session:
+            return await session.parked_execs()
+
+    # On a thread of its own: `asyncio.run` here would drop the loop `run_sync` keeps.
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, parked()).result()
+
+
 def value_of(output: str) -> Any:
     """The value a script returned, from the model's reading of a successful Exec."""
     assert output.startswith("success: "), output
@@ -156,9 +158,9 @@ def test_the_model_sees_one_tool_and_the_names_a_script_can_call():
     assert exec_tool.name == "Exec"
     assert exec_tool.parameters_json_schema["required"] == ["code"]
     assert "tools.ToolSearch" in exec_tool.description
-    # exec-host's catalogue, in the instructions: every wrapped tool by name.
-    for name in ("add", "place_order", "even", "broken", "note", "delete_file"):
-        assert f"\n{name}\n" in seen[0].instructions
+    # exec-host's catalogue, in the description: every wrapped tool by name.
+    lines = exec_tool.description.splitlines()
+    assert {"add", "place_order", "even", "broken", "note", "delete_file"} <= set(lines)
     assert result.output == "success: 1"
 
 
@@ -314,19 +316,13 @@ def test_denying_the_exec_call_drops_the_parked_script(store):
     assert second.output == "denied: not today"
     assert deps.log == [("note", "first")]
 
-    async def parked() -> list[exec_host.Paused]:
-        async with await exec_host.Session.open(**store, conversation=first.conversation_id) as session:
-            return await session.parked_execs()
-
-    # Another session of the conversation finds nothing parked: the script was discarded. (On a
-    # thread of its own: `asyncio.run` here would drop the loop `run_sync` keeps.)
-    with ThreadPoolExecutor(1) as thread:
-        assert thread.submit(asyncio.run, parked()).result() == []
+    assert parked_in(store, first.conversation_id) == [], "the script was discarded"
 
 
-def test_another_process_resumes_from_the_messages_and_the_metadata_alone(store, tmp_path):
-    """The first run parks here; a new Python process, with its own toolset and agent, the same
-    store and key, and only the JSON of the history and of the requests' metadata, continues it."""
+def test_another_process_resumes_and_drops_from_the_messages_alone(store, tmp_path):
+    """The first run parks two scripts here; a new Python process, with its own toolset and
+    agent, the same store and key, and only the JSON of the history (no metadata: it finds each
+    script by its Exec call's id), continues the approved one and drops the denied one."""
     log = tmp_path / "calls.log"
     tools = textwrap.dedent(
         f"""
@@ -360,11 +356,11 @@ def test_another_process_resumes_from_the_messages_and_the_metadata_alone(store,
     spec.loader.exec_module(shared_tools)
 
     toolset = CodeModeToolset(shared_tools.make_tools(), **store)
-    agent = Agent(scripted(PARKS), toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    denied = "return await tools.delete_file({path: 'b.txt'})"
+    agent = Agent(scripted([PARKS, denied]), toolsets=[toolset], output_type=[str, DeferredToolRequests])
     first = agent.run_sync("go")
-    assert isinstance(first.output, DeferredToolRequests)
+    assert sorted(call.tool_call_id for call in first.output.approvals) == ["exec-1-1", "exec-1-2"]
     (tmp_path / "history.json").write_bytes(ModelMessagesTypeAdapter.dump_json(first.all_messages()))
-    (tmp_path / "metadata.json").write_text(json.dumps(first.output.metadata))
 
     resume = textwrap.dedent(
         f"""
@@ -377,19 +373,16 @@ def test_another_process_resumes_from_the_messages_and_the_metadata_alone(store,
         from shared_tools import make_tools
 
         def model(messages, info):
-            [part] = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
-            return ModelResponse(parts=[TextPart(part.outcome + ": " + part.model_response_str())])
+            parts = sorted((p for p in messages[-1].parts if isinstance(p, ToolReturnPart)), key=lambda p: p.tool_call_id)
+            return ModelResponse(parts=[TextPart("\\n".join(p.outcome + ": " + p.model_response_str() for p in parts))])
 
         folder = pathlib.Path({str(tmp_path)!r})
         history = ModelMessagesTypeAdapter.validate_json((folder / "history.json").read_bytes())
-        metadata = json.loads((folder / "metadata.json").read_text())
         store = json.loads({json.dumps(store)!r})
         toolset = CodeModeToolset(make_tools(), **store)
         agent = Agent(FunctionModel(model), toolsets=[toolset], output_type=[str, DeferredToolRequests])
-        result = agent.run_sync(
-            message_history=history,
-            deferred_tool_results=DeferredToolResults(approvals={{"exec-1": True}}, metadata=metadata),
-        )
+        approvals = {{"exec-1-1": True, "exec-1-2": False}}
+        result = agent.run_sync(message_history=history, deferred_tool_results=DeferredToolResults(approvals=approvals))
         print(result.output)
         """
     )
@@ -398,8 +391,11 @@ def test_another_process_resumes_from_the_messages_and_the_metadata_alone(store,
         [sys.executable, "-c", resume], cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": path}
     )
     assert child.returncode == 0, child.stderr
-    assert value_of(child.stdout.strip()) == {"n": "noted first", "d": "deleted a.txt"}
+    resumed, dropped = child.stdout.strip().splitlines()
+    assert value_of(resumed) == {"n": "noted first", "d": "deleted a.txt"}
+    assert dropped.startswith("denied: ")
     assert log.read_text().splitlines() == ["note first", "delete_file a.txt True"]
+    assert parked_in(store, first.conversation_id) == [], "the denied script was discarded in the other process"
 
 
 def test_a_parked_script_continues_once_only(store):

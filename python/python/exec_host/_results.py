@@ -50,10 +50,19 @@ class PendingApproval:
 @dataclass(frozen=True)
 class Paused:
     """An Exec that parked: the handle `Session.resume` takes (good in this conversation),
-    and the calls it waits for."""
+    the calls it waits for, and the id of the Exec (as `Session.exec(id=...)` gave it)."""
 
     handle: str
     approvals: list[PendingApproval]
+    exec_id: Optional[str] = None
+
+
+def paused_from(report: dict[str, Any]) -> Paused:
+    return Paused(
+        handle=report["handle"],
+        approvals=[PendingApproval(**approval) for approval in report["approvals"]],
+        exec_id=report.get("exec_id"),
+    )
 
 
 @dataclass(frozen=True)
@@ -77,10 +86,6 @@ class ExecResult:
     error: Optional[ExecError] = None
     paused: Optional[Paused] = None
     messages: list[str] = field(default_factory=list)
-
-
-def paused_from(report: dict[str, Any]) -> Paused:
-    return Paused(handle=report["handle"], approvals=[PendingApproval(**approval) for approval in report["approvals"]])
 
 
 def result_from(report: dict[str, Any]) -> ExecResult:

@@ -358,7 +358,14 @@ class SyncSession:
 
     def exec(self, code: str, *, id: Optional[str] = None) -> ExecResult:
         """Runs `code` as one Exec and returns its result (see `Session.exec`)."""
-        return self._run(self._session._exec(code, _tools.exec_depth.get(), id))
+        _not_in_a_running_loop()
+        native = self._session._open()
+        depth = _tools.exec_depth.get()
+        if depth > _tools.MAX_EXEC_DEPTH:
+            raise SessionError(f"an Exec started by a tool may nest at most {_tools.MAX_EXEC_DEPTH} deep")
+        # Straight to the sandbox, this thread blocked with the GIL released; only its
+        # `async def` tools go through the session's loop.
+        return result_from(native.exec_blocking(code, depth, id, self._loop))
 
     def resume(self, handle: str, **answers: Any) -> ExecResult:
         """Continues a parked Exec (see `Session.resume`)."""

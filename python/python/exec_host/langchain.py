@@ -7,10 +7,11 @@
     exec_tool = CodeModeTool(tools=[get_order, refund], read_only=["get_order"])
     agent = create_agent(model, [exec_tool], checkpointer=InMemorySaver())
 
-The model is offered `Exec` alone; its description carries the TypeScript signatures of the
-tools given. A script calls `await tools.get_order({id: "A1"})`, which runs the LangChain tool
-`get_order` (`invoke` when the agent runs sync, `ainvoke` when it runs async) with the
-argument object and hands the script what it returned. Tool runs nest under `Exec` in traces.
+The model is offered `Exec` alone; its description names the tools given (a script asks
+`tools.ToolSearch` for their parameters). A script calls `await tools.get_order({id: "A1"})`,
+which runs the LangChain tool `get_order` (`invoke` when the agent runs sync, `ainvoke` when it
+runs async) with the argument object and hands the script what it returned. Tool runs nest
+under `Exec` in traces.
 
 Approvals. A tool not named in `read_only` (nor allowed by a rule) asks before it runs. Inside
 a LangGraph agent with a checkpointer, the Exec then parks in exec-host's state store and the
@@ -28,15 +29,9 @@ import asyncio
 import concurrent.futures
 import contextvars
 import dataclasses
-import hashlib
-import inspect
 import json
 import os
-import secrets
-import shutil
-import tempfile
 import typing
-import weakref
 from functools import lru_cache
 from typing import Annotated, Any, Callable, Literal, Optional, Sequence, Union
 
@@ -60,6 +55,8 @@ from pydantic import BaseModel, Discriminator, Field, PrivateAttr, create_model,
 from typing_extensions import NotRequired, TypedDict
 
 import exec_host
+
+from . import _adapters
 
 __all__ = [
     "ApproveDecision",
@@ -221,12 +218,7 @@ def _plain(output: Any) -> Any:
             raise ToolException(output.text)
         output = output.content
     if isinstance(output, str):
-        if output.lstrip()[:1] in ("{", "["):
-            try:
-                return json.loads(output)
-            except ValueError:
-                pass
-        return output
+        return _adapters.parsed(output)
     if isinstance(output, BaseModel):
         return output.model_dump(mode="json")
     if isinstance(output, tuple):
@@ -337,8 +329,8 @@ class _Place:
     @property
     def conversation(self) -> str:
         """The exec-host conversation of the thread (parked Execs and `store()` values belong
-        to it): a digest, as a thread id may hold any character."""
-        return "langgraph-" + hashlib.sha256(self.thread.encode()).hexdigest()[:32]
+        to it)."""
+        return _adapters.conversation(self.thread, "langgraph")
 
 
 class _Records:
@@ -392,10 +384,10 @@ class CodeModeTool(BaseTool):
       with a checkpointer, and is refused elsewhere, saying which rule would let it run.
     - `state_store`, `state_key_file`: where parked Execs and scripts' `store()` values are
       kept (a folder or `redis://`), and the key that seals them (by default this machine's
-      exec-host key). Without `state_store`, a private temporary folder and a key of its own
-      serve for the life of this tool object: a parked Exec then resumes only in this
-      process. Give both, with a durable checkpointer and a durable `store=` for the agent
-      (where this tool keeps its records), to resume in another process.
+      exec-host key). Without `state_store`, this process's private temporary folder and key
+      serve (removed at exit): a parked Exec then resumes only in this process. Give both,
+      with a durable checkpointer and a durable `store=` for the agent (where this tool keeps
+      its records), to resume in another process.
 
     Each LangGraph thread is one exec-host conversation: its Execs' `store()`/`load()` values
     and "always" answers are the thread's own. A failed script is a ToolMessage with status
@@ -435,7 +427,6 @@ class CodeModeTool(BaseTool):
     _store: str = PrivateAttr(default="")
     _key_file: Optional[str] = PrivateAttr(default=None)
     _memory: dict[tuple[Any, ...], Any] = PrivateAttr(default_factory=dict)
-    _private: Optional["_PrivateStore"] = PrivateAttr(default=None)
 
     @field_validator("tools", mode="before")
     @classmethod
@@ -469,8 +460,7 @@ class CodeModeTool(BaseTool):
         if self.state_store is None:
             if self.state_key_file is not None:
                 raise ValueError("state_key_file seals a state_store: give both")
-            self._private = _PrivateStore()
-            self._store, self._key_file = self._private.store, self._private.key_file
+            self._store, self._key_file = _adapters.private_store()
         else:
             self._store, self._key_file = self.state_store, self.state_key_file
         declaration = _run_on_a_loop(self._declare())
@@ -489,8 +479,7 @@ class CodeModeTool(BaseTool):
         self, run: _Run, *, sync: bool, approver: Any = None, conversation: Optional[str] = None, parking: bool = True
     ) -> exec_host.Session:
         """A session for one run of `Exec`. One per run, not one per tool: a session has one
-        conversation (a thread's), its tools close over this run's config and runtime, and
-        its `async def` tools run on the loop of this run, the one that awaits it."""
+        conversation (a thread's), and its tools close over this run's config and runtime."""
         return await exec_host.Session.open(
             tools=[_bridge(run, inner, inner.name in self.read_only, sync=sync) for inner in self._inner],
             settings=self.settings,
@@ -506,25 +495,12 @@ class CodeModeTool(BaseTool):
         )
 
     async def _declare(self) -> dict[str, Any]:
-        """exec-host's declaration of `Exec`, with the signature of each tool a script may
-        call appended: exec-host lists Python tools in a message of its own, which an agent's
-        history never gets, so the description carries them."""
+        """exec-host's declaration of `Exec` (its description ends with the catalogue)."""
         session = await self._open(_Run(config={}, runtime=None, tool_call_id=None), sync=False, parking=False)
         try:
-            declaration = dict(session.declaration())
-            names = [inner.name for inner in self._inner]
-            found = session.search("select:" + ",".join(names), len(names)) if names else []
+            return session.declaration()
         finally:
             await session.close()
-        if found:
-            listed = []
-            for match in found:
-                about = "\n * ".join(match["description"].splitlines())
-                listed.append(f"/** {about} */\n{match['signature']}")
-            declaration["description"] += (
-                "\n\nThe tools a script calls (their parameters are here, no ToolSearch needed):\n\n" + "\n\n".join(listed)
-            )
-        return declaration
 
     def _approver(self, always: frozenset[str], can_park: bool) -> Optional[Callable[..., Any]]:
         """The session's approver: the tools a person allowed always in this thread run; the
@@ -532,19 +508,13 @@ class CodeModeTool(BaseTool):
         given = self.approver
         if given is None and not can_park:
             return None
-        if given is not None and inspect.iscoroutinefunction(given):
 
-            async def asked(request: exec_host.ApprovalRequest) -> Any:
-                return "once" if request.tool in always else await given(request)
-
-            return asked
-
-        def asked_sync(request: exec_host.ApprovalRequest) -> Any:
+        async def asked(request: exec_host.ApprovalRequest) -> Any:
             if request.tool in always:
                 return "once"
-            return given(request) if given is not None else "park"
+            return await _adapters.ask(given, request) if given is not None else "park"
 
-        return asked_sync
+        return asked
 
     # --- running -------------------------------------------------------------------------
 
@@ -671,27 +641,6 @@ def _resume_arguments(step: dict[str, Any], answer: Any) -> tuple[dict[str, Any]
         else:
             deny[id] = decision.get("message") or "the user rejected this call"
     return {"approve": approve, "always": always, "deny": deny}, allowed
-
-
-class _PrivateStore:
-    """A temporary folder (0700) for a state store, and a key of its own (0600) beside it,
-    removed when the last tool holding this object is collected, or at exit. Copies of a
-    tool share it rather than copying it, so that none removes a folder another still uses."""
-
-    def __init__(self) -> None:
-        folder = tempfile.mkdtemp(prefix="exec-host-langchain-")
-        self.store = os.path.join(folder, "store")
-        self.key_file = os.path.join(folder, "state.key")
-        descriptor = os.open(self.key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as file:
-            file.write(secrets.token_hex(32))
-        weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
-
-    def __copy__(self) -> "_PrivateStore":
-        return self
-
-    def __deepcopy__(self, memo: Any) -> "_PrivateStore":
-        return self
 
 
 def _run_on_a_loop(coroutine: Any) -> Any:

@@ -34,13 +34,13 @@ asks after the resume cannot interrupt the run again (the SDK approves a tool ca
 goes to `approver=` if given, else it is refused with a reason the script reads.
 Approving the Exec tool for good (`always_approve=True`) lets later scripts' asking calls run.
 
-The state store. By default the adapter keeps parked scripts in a private temporary folder,
-with a key of its own, removed when it closes: a RunState serialized with `to_string` resumes
-in this process, with this `CodeMode`. To resume it in another process (or after a restart),
-give `state_store` (a folder or `redis://`), the same `state_key_file` and the same
-`conversation` to the `CodeMode` that resumes it: which parked script each Exec call waits in,
-and what the person decided, are kept in that store, under a conversation of the adapter's own
-that no script can read.
+The state store. By default the adapter keeps parked scripts in a private temporary folder of
+this process, with a key of its own, removed at exit: a RunState serialized with `to_string`
+resumes in this process, with a `CodeMode` of the same `conversation`. To resume it in another
+process (or after a restart), give `state_store` (a folder or `redis://`), the same
+`state_key_file` and the same `conversation` to the `CodeMode` that resumes it. It finds the
+parked script by the Exec call's id; what the person decided is kept in the store too, under a
+conversation of the adapter's own that no script can read.
 """
 
 from __future__ import annotations
@@ -53,8 +53,6 @@ import json
 import logging
 import os
 import secrets
-import shutil
-import tempfile
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal, Optional, Union
@@ -82,6 +80,8 @@ from agents.tool_guardrails import ToolInputGuardrailData, ToolOutputGuardrailDa
 from pydantic import BaseModel, TypeAdapter
 
 import exec_host
+
+from . import _adapters
 
 try:
     # The SDK's own reading of a callable `needs_approval`: it asks for approval, without
@@ -118,12 +118,7 @@ def _script_value(output: Any) -> Any:
     if isinstance(output, ToolOutputText):
         output = output.text
     if isinstance(output, str):
-        if output.lstrip()[:1] in ("{", "["):
-            try:
-                return json.loads(output)
-            except ValueError:
-                pass
-        return output
+        return _adapters.parsed(output)
     if isinstance(output, (ToolOutputImage, ToolOutputFileContent)):
         return output.model_dump(mode="json", exclude_none=True)
     if isinstance(output, BaseModel):
@@ -142,14 +137,6 @@ def _model_output(result: exec_host.ExecResult) -> Any:
         return result.text
     images = [ToolOutputImage(image_url=f"data:{image.mime_type};base64,{image.base64}") for image in result.images]
     return [ToolOutputText(text=result.text), *images]
-
-
-def _typescript(declaration_file: str) -> str:
-    """The declaration file without its opening comment, which speaks to editors."""
-    lines = declaration_file.splitlines()
-    while lines and (lines[0].startswith("//") or not lines[0].strip()):
-        lines.pop(0)
-    return "\n".join(lines)
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -195,65 +182,33 @@ class _Outcome:
     result: Union[exec_host.ExecResult, Exception]
 
 
-@dataclasses.dataclass
-class _Parked:
-    """The parked Exec an Exec call waits in, the calls it waits on, and what the person
-    decided (the keywords of `Session.resume`), when they did."""
+class _Decisions:
+    """What the person decided for each Exec call they answered call by call (`CodeMode.decide`):
+    the keywords of `Session.resume`. Kept in memory and in the state store, under a
+    conversation of the adapter's own (derived from the session's), so that a `CodeMode` in
+    another process resuming a serialized RunState finds them, and no script can read or
+    change them (a script reaches its own conversation's values only)."""
 
-    handle: str
-    approvals: list[exec_host.PendingApproval]
-    decision: Optional[dict[str, Any]] = None
-
-    def to_json(self) -> dict[str, Any]:
-        decision = None
-        if self.decision is not None:
-            decision = {**self.decision, "deny": {str(id): reason for id, reason in self.decision["deny"].items()}}
-        return {"handle": self.handle, "approvals": [dataclasses.asdict(a) for a in self.approvals], "decision": decision}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "_Parked":
-        decision = data.get("decision")
-        if decision is not None:
-            decision = {
-                "approve": [int(id) for id in decision["approve"]],
-                "always": [int(id) for id in decision["always"]],
-                "deny": {int(id): str(reason) for id, reason in decision["deny"].items()},
-            }
-        approvals = [exec_host.PendingApproval(**approval) for approval in data["approvals"]]
-        return cls(handle=str(data["handle"]), approvals=approvals, decision=decision)
-
-
-class _Ledger:
-    """Which parked Exec each Exec call waits in, and what the person decided. Kept in
-    memory; with a state store the user gave, also in that store, under a conversation of
-    the adapter's own (derived from the session's), so that a `CodeMode` in another process
-    resuming a serialized RunState finds them, and no script can read or change them (a
-    script reaches its own conversation's values only)."""
-
-    def __init__(self, store: Optional[dict[str, Any]], conversation: str) -> None:
-        self._memory: dict[str, _Parked] = {}
+    def __init__(self, store: dict[str, Any], conversation: str) -> None:
+        self._memory: dict[str, dict[str, Any]] = {}
         self._store = store
         digest = hashlib.sha256(conversation.encode()).hexdigest()[:40]
         self._conversation = f"exec-host.openai-agents.{digest}"
         self._session: Optional[exec_host.Session] = None
 
-    def known(self) -> list[str]:
-        """The Exec call ids known in this process to wait in a parked Exec."""
-        return list(self._memory)
+    async def get(self, call_id: str) -> Optional[dict[str, Any]]:
+        decision = self._memory.get(call_id)
+        if decision is None:
+            value = await self._run(f"return load({self._key(call_id)})")
+            if value is not None:
+                deny = {int(id): str(reason) for id, reason in value["deny"].items()}
+                decision = self._memory[call_id] = {"approve": value["approve"], "always": value["always"], "deny": deny}
+        return decision
 
-    async def get(self, call_id: str) -> Optional[_Parked]:
-        parked = self._memory.get(call_id)
-        if parked is not None or self._store is None:
-            return parked
-        value = await self._run(f"return load({self._key(call_id)})")
-        if value is None:
-            return None
-        parked = self._memory[call_id] = _Parked.from_json(value)
-        return parked
-
-    async def put(self, call_id: str, parked: _Parked) -> None:
-        self._memory[call_id] = parked
-        await self._write(call_id, json.dumps(parked.to_json()))
+    async def put(self, call_id: str, decision: dict[str, Any]) -> None:
+        self._memory[call_id] = decision
+        # JSON keys are strings: the deny map's ids are read back as numbers.
+        await self._write(call_id, json.dumps({**decision, "deny": {str(id): why for id, why in decision["deny"].items()}}))
 
     async def drop(self, call_id: str) -> None:
         self._memory.pop(call_id, None)
@@ -261,12 +216,10 @@ class _Ledger:
 
     async def _write(self, call_id: str, value: str) -> None:
         # A record the store did not take still serves this process: say so, and go on.
-        if self._store is None:
-            return
         try:
             await self._run(f"store({self._key(call_id)}, {value})")
         except Exception as error:
-            logger.warning("exec-host: the record of Exec call %s was not kept in the state store: %s", call_id, error)
+            logger.warning("exec-host: the decision on Exec call %s was not kept in the state store: %s", call_id, error)
 
     async def close(self) -> None:
         session, self._session = self._session, None
@@ -282,7 +235,7 @@ class _Ledger:
     async def _run(self, code: str) -> Any:
         """Runs a one-line script in the adapter's own conversation of the store."""
         if self._session is None:
-            session = await exec_host.Session.open(conversation=self._conversation, bash=False, **(self._store or {}))
+            session = await exec_host.Session.open(conversation=self._conversation, bash=False, **self._store)
             if self._session is None:
                 self._session = session
             else:  # another task opened it meanwhile
@@ -316,8 +269,7 @@ class CodeMode:
         self._runs: dict[str, _Run] = {}
         self._outcomes: dict[str, _Outcome] = {}
         self._agents: dict[int, tuple[weakref.ref[Any], Any]] = {}
-        self._ledger: _Ledger
-        self._cleanup: Optional[weakref.finalize] = None
+        self._decisions: _Decisions
 
     @classmethod
     async def open(
@@ -327,7 +279,6 @@ class CodeMode:
         name: str = "Exec",
         interrupt: bool = True,
         approver: Optional[Approver] = None,
-        describe_tools: bool = True,
         state_store: Optional[Union[str, "os.PathLike[str]"]] = None,
         state_key_file: Optional[Union[str, "os.PathLike[str]"]] = None,
         conversation: Optional[str] = None,
@@ -346,12 +297,9 @@ class CodeMode:
           call that asks when no interruption can: with `interrupt=False`, or after a resume.
           It answers "once", "always", "deny" or ("deny", REASON). Without one, such calls
           are refused, saying why.
-        - `describe_tools`: True adds the TypeScript declarations of the tools to the Exec
-          tool's description; False keeps it the same for every set of tools (scripts find
-          tools with `tools.ToolSearch`).
         - `state_store`, `state_key_file`, `conversation`: where parked scripts are kept (see
-          the module's documentation); by default a private temporary folder and key, gone
-          when this CodeMode closes, and a new conversation (`code.conversation`).
+          the module's documentation); by default this process's private temporary folder and
+          key, and a new conversation (`code.conversation`).
         - Any other keyword goes to `exec_host.Session.open` (`workspace`, `mcp_servers`,
           `settings`, `permission_mode`, `allow`, `deny`, `ask`, `limits`, ...). Inner tools
           with `needs_approval=False` are allowed by a rule added to `allow`; the others ask.
@@ -371,42 +319,25 @@ class CodeMode:
             if tool.is_enabled is not False:
                 self._inner[tool.name] = tool
 
-        persistent = state_store is not None
         if state_store is None:
-            state_store, state_key_file = self._private_store()
+            state_store, state_key_file = _adapters.private_store()
         allow = [*session_options.pop("allow", ()), *(t.name for t in self._inner.values() if t.needs_approval is False)]
-        # What the session is given refers to this object weakly: the session holds it where
-        # the garbage collector cannot see, and would keep both alive for ever.
-        me = weakref.ref(self)
-
-        async def answer(request: exec_host.ApprovalRequest) -> Any:
-            code = me()
-            return ("deny", "the CodeMode is closed") if code is None else await code._answer(request)
-
-        try:
-            self._session = await exec_host.Session.open(
-                tools=[self._bridge(tool, me) for tool in self._inner.values()],
-                approver=answer,
-                allow=allow,
-                state_store=state_store,
-                state_key_file=state_key_file,
-                conversation=conversation,
-                **session_options,
-            )
-        except BaseException:
-            if self._cleanup is not None:
-                self._cleanup()
-            raise
-        store = {"state_store": os.fspath(state_store), "state_key_file": state_key_file} if persistent else None
-        self._ledger = _Ledger(store, self.session.conversation or "")
+        self._session = await exec_host.Session.open(
+            tools=[self._bridge(tool) for tool in self._inner.values()],
+            approver=self._answer,
+            allow=allow,
+            state_store=state_store,
+            state_key_file=state_key_file,
+            conversation=conversation,
+            **session_options,
+        )
+        store = {"state_store": state_store, "state_key_file": state_key_file}
+        self._decisions = _Decisions(store, self.session.conversation or "")
 
         declaration = self.session.declaration()
-        description = declaration["description"]
-        if describe_tools and self._inner:
-            description += "\n\nWhat a script reaches, as TypeScript declarations:\n\n" + _typescript(self.session.declaration_file())
         self.tool = FunctionTool(
             name=name,
-            description=description,
+            description=declaration["description"],
             params_json_schema=declaration["input_schema"],
             on_invoke_tool=self._invoke,
             # exec-host's schema is not written for OpenAI's strict mode, and needs no more.
@@ -415,17 +346,6 @@ class CodeMode:
             needs_approval=self._needs_approval if interrupt else False,
         )
         return self
-
-    def _private_store(self) -> tuple[str, str]:
-        """A temporary folder (0700) holding a store and a new key (0600), removed when this
-        CodeMode closes or is collected."""
-        folder = tempfile.mkdtemp(prefix="exec-host-openai-agents-")
-        self._cleanup = weakref.finalize(self, shutil.rmtree, folder, True)
-        key = os.path.join(folder, "state.key")
-        descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as file:
-            file.write(secrets.token_hex(32))
-        return os.path.join(folder, "store"), key
 
     @property
     def session(self) -> exec_host.Session:
@@ -442,8 +362,7 @@ class CodeMode:
 
     # -- inner tools -------------------------------------------------------------------------
 
-    @staticmethod
-    def _bridge(tool: FunctionTool, me: "weakref.ref[CodeMode]") -> Callable[..., Any]:
+    def _bridge(self, tool: FunctionTool) -> Callable[..., Any]:
         """The function exec-host calls for `tool`, described by its name, description and
         schemas."""
         runnable = copy.copy(tool)
@@ -453,10 +372,7 @@ class CodeMode:
         runnable.timeout_behavior = "raise_exception"
 
         async def call(**arguments: Any) -> Any:
-            code = me()
-            if code is None:
-                raise ToolError("the CodeMode is closed")
-            return await code._call(tool, runnable, arguments)
+            return await self._call(tool, runnable, arguments)
 
         return exec_host.tool(
             call,
@@ -554,7 +470,7 @@ class CodeMode:
         if mode == "approved":
             return "once"
         if self._approver is not None:
-            answer = await _maybe_await(self._approver(request))
+            answer = await _adapters.ask(self._approver, request)
             # Nothing can take up a park from here: it would hold the Exec for nobody.
             return ("deny", "this call cannot wait for approval here") if answer == "park" else answer
         if mode == "resumed":
@@ -583,7 +499,7 @@ class CodeMode:
         needed; its result waits for the SDK's invocation) or parks (approval needed)."""
         if call_id in self._outcomes:
             return False
-        if await self._ledger.get(call_id) is not None:
+        if await _adapters.parked(self.session, call_id) is not None:
             return True  # parked already: still waiting for the person
         code = params.get("code")
         code = code if isinstance(code, str) else ""
@@ -594,8 +510,6 @@ class CodeMode:
         except Exception as error:  # reported when the SDK invokes the call
             outcome = error
         if isinstance(outcome, exec_host.ExecResult) and outcome.paused is not None:
-            approvals = [self._explained(approval) for approval in outcome.paused.approvals]
-            await self._ledger.put(call_id, _Parked(outcome.paused.handle, approvals))
             return True
         self._outcomes[call_id] = _Outcome(code, outcome)
         return False
@@ -613,17 +527,20 @@ class CodeMode:
         """The Exec tool's `is_enabled`, which the SDK asks at every turn with the run's
         context and agent: remembers the agent (for inner calls made while the SDK asks about
         approval, where it is not given), and discards the parked Execs whose call the person
-        rejected (a plain `state.reject(item)` reaches the adapter nowhere else)."""
+        rejected, in this process or another (a plain `state.reject(item)` reaches the adapter
+        nowhere else)."""
         self._agents = {key: entry for key, entry in self._agents.items() if entry[0]() is not None}
         self._agents[id(context)] = (weakref.ref(context), agent)
-        for call_id in self._ledger.known():
-            try:
-                rejected = context.is_tool_approved(self.tool.name, call_id) is False
-            except Exception:
-                continue
-            if rejected:
-                await self._discard(call_id)
+        rejected = [paused for paused in await self.session.parked_execs() if self._rejected(context, paused.exec_id)]
+        for paused in rejected:
+            await self._discard(paused)
         return True
+
+    def _rejected(self, context: RunContextWrapper[Any], call_id: Optional[str]) -> bool:
+        try:
+            return call_id is not None and context.is_tool_approved(self.tool.name, call_id) is False
+        except Exception:  # an id the SDK cannot read as one of its calls
+            return False
 
     def _agent_of(self, context: RunContextWrapper[Any]) -> Any:
         entry = self._agents.get(id(context))
@@ -664,7 +581,7 @@ class CodeMode:
             result = outcome.result
         else:
             try:
-                parked = await self._ledger.get(call_id)
+                parked = await _adapters.parked(self.session, call_id)
                 if parked is not None:
                     result = await self._resume(call_id, parked, context)
                 else:
@@ -687,25 +604,30 @@ class CodeMode:
             return "The Exec stopped: a call waited for an approval nothing here can give."
         return _model_output(result)
 
-    async def _resume(self, call_id: str, parked: _Parked, context: ToolContext[Any]) -> exec_host.ExecResult:
+    async def _resume(self, call_id: str, parked: exec_host.Paused, context: ToolContext[Any]) -> exec_host.ExecResult:
         """Resumes the parked Exec of an approved call with the person's answers (all its
         calls approved when they gave none)."""
-        decision = parked.decision or {"approve": "all"}
+        decision = await self._decisions.get(call_id)
         try:
-            start = lambda: self.session.resume(parked.handle, **decision)  # noqa: E731
+            start = lambda: self.session.resume(parked.handle, **(decision or {"approve": "all"}))  # noqa: E731
             return await self._drive(call_id, "resumed", context, context.agent, context.run_config, start)
         finally:
-            await self._ledger.drop(call_id)
+            if decision is not None:
+                await self._decisions.drop(call_id)
 
-    async def _discard(self, call_id: str) -> None:
-        parked = await self._ledger.get(call_id)
-        if parked is None:
-            return
-        await self._ledger.drop(call_id)
+    async def _discard(self, parked: exec_host.Paused) -> None:
+        """Drops a parked Exec (none of its waiting calls runs) and what was decided for it."""
+        if parked.exec_id is not None:
+            await self._decisions.drop(parked.exec_id)
         try:
             await self.session.discard(parked.handle)
         except exec_host.ResumeError:
             pass  # taken or expired already
+
+    async def _parked(self, item: ToolApprovalItem) -> Optional[exec_host.Paused]:
+        """The parked Exec an interruption of this CodeMode's Exec tool waits in."""
+        call_id = self._call_id(item)
+        return await _adapters.parked(self.session, call_id) if call_id is not None else None
 
     # -- the person's answers ----------------------------------------------------------------
 
@@ -720,9 +642,8 @@ class CodeMode:
         """The inner calls an interrupted Exec call waits on (`id`, `tool`, `input`, `why`);
         empty for an interruption of another tool, and for an Exec call whose arguments the
         SDK could not read (approving it runs it, and the model reads why it failed)."""
-        call_id = self._call_id(item)
-        parked = await self._ledger.get(call_id) if call_id is not None else None
-        return list(parked.approvals) if parked is not None else []
+        parked = await self._parked(item)
+        return [self._explained(approval) for approval in parked.approvals] if parked is not None else []
 
     async def decide(
         self,
@@ -744,7 +665,7 @@ class CodeMode:
         call_id = self._call_id(item)
         if call_id is None:
             raise ValueError(f"{item.name!r} is not this CodeMode's {self.tool.name} tool")
-        parked = await self._ledger.get(call_id)
+        parked = await self._parked(item)
         if parked is not None:
             ids = [approval.id for approval in parked.approvals]
             denied = {int(id): str(reason) for id, reason in (deny or {}).items()}
@@ -763,8 +684,7 @@ class CodeMode:
                     answers["approve"].append(id)
                 else:
                     answers["deny"][id] = "not approved"
-            parked.decision = answers
-            await self._ledger.put(call_id, parked)
+            await self._decisions.put(call_id, answers)
         state.approve(item)
 
     async def deny(self, state: RunState[Any, Any], item: ToolApprovalItem, reason: str = "denied by the user") -> None:
@@ -776,28 +696,23 @@ class CodeMode:
     async def reject(self, state: RunState[Any, Any], item: ToolApprovalItem, message: Optional[str] = None) -> None:
         """Rejects an interrupted Exec call in `state` (the model reads `message`, or the SDK's
         rejection message) and discards its parked script at once: none of the calls it waits
-        on runs. A plain `state.reject(item)` discards it too, at the next turn of a run in
-        this process (else the store lets it expire)."""
+        on runs. A plain `state.reject(item)` discards it too, at the next turn of the run that
+        state goes on with, in any process (else the store lets it expire)."""
         state.reject(item, rejection_message=message)
-        call_id = self._call_id(item)
-        if call_id is not None:
-            await self._discard(call_id)
+        parked = await self._parked(item)
+        if parked is not None:
+            await self._discard(parked)
 
     # -- closing -----------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Closes the session; closing again does nothing. Execs parked in a state store that
-        was given stay there for a CodeMode that resumes them; the private temporary store is
-        removed with them."""
-        # Letting go of the sessions, not only closing them, is what frees their sandboxes.
+        """Closes the session; closing again does nothing. Parked Execs stay in the store for
+        a CodeMode that resumes them (in the private store, until this process exits)."""
+        # Letting go of the session breaks the cycle through its tools, which call this object.
         session, self._session = self._session, None
-        try:
-            await self._ledger.close()
-            if session is not None:
-                await session.close()
-        finally:
-            if self._cleanup is not None:
-                self._cleanup()
+        await self._decisions.close()
+        if session is not None:
+            await session.close()
 
     async def __aenter__(self) -> "CodeMode":
         """Returns this CodeMode, which closes when the block ends."""

@@ -20,7 +20,7 @@ parks (exec-host keeps it in its state store) and `Exec` asks for approval itsel
 ends with a `DeferredToolRequests` whose `metadata[exec_call_id]["exec_host"]` says what the
 script waits for. Approve the Exec call in the next run's `DeferredToolResults` and the script
 continues where it stopped: the calls it made before are not made again. Without a
-`state_store`, scripts park in a private folder of this process; give one to resume elsewhere.
+`state_store`, scripts park in a private folder of this process; give one to resume in another.
 
 `CodeMode` is the same as a capability that wraps all of an agent's tools.
 
@@ -34,16 +34,9 @@ import base64
 import contextvars
 import copy
 import dataclasses
-import hashlib
 import json
 import os
-import re
-import secrets
-import shutil
-import tempfile
-import threading
 import uuid
-import weakref
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, TypeVar, Union
@@ -53,7 +46,7 @@ try:
     from pydantic_ai import RunContext, ToolDefinition, WrapperToolset
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ToolFailed, UserError
-    from pydantic_ai.messages import BinaryContent, InstructionPart, ToolCallPart, ToolReturn, ToolReturnPart
+    from pydantic_ai.messages import BinaryContent, ToolCallPart, ToolReturn, ToolReturnPart
     from pydantic_ai.tool_manager import ToolManager
     from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, ToolApproved, ToolDenied
     from pydantic_ai.toolsets import AbstractToolset
@@ -65,7 +58,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 import exec_host
 
-from . import _tools
+from . import _adapters, _tools
 
 __all__ = ["CodeMode", "CodeModeToolset", "METADATA_KEY"]
 
@@ -108,42 +101,6 @@ class _ExecCall:
     """Arguments a `HandleDeferredToolCalls` approval replaced, by the call's place in the script."""
 
 
-class _Parked:
-    """What this process remembers of the scripts it parked: the handle of each Exec call's
-    (so a resume here needs no metadata), and the private store used when none is given."""
-
-    def __init__(self) -> None:
-        self._handles: dict[tuple[str, Optional[str], str], str] = {}
-        self._folder: Optional[str] = None
-        self._lock = threading.Lock()  # runs may run on several threads' event loops
-
-    def remember(self, store: str, conversation: Optional[str], exec_id: str, handle: str) -> None:
-        with self._lock:
-            self._handles[(store, conversation, exec_id)] = handle
-
-    def forget(self, store: str, conversation: Optional[str], exec_id: str) -> Optional[str]:
-        """The handle remembered for this Exec call, forgotten (it is resumed or dropped once)."""
-        with self._lock:
-            return self._handles.pop((store, conversation, exec_id), None)
-
-    def private_store(self) -> tuple[str, str]:
-        """A state store and its key in a private temporary folder (0700, the key 0600), the
-        same for every toolset of this process, removed at exit."""
-        with self._lock:
-            if self._folder is None:
-                folder = tempfile.mkdtemp(prefix="exec-host-pydantic-ai-")
-                key = os.path.join(folder, "state.key")
-                descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(descriptor, "w") as file:
-                    file.write(secrets.token_hex(32))
-                weakref.finalize(self, shutil.rmtree, folder, True)
-                self._folder = folder
-            return os.path.join(self._folder, "store"), os.path.join(self._folder, "state.key")
-
-
-_PARKED = _Parked()
-
-
 @dataclass
 class _RunState:
     """One run's exec-host session and its running Execs."""
@@ -151,6 +108,8 @@ class _RunState:
     session: Optional[exec_host.Session] = None
     tools_key: Optional[str] = None
     execs: dict[str, _ExecCall] = field(default_factory=dict)
+    denied_seen: set[str] = field(default_factory=set)
+    """The denied Exec calls whose parked scripts this run has discarded."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -199,12 +158,12 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
       about like a `requires_approval` tool.
     - `limits`: what one script may take (`exec_host.Limits`).
     - `max_retries`: how often the model may send `Exec` arguments that fail validation.
-    - `id`: the toolset's id (instructions and durable execution name it by this); give each
-      code-mode toolset of an agent its own.
+    - `id`: the toolset's id (durable execution names it by this); give each code-mode toolset
+      of an agent its own.
 
-    The model also gets instructions naming the tools a script can call (exec-host's
-    catalogue; a script finds their parameters with `tools.ToolSearch`). Tools of kind
-    `external` cannot run in a script and are offered to the model directly, beside `Exec`.
+    `Exec`'s description names the tools a script can call (exec-host's catalogue; a script
+    finds their parameters with `tools.ToolSearch`). Tools of kind `external` cannot run in a
+    script and are offered to the model directly, beside `Exec`.
 
     A failed script is a failed tool result (`ToolFailed`): the model reads what went wrong.
     A script that parked makes `Exec` raise `ApprovalRequired` with metadata
@@ -213,10 +172,10 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
     for runs, unless `DeferredToolResults.metadata[call_id]` answers them one by one with
     `{"exec_host": {"approve": [ids], "always": [ids], "deny": {id: reason} or [ids]}}` (a call
     left out of an `approve` list parks again; `always` lets that tool run unasked for the rest
-    of the run). In another process, pass the `handle` back the same way (the simplest: the
-    requests' metadata entry, with the answers added). Denying the Exec call (`ToolDenied`,
-    `False`) in the process that parked it drops the parked script: none of its waiting calls
-    run. A parked script never answered expires after 24 hours (exec-host's default)."""
+    of the run). Any process with the same store and key finds the script by the Exec call's id,
+    so the `handle` need not be passed back. Denying the Exec call (`ToolDenied`, `False`) drops
+    the parked script: none of its waiting calls run. A parked script never answered expires
+    after 24 hours (exec-host's default)."""
 
     state_store: Optional[PathLike] = None
     state_key_file: Optional[PathLike] = None
@@ -271,11 +230,11 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
         """`Exec`, and the wrapped toolset's external tools (a script cannot wait for those)."""
         wrapped_tools = await self.wrapped.get_tools(ctx)
         session = await self._session(ctx, wrapped_tools)
-        await self._drop_denied(ctx, session)
+        declaration = session.declaration()
+        await self._drop_denied(ctx, session, declaration["name"])
         tools: dict[str, ToolsetTool[AgentDepsT]] = {
             name: tool for name, tool in wrapped_tools.items() if tool.tool_def.kind == "external"
         }
-        declaration = session.declaration()
         tools[declaration["name"]] = _ExecTool(
             toolset=self,
             tool_def=ToolDefinition(
@@ -292,27 +251,6 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
             },
         )
         return tools
-
-    async def get_instructions(self, ctx: RunContext[AgentDepsT]) -> Any:
-        """The wrapped toolset's instructions, and exec-host's catalogue: the names a script
-        can call. It changes only with the tools, so with an `id` its changes are appended to
-        the conversation instead of rewriting the instructions (as exec-host announces them)."""
-        parts: list[Union[str, InstructionPart]] = []
-        inherited = await super().get_instructions(ctx)
-        if isinstance(inherited, (str, InstructionPart)):
-            parts.append(inherited)
-        elif inherited:
-            parts.extend(inherited)
-        if self._run is not None:
-            session = await self._session(ctx, await self.wrapped.get_tools(ctx))
-            announced = session.prepare([])["append"]
-            text = "\n\n".join(
-                block["text"] for message in announced for block in message["content"] if block.get("type") == "text"
-            )
-            if text:
-                on_change = "append" if self.id else "rewrite"
-                parts.append(InstructionPart(text, dynamic=True, on_change=on_change, name="catalogue"))
-        return parts or None
 
     # --- running a script ---------------------------------------------------------------------
 
@@ -345,7 +283,6 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
             del run.execs[exec_id]
 
         if result.paused is not None:
-            _PARKED.remember(self._store_name, ctx.conversation_id, exec_id, result.paused.handle)
             approvals = [dataclasses.asdict(approval) for approval in result.paused.approvals]
             raise ApprovalRequired(metadata={METADATA_KEY: {"handle": result.paused.handle, "approvals": approvals}})
         if not result.ok:
@@ -366,16 +303,13 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
         if not ctx.tool_call_approved:
             return await session.exec(code, id=exec_id)
         answers = _Answers.read(ctx.tool_call_metadata)
-        remembered = _PARKED.forget(self._store_name, ctx.conversation_id, exec_id)
-        handle = answers.handle or remembered
+        handle = answers.handle
         if handle is None:
-            if await session.parked_execs():
-                raise UserError(
-                    f"The Exec call {exec_id!r} was approved, but which parked script it continues is not known here: "
-                    f"pass `DeferredToolRequests.metadata[{exec_id!r}]` back in `DeferredToolResults.metadata`."
-                )
-            # Approved without having parked here: something around this toolset asked first.
-            return await session.exec(code, id=exec_id)
+            parked = await _adapters.parked(session, exec_id)
+            if parked is None:
+                # Approved without having parked: something around this toolset asked first.
+                return await session.exec(code, id=exec_id)
+            handle = parked.handle
         try:
             return await session.resume(handle, approve=answers.approve, always=answers.always, deny=answers.deny)
         except exec_host.ResumeError as error:
@@ -434,11 +368,6 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
 
     # --- the session --------------------------------------------------------------------------
 
-    @property
-    def _store_name(self) -> str:
-        """Which store this toolset parks in, to tell remembered handles apart."""
-        return os.fspath(self.state_store) if self.state_store is not None else ""
-
     def _entered(self) -> _RunState:
         if self._run is None:
             raise UserError(
@@ -472,7 +401,7 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
             if self.state_store is not None:
                 store, key_file = self.state_store, self.state_key_file
             else:
-                store, key_file = _PARKED.private_store()
+                store, key_file = _adapters.private_store()
             asking = sorted(name for name, tool_def in callable_tools.items() if tool_def.kind == "unapproved")
             layer = copy.deepcopy(dict(self.settings or {}))
             permissions = dict(layer.get("permissions") or {})
@@ -487,24 +416,25 @@ class CodeModeToolset(WrapperToolset[AgentDepsT]):
                 limits=self.limits,
                 state_store=store,
                 state_key_file=key_file,
-                conversation=_conversation(ctx.conversation_id),
+                conversation=_adapters.conversation(ctx.conversation_id, "pydantic-ai") if ctx.conversation_id else None,
                 approver=self._approve,
             )
             run.tools_key = key
             return run.session
 
-    async def _drop_denied(self, ctx: RunContext[Any], session: exec_host.Session) -> None:
-        """Discards the parked scripts of Exec calls the history shows denied: their waiting
-        calls never run (exec-host would keep them until they expire)."""
-        for message in ctx.messages:
-            for part in getattr(message, "parts", ()):
-                if isinstance(part, ToolReturnPart) and part.outcome == "denied":
-                    handle = _PARKED.forget(self._store_name, ctx.conversation_id, part.tool_call_id)
-                    if handle is not None:
-                        try:
-                            await session.discard(handle)
-                        except exec_host.ResumeError:
-                            pass  # gone already (expired, or taken by another process)
+    async def _drop_denied(self, ctx: RunContext[Any], session: exec_host.Session, exec_name: str) -> None:
+        """Discards the parked scripts of the Exec calls the history shows denied, wherever they
+        parked: their waiting calls never run (exec-host would keep them until they expire)."""
+        run = self._entered()
+        denied = {
+            part.tool_call_id
+            for message in ctx.messages
+            for part in getattr(message, "parts", ())
+            if isinstance(part, ToolReturnPart) and part.outcome == "denied" and part.tool_name == exec_name
+        } - run.denied_seen
+        if denied:
+            run.denied_seen |= denied
+            await _adapters.discard(session, denied.__contains__)
 
 
 @dataclass(kw_only=True)
@@ -538,14 +468,6 @@ class CodeMode(AbstractCapability[AgentDepsT]):
             max_retries=self.max_retries,
             id=self.toolset_id,
         )
-
-
-def _conversation(conversation_id: Optional[str]) -> Optional[str]:
-    """The exec-host conversation of a pydantic-ai one: the same id when exec-host takes it (1 to
-    128 letters, digits, `.`, `_`, `:`, `-`), else one derived from it, the same in every process."""
-    if conversation_id is None or re.fullmatch(r"[A-Za-z0-9._:-]{1,128}", conversation_id):
-        return conversation_id
-    return "pydantic-ai-" + hashlib.sha256(conversation_id.encode()).hexdigest()[:40]
 
 
 def _callable(tool: ToolsetTool[AgentDepsT]) -> ToolsetTool[AgentDepsT]:
