@@ -8,35 +8,22 @@
 //! ours reach Python only through `Python::try_attach`, which gives way during finalization.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use exec_host::CancellationToken;
+use exec_host_embed::work;
 use pyo3::BoundObject;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use tokio::runtime::Runtime;
-
-/// Work started for Python and not finished.
-static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
-/// Set once Python exits: no new work starts.
-static CLOSING: AtomicBool = AtomicBool::new(false);
 
 /// The runtime every session and Exec of this process runs on. Its threads keep a Python
 /// thread state for their whole life, so settling an awaitable there takes the GIL without
 /// making and freeing one each time (see [`keep_thread_state`]).
 pub fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .thread_name("exec-host")
-            .enable_all()
-            .on_thread_start(keep_thread_state)
-            .on_thread_stop(leave_thread_state)
-            .build()
-            .expect("the operating system gives a process threads")
-    })
+    RUNTIME.get_or_init(|| work::runtime(|builder| builder.on_thread_start(keep_thread_state).on_thread_stop(leave_thread_state)))
 }
 
 thread_local! {
@@ -49,11 +36,11 @@ thread_local! {
 /// Gives a new runtime thread a Python thread state it keeps, with the GIL released: later
 /// holds of the GIL there reuse it. Not once Python exits, when nothing may touch it.
 fn keep_thread_state() {
-    if CLOSING.load(Ordering::SeqCst) {
+    if work::closing() {
         return;
     }
     // SAFETY: the interpreter is initialised (this module was imported) and not finalizing
-    // (CLOSING is set at exit, before finalization). This thread holds no GIL yet: Ensure takes
+    // (`work::closing` is set at exit, before finalization). This thread holds no GIL yet: Ensure takes
     // it with a new thread state, which SaveThread releases while keeping the state.
     let kept = unsafe {
         let state = pyo3::ffi::PyGILState_Ensure();
@@ -66,7 +53,7 @@ fn keep_thread_state() {
 /// as nothing may touch the interpreter).
 fn leave_thread_state() {
     let Some((state, thread_state)) = KEPT.take() else { return };
-    if CLOSING.load(Ordering::SeqCst) {
+    if work::closing() {
         return;
     }
     // SAFETY: `thread_state` is this thread's, made by Ensure and released by SaveThread in
@@ -78,35 +65,15 @@ fn leave_thread_state() {
     }
 }
 
-/// The parent of every piece of work's token: cancelled at exit.
-fn everything() -> &'static CancellationToken {
-    static ALL: OnceLock<CancellationToken> = OnceLock::new();
-    ALL.get_or_init(CancellationToken::new)
-}
+pub use exec_host_embed::work::work_token;
 
-/// A new piece of work's token: cancelled with everything at exit.
-pub fn work_token() -> CancellationToken {
-    everything().child_token()
-}
-
-/// One piece of work counted while it lives.
-pub struct InFlight(());
+/// One piece of work counted while it lives (see `exec_host_embed::work`).
+pub struct InFlight(#[allow(dead_code, reason = "held for its drop")] work::InFlight);
 
 impl InFlight {
     /// Counts a new piece of work, or refuses it once Python exits.
     pub fn enter() -> PyResult<InFlight> {
-        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
-        let counted = InFlight(());
-        match CLOSING.load(Ordering::SeqCst) {
-            true => Err(PyRuntimeError::new_err("exec-host is shutting down with the interpreter")),
-            false => Ok(counted),
-        }
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+        work::InFlight::enter().map(InFlight).map_err(|fault| PyRuntimeError::new_err(fault.to_string()))
     }
 }
 
@@ -194,13 +161,17 @@ impl CancelOnDone {
 /// seconds have passed.
 #[pyfunction]
 pub fn shutdown(py: Python<'_>, timeout: f64) {
-    CLOSING.store(true, Ordering::SeqCst);
-    everything().cancel();
     let until = Instant::now() + Duration::from_secs_f64(timeout.max(0.0));
-    py.detach(|| {
-        while IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    });
+    py.detach(|| work::shut_down(until));
     crate::threads::stop(py, until);
+    exec_host_embed::remove_private_store();
+}
+
+/// The state store and key file a framework adapter parks in when given none (see
+/// `exec_host_embed::private_store`).
+#[pyfunction]
+pub fn private_store() -> PyResult<(String, String)> {
+    let (store, key) =
+        exec_host_embed::private_store().map_err(|fault| crate::session::SessionError::new_err(fault.to_string()))?;
+    Ok((store.display().to_string(), key.display().to_string()))
 }

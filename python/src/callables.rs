@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use exec_host::{CancellationToken, ToolError};
+use exec_host_embed::Callable;
 use pyo3::prelude::*;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -70,15 +71,10 @@ fn exiting() -> ToolError {
     ToolError::execution("the Python interpreter is exiting")
 }
 
-impl PythonFunction {
-    pub fn new(function: Py<PyAny>, is_async: bool, loops: Arc<EventLoops>) -> Self {
-        PythonFunction { function: Arc::new(function), is_async, loops }
-    }
-
-    /// Calls the function with `args` (and `about`, when given, as a second argument), on the
-    /// loop of the Exec `exec` (or the latest) or a worker thread; `cancel` ends the wait (and
-    /// cancels a coroutine).
-    pub async fn call(
+/// Called on the loop of the Exec `exec` (or the latest) or on a worker thread; `cancel` ends
+/// the wait (and cancels a coroutine).
+impl Callable for PythonFunction {
+    async fn call(
         &self,
         args: Value,
         about: Option<Value>,
@@ -89,6 +85,12 @@ impl PythonFunction {
             true => self.on_the_loop(args, about, exec, cancel).await,
             false => self.on_a_worker(args, about).await,
         }
+    }
+}
+
+impl PythonFunction {
+    pub fn new(function: Py<PyAny>, is_async: bool, loops: Arc<EventLoops>) -> Self {
+        PythonFunction { function: Arc::new(function), is_async, loops }
     }
 
     async fn on_the_loop(

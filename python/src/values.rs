@@ -10,9 +10,7 @@ use serde_json::{Map, Number, Value};
 /// How deep a value may nest (a cycle ends here too).
 pub const MAX_DEPTH: usize = 128;
 
-/// How large a value may be, counted as its strings' bytes and 8 for every other part: a
-/// tool that returns more is refused before the copy is made, not after.
-pub const MAX_VALUE_BYTES: usize = 32 * 1024 * 1024;
+pub use exec_host_embed::MAX_VALUE_BYTES;
 
 /// A walk through one value: where it is, and the bytes counted so far.
 struct Walk {

@@ -6,45 +6,21 @@ model's tool call."""
 from __future__ import annotations
 
 import asyncio
-import atexit
 import hashlib
 import inspect
 import json
-import os
 import re
-import secrets
-import shutil
-import tempfile
-import threading
 from typing import Any, Callable, Optional
 
 import exec_host
 
-_lock = threading.Lock()
-_private: Optional[tuple[int, str]] = None  # (the process that made it, the folder)
-
+from . import _native
 
 def private_store() -> tuple[str, str]:
     """The state store and key file an adapter parks in when it is given none: a temporary
     folder of this process (0700) holding the store and a new key (0600), the same for every
     adapter, removed at exit. A script parked there resumes only in this process."""
-    global _private
-    with _lock:
-        # A forked child makes its own: the parent's is removed when the parent exits.
-        if _private is None or _private[0] != os.getpid():
-            folder = tempfile.mkdtemp(prefix="exec-host-")
-            descriptor = os.open(os.path.join(folder, "state.key"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "w") as file:
-                file.write(secrets.token_hex(32))
-            _private = (os.getpid(), folder)
-            atexit.register(_remove, *_private)
-        folder = _private[1]
-    return os.path.join(folder, "store"), os.path.join(folder, "state.key")
-
-
-def _remove(pid: int, folder: str) -> None:
-    if os.getpid() == pid:
-        shutil.rmtree(folder, ignore_errors=True)
+    return _native.private_store()
 
 
 def conversation(framework_id: str, prefix: str) -> str:

@@ -71,23 +71,6 @@ def _input_answer(answer: Any) -> Any:
     return answer
 
 
-def _settings_layer(
-    settings: Optional[Mapping[str, Any]], allow: Sequence[str], deny: Sequence[str], ask: Sequence[str], bash: Optional[bool]
-) -> Optional[dict[str, Any]]:
-    """The settings layer the session is given: `settings`, with the rules of `allow`, `deny`
-    and `ask` added, and `enableBash` set when `bash` is given."""
-    layer = {key: value for key, value in (settings or {}).items()}
-    if bash is not None:
-        layer["enableBash"] = bash
-    permissions = dict(layer.get("permissions") or {})
-    for key, rules in (("allow", allow), ("deny", deny), ("ask", ask)):
-        if rules:
-            permissions[key] = list(permissions.get(key) or []) + list(rules)
-    if permissions:
-        layer["permissions"] = permissions
-    return layer or None
-
-
 class Session:
     """One agent's sandbox and tools. Open it with `await Session.open(...)`; close it with
     `await session.close()` or `async with`. A session may be shared between tasks and
@@ -152,7 +135,11 @@ class Session:
         the others: `session.start_failures` says why."""
         options: dict[str, Any] = {
             "workspace": os.fspath(workspace) if workspace is not None else None,
-            "settings": _settings_layer(settings, allow, deny, ask, bash),
+            "settings": dict(settings) if settings is not None else None,
+            "allow": list(allow),
+            "deny": list(deny),
+            "ask": list(ask),
+            "bash": bash,
             "settings_files": [os.fspath(file) for file in settings_files],
             "permission_mode": permission_mode,
             "limits": {key: value for key, value in asdict(limits).items() if value is not None} if limits else None,

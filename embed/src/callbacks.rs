@@ -1,54 +1,64 @@
-//! The roles a Python callable plays for a session: a tool, the approver, and the input
+//! The roles a package's callable plays for a session: a tool, the approver, and the input
 //! handler that answers an MCP server's question. Each turns the host's request into plain
-//! data, calls the function (`callables`), and reads its answer strictly: an answer that is
-//! not one of the documented ones is a refusal that says what came back.
+//! data, calls the function, and reads its answer strictly: an answer that is not one of the
+//! documented ones is a refusal that says what came back.
+
+use std::future::Future;
 
 use exec_host::mcp::input::{InputAnswer, InputHandler, InputKind, InputRequest};
-use exec_host::{Approval, ApprovalRequest, Approver, BoxFuture, CallContext, Tool, ToolDefinition, ToolError, ToolOutput};
+use exec_host::{
+    Approval, ApprovalRequest, Approver, BoxFuture, CallContext, CancellationToken, Tool, ToolDefinition, ToolError, ToolOutput,
+};
 use serde_json::{Map, Value, json};
 
-use crate::callables::PythonFunction;
+use crate::calls::{call_about, exec_of};
 
-/// A Python callable as a tool of the session.
-pub struct PythonTool {
-    pub definition: ToolDefinition,
-    pub function: PythonFunction,
+/// A function of the host language, called with one JSON argument.
+pub trait Callable: Clone + Send + Sync + 'static {
+    /// Calls it with `args` (and `about`, when given, as a second argument), for the Exec
+    /// `exec` (the id the host knows) when a script's call; `cancel` ends the wait.
+    fn call(
+        &self,
+        args: Value,
+        about: Option<Value>,
+        exec: Option<&str>,
+        cancel: Option<&CancellationToken>,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send;
 }
 
-impl Tool for PythonTool {
+/// A callable as a tool of the session: called with the arguments and what [`call_about`]
+/// tells of the call; what it returns is the call's structured result.
+pub struct CallableTool<F> {
+    pub definition: ToolDefinition,
+    pub function: F,
+}
+
+impl<F: Callable> Tool for CallableTool<F> {
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
     fn call(&self, args: Map<String, Value>, context: CallContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        let about = crate::session::call_about(&context.origin);
         Box::pin(async move {
+            let about = call_about(&context.origin);
             let exec = exec_of(&context.origin);
             self.function.call(Value::Object(args), Some(about), exec, Some(&context.cancel)).await.map(ToolOutput::structured)
         })
     }
 }
 
-/// The id of the Exec whose script made a call, as the host knows it.
-fn exec_of(origin: &exec_host::Origin) -> Option<&str> {
-    match origin {
-        exec_host::Origin::Nested { exec_call_id, .. } => Some(exec_call_id),
-        _ => None,
-    }
+/// A callable as the session's approver: given the request (`tool`, `input`, `why`, `rule`,
+/// and for a script's call `exec_id` and `call`), it answers as [`approval`] reads. A failure
+/// is a refusal that says so.
+pub struct CallableApprover<F> {
+    pub function: F,
 }
 
-/// A Python callable as the session's approver: given the request (`tool`, `input`, `why`,
-/// `rule`, and for a script's call `exec_id` and `call`), it answers `"once"`, `"always"`, `"park"` or `"deny"`, or `{"deny": REASON}`.
-/// An exception, or another answer, is a refusal that says so.
-pub struct PythonApprover {
-    pub function: PythonFunction,
-}
-
-impl Approver for PythonApprover {
+impl<F: Callable> Approver for CallableApprover<F> {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         let function = self.function.clone();
         Box::pin(async move {
-            let about = crate::session::call_about(&request.origin);
+            let about = call_about(&request.origin);
             let asked = json!({
                 "tool": request.tool,
                 "input": request.input,
@@ -65,7 +75,8 @@ impl Approver for PythonApprover {
     }
 }
 
-/// An approver's answer as an [`Approval`].
+/// An approver's answer as an [`Approval`]: `"once"`, `"always"`, `"park"`, `"deny"` or
+/// `{"deny": REASON}`; anything else denies, saying what came back.
 pub fn approval(answer: Value) -> Approval {
     match answer {
         Value::String(answer) if answer == "once" => Approval::AllowOnce,
@@ -83,15 +94,14 @@ pub fn approval(answer: Value) -> Approval {
     }
 }
 
-/// A Python callable that answers an MCP server's question during a call: given `server`,
+/// A callable that answers an MCP server's question during a call: given `server`,
 /// `message`, `kind` (`"form"` with its `schema`, or `"url"` with the `url` to open), it
-/// answers `{"accept": VALUES}`, `"decline"` or `"cancel"`. An exception, or another answer,
-/// declines.
-pub struct PythonInput {
-    pub function: PythonFunction,
+/// answers as [`input_answer`] reads. A failure declines.
+pub struct CallableInput<F> {
+    pub function: F,
 }
 
-impl InputHandler for PythonInput {
+impl<F: Callable> InputHandler for CallableInput<F> {
     fn answer(&self, request: InputRequest) -> BoxFuture<'static, InputAnswer> {
         let function = self.function.clone();
         Box::pin(async move {
@@ -108,15 +118,24 @@ impl InputHandler for PythonInput {
                 _ => asked["kind"] = json!("other"),
             }
             match function.call(asked, None, None, None).await {
-                Ok(Value::String(answer)) if answer == "cancel" => InputAnswer::Cancel,
-                Ok(Value::Object(mut answer)) if answer.len() == 1 && answer.get("accept").is_some_and(Value::is_object) => {
-                    match answer.remove("accept") {
-                        Some(Value::Object(values)) => InputAnswer::Accept(values),
-                        _ => InputAnswer::Decline,
-                    }
-                }
-                _ => InputAnswer::Decline,
+                Ok(answer) => input_answer(answer),
+                Err(_) => InputAnswer::Decline,
             }
         })
+    }
+}
+
+/// An input handler's answer: `{"accept": VALUES}`, `"decline"` or `"cancel"`; anything else
+/// declines.
+pub fn input_answer(answer: Value) -> InputAnswer {
+    match answer {
+        Value::String(answer) if answer == "cancel" => InputAnswer::Cancel,
+        Value::Object(mut answer) if answer.len() == 1 && answer.get("accept").is_some_and(Value::is_object) => {
+            match answer.remove("accept") {
+                Some(Value::Object(values)) => InputAnswer::Accept(values),
+                _ => InputAnswer::Decline,
+            }
+        }
+        _ => InputAnswer::Decline,
     }
 }

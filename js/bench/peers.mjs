@@ -1,0 +1,179 @@
+// exec-host from Node.js against its published peers, on the same workloads, in one run.
+//
+//     cd js/bench && npm ci && node peers.mjs [--quick] [--no-rust]
+//
+// It needs the package built (`npm run build` in js/). The peers are pinned in this folder's
+// lock file, apart from the package's own (the Vercel peer pins an older `ai`). Each system is
+// driven through its own public API, the way its users drive it:
+//
+// - exec-host: `Session.exec`; the tools are plain JavaScript functions. Every Exec runs in a
+//   fresh sandbox instance, off the JavaScript thread.
+// - vercel-code-mode: the Vercel AI SDK's code mode (`@ai-sdk/code-mode`,
+//   `experimental_runCodeMode`): QuickJS compiled to WebAssembly, run in a pool of worker
+//   threads (`run`), the tools AI SDK tools. Its pool is raised from 32 workers to the
+//   concurrency of the concurrent row, which it otherwise refuses past 32.
+//
+// Each workload runs a warm-up per system, then rounds in which every system runs a batch in
+// turn, so that the drifts of a noisy machine hit all systems alike; the table gives medians
+// over all samples (never means). Results are checked for their value; timings never are.
+// After the peers it runs the workspace's Rust benchmark for the same trivial Exec and host
+// calls, and prints the Node figures against them.
+
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Session, tool } from '../index.js'
+
+const quick = process.argv.includes('--quick')
+const noRust = process.argv.includes('--no-rust')
+const ROUNDS = quick ? 2 : 5
+const SCALE = quick ? 0.2 : 1
+const CALLS = 100
+const CONCURRENT = 100
+
+const rows = [
+  { name: 'trivial', label: 'trivial Exec, end to end', batch: 40, code: 'return 1 + 1', value: 2 },
+  { name: 'one_call', label: 'an Exec that makes one tool call', batch: 30, code: 'return (await tools.add({a: 1, b: 2})).sum', value: 3 },
+  {
+    name: 'call_loop',
+    label: `a tool call, per call (${CALLS} in one Exec)`,
+    batch: 4,
+    per: CALLS,
+    code: `let t = 0; for (let i = 0; i < ${CALLS}; i++) t += (await tools.add({a: i, b: 1})).sum; return t`,
+    value: (CALLS * (CALLS + 1)) / 2,
+  },
+  {
+    name: 'concurrent_100',
+    label: `${CONCURRENT} concurrent Execs, one call each, wall`,
+    batch: 3,
+    concurrent: CONCURRENT,
+    code: 'return (await tools.add({a: 20, b: 22})).sum',
+    value: 42,
+  },
+]
+
+const add = ({ a, b }) => ({ sum: a + b })
+
+async function execHost() {
+  const session = await Session.open({
+    tools: [tool({ name: 'add', description: 'Adds two numbers.', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } }, readOnly: true, execute: add })],
+  })
+  return {
+    name: 'exec-host',
+    run: async (code) => {
+      const result = await session.exec(code)
+      if (!result.ok) throw new Error(result.text)
+      return result.value
+    },
+    close: () => session.close(),
+  }
+}
+
+async function vercel() {
+  const { experimental_runCodeMode: runCodeMode, experimental_setMaxWorkers: setMaxWorkers } = await import('@ai-sdk/code-mode')
+  const { tool: aiTool, jsonSchema } = await import('ai')
+  setMaxWorkers(CONCURRENT)
+  const tools = {
+    add: aiTool({ description: 'Adds two numbers.', inputSchema: jsonSchema({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } }), execute: async (input) => add(input) }),
+  }
+  return { name: 'vercel-code-mode', run: (js) => runCodeMode({ js, tools }), close: async () => {} }
+}
+
+async function peers() {
+  const found = []
+  const failed = {}
+  for (const [name, open] of [['vercel-code-mode', vercel]]) {
+    try {
+      found.push(await open())
+    } catch (error) {
+      failed[name] = error.message
+    }
+  }
+  return { found, failed }
+}
+
+async function sample(system, row) {
+  const started = performance.now()
+  if (row.concurrent) {
+    const values = await Promise.all(Array.from({ length: row.concurrent }, () => system.run(row.code)))
+    if (values.some((value) => value !== row.value)) throw new Error(`${system.name}/${row.name}: ${JSON.stringify(values[0])}`)
+  } else {
+    const value = await system.run(row.code)
+    if (value !== row.value) throw new Error(`${system.name}/${row.name}: ${JSON.stringify(value)}`)
+  }
+  return ((performance.now() - started) * 1000) / (row.per ?? 1)
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+const shown = (us) => (us >= 1000 ? `${(us / 1000).toFixed(us >= 10_000 ? 1 : 2)} ms` : `${us.toFixed(us >= 100 ? 0 : 1)} µs`)
+
+function rustLibrary() {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+  const scratch = mkdtempSync(join(tmpdir(), 'exec-host-bench-'))
+  try {
+    const record = join(scratch, 'record.jsonl')
+    const args = ['run', '--release', '--quiet', '-p', 'exec-host-bench', '--', '--only=trivial,calls_seq_1000', '--record', record]
+    if (quick) args.push('--quick')
+    execFileSync('cargo', args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
+    const line = JSON.parse(readFileSync(record, 'utf8').trim().split('\n').at(-1))
+    const also = line.also ?? {}
+    return { trivial: line.median_us.trivial, perCall: also['calls_seq_1000.per_call_us'] ?? line.median_us.calls_seq_1000 / 1000 }
+  } catch (error) {
+    console.error(`(the Rust library's benchmark did not run: ${error.message.slice(-400)})`)
+    return null
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+const { found, failed } = await peers()
+const systems = [await execHost(), ...found]
+const taken = new Map()
+const load = [loadavg()[0]]
+for (const row of rows) {
+  for (const system of systems) await sample(system, row)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const system of systems) {
+      const key = `${row.name}/${system.name}`
+      if (!taken.has(key)) taken.set(key, [])
+      const batch = Math.max(1, Math.round(row.batch * SCALE))
+      for (let i = 0; i < batch; i++) taken.get(key).push(await sample(system, row))
+    }
+  }
+}
+load.push(loadavg()[0])
+for (const system of systems) await system.close()
+
+const names = systems.map((system) => system.name)
+console.log(`\nexec-host from Node.js against its peers (${quick ? 'quick' : 'full'} run, load ${load.map((l) => l.toFixed(2)).join(' → ')}), medians:`)
+console.log(`| median | ${names.join(' | ')} | best peer / exec-host |`)
+console.log(`|---|${names.map(() => '---:|').join('')}---:|`)
+const medians = {}
+for (const row of rows) {
+  medians[row.name] = Object.fromEntries(names.map((name) => [name, median(taken.get(`${row.name}/${name}`))]))
+  const ours = medians[row.name]['exec-host']
+  const others = names.slice(1).map((name) => medians[row.name][name])
+  const best = others.length ? Math.min(...others) : null
+  console.log(`| ${row.label} | ${names.map((name) => shown(medians[row.name][name])).join(' | ')} | ${best ? `${(best / ours).toFixed(2)}x` : '-'} |`)
+}
+for (const [name, why] of Object.entries(failed)) console.log(`(${name} did not run: ${why})`)
+
+const figures = { quick, load, median_us: medians, failed }
+const rust = noRust ? null : rustLibrary()
+if (rust) {
+  const trivial = medians.trivial['exec-host']
+  const perCall = medians.call_loop['exec-host']
+  console.log('\nexec-host from Node.js against the same work through the Rust library, this run:')
+  console.log('| median | from Node.js | Rust library | Node.js / Rust |')
+  console.log('|---|---:|---:|---:|')
+  console.log(`| trivial Exec, end to end | ${shown(trivial)} | ${shown(rust.trivial)} | ${(trivial / rust.trivial).toFixed(2)}x |`)
+  console.log(`| tool call round trip, per call (a JavaScript function / a Rust tool) | ${shown(perCall)} | ${shown(rust.perCall)} | ${(perCall / rust.perCall).toFixed(2)}x |`)
+  figures.rust_library_us = rust
+}
+console.log(JSON.stringify(figures))
