@@ -12,6 +12,11 @@
 //   `experimental_runCodeMode`): QuickJS compiled to WebAssembly, run in a pool of worker
 //   threads (`run`), the tools AI SDK tools. Its pool is raised from 32 workers to the
 //   concurrency of the concurrent row, which it otherwise refuses past 32.
+// - utcp-code-mode: the UTCP code mode (`@utcp/code-mode`, `callToolChain`): V8 isolates
+//   through isolated-vm, the tools JavaScript functions of UTCP's direct-call protocol. Its
+//   isolated-vm needs Node.js 22 from version 6 on; here it is pinned to 5.0.4, built from
+//   source on install (the lock file's override). UTCP logs a line per tool call; the bench
+//   silences console.log for the run.
 //
 // Each workload runs a warm-up per system, then rounds in which every system runs a batch in
 // turn, so that the drifts of a noisy machine hit all systems alike; the table gives medians
@@ -26,6 +31,11 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Session, tool } from '../index.js'
 
+// UTCP logs a line for every tool call through console.log: the bench prints through its
+// own handle and silences console.log for the whole run.
+const print = console.log.bind(console)
+console.log = () => {}
+
 const quick = process.argv.includes('--quick')
 const noRust = process.argv.includes('--no-rust')
 const ROUNDS = quick ? 2 : 5
@@ -34,14 +44,14 @@ const CALLS = 100
 const CONCURRENT = 100
 
 const rows = [
-  { name: 'trivial', label: 'trivial Exec, end to end', batch: 40, code: 'return 1 + 1', value: 2 },
-  { name: 'one_call', label: 'an Exec that makes one tool call', batch: 30, code: 'return (await tools.add({a: 1, b: 2})).sum', value: 3 },
+  { name: 'trivial', label: 'trivial Exec, end to end', batch: 40, code: () => 'return 1 + 1', value: 2 },
+  { name: 'one_call', label: 'an Exec that makes one tool call', batch: 30, code: (ns) => `return (await ${ns}.add({a: 1, b: 2})).sum`, value: 3 },
   {
     name: 'call_loop',
     label: `a tool call, per call (${CALLS} in one Exec)`,
     batch: 4,
     per: CALLS,
-    code: `let t = 0; for (let i = 0; i < ${CALLS}; i++) t += (await tools.add({a: i, b: 1})).sum; return t`,
+    code: (ns) => `let t = 0; for (let i = 0; i < ${CALLS}; i++) t += (await ${ns}.add({a: i, b: 1})).sum; return t`,
     value: (CALLS * (CALLS + 1)) / 2,
   },
   {
@@ -49,7 +59,7 @@ const rows = [
     label: `${CONCURRENT} concurrent Execs, one call each, wall`,
     batch: 3,
     concurrent: CONCURRENT,
-    code: 'return (await tools.add({a: 20, b: 22})).sum',
+    code: (ns) => `return (await ${ns}.add({a: 20, b: 22})).sum`,
     value: 42,
   },
 ]
@@ -62,6 +72,7 @@ async function execHost() {
   })
   return {
     name: 'exec-host',
+    namespace: 'tools',
     run: async (code) => {
       const result = await session.exec(code)
       if (!result.ok) throw new Error(result.text)
@@ -78,13 +89,30 @@ async function vercel() {
   const tools = {
     add: aiTool({ description: 'Adds two numbers.', inputSchema: jsonSchema({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } }), execute: async (input) => add(input) }),
   }
-  return { name: 'vercel-code-mode', run: (js) => runCodeMode({ js, tools }), close: async () => {} }
+  return { name: 'vercel-code-mode', namespace: 'tools', run: (js) => runCodeMode({ js, tools }), close: async () => {} }
+}
+
+async function utcp() {
+  const { addFunctionToUtcpDirectCall } = await import('@utcp/direct-call')
+  const { CodeModeUtcpClient } = await import('@utcp/code-mode')
+  const inputs = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } }
+  const manual = { utcp_version: '1.0.0', manual_version: '1.0.0', tools: [{ name: 'add', description: 'Adds two numbers.', inputs, outputs: { type: 'object' }, tags: [], tool_call_template: { call_template_type: 'direct-call', callable_name: 'add' } }] }
+  const client = await (async () => {
+    addFunctionToUtcpDirectCall('benchManual', async () => manual)
+    // UTCP spreads the arguments object's values as the function's parameters.
+    addFunctionToUtcpDirectCall('add', async (a, b) => add({ a, b }))
+    const created = await CodeModeUtcpClient.create()
+    const registered = await created.registerManual({ name: 'bench', call_template_type: 'direct-call', callable_name: 'benchManual' })
+    if (!registered.success) throw new Error(registered.errors.join('; '))
+    return created
+  })()
+  return { name: 'utcp-code-mode', namespace: 'bench', run: async (code) => (await client.callToolChain(code)).result, close: async () => {} }
 }
 
 async function peers() {
   const found = []
   const failed = {}
-  for (const [name, open] of [['vercel-code-mode', vercel]]) {
+  for (const [name, open] of [['vercel-code-mode', vercel], ['utcp-code-mode', utcp]]) {
     try {
       found.push(await open())
     } catch (error) {
@@ -97,10 +125,10 @@ async function peers() {
 async function sample(system, row) {
   const started = performance.now()
   if (row.concurrent) {
-    const values = await Promise.all(Array.from({ length: row.concurrent }, () => system.run(row.code)))
+    const values = await Promise.all(Array.from({ length: row.concurrent }, () => system.run(row.code(system.namespace))))
     if (values.some((value) => value !== row.value)) throw new Error(`${system.name}/${row.name}: ${JSON.stringify(values[0])}`)
   } else {
-    const value = await system.run(row.code)
+    const value = await system.run(row.code(system.namespace))
     if (value !== row.value) throw new Error(`${system.name}/${row.name}: ${JSON.stringify(value)}`)
   }
   return ((performance.now() - started) * 1000) / (row.per ?? 1)
@@ -151,29 +179,29 @@ load.push(loadavg()[0])
 for (const system of systems) await system.close()
 
 const names = systems.map((system) => system.name)
-console.log(`\nexec-host from Node.js against its peers (${quick ? 'quick' : 'full'} run, load ${load.map((l) => l.toFixed(2)).join(' → ')}), medians:`)
-console.log(`| median | ${names.join(' | ')} | best peer / exec-host |`)
-console.log(`|---|${names.map(() => '---:|').join('')}---:|`)
+print(`\nexec-host from Node.js against its peers (${quick ? 'quick' : 'full'} run, load ${load.map((l) => l.toFixed(2)).join(' → ')}), medians:`)
+print(`| median | ${names.join(' | ')} | best peer / exec-host |`)
+print(`|---|${names.map(() => '---:|').join('')}---:|`)
 const medians = {}
 for (const row of rows) {
   medians[row.name] = Object.fromEntries(names.map((name) => [name, median(taken.get(`${row.name}/${name}`))]))
   const ours = medians[row.name]['exec-host']
   const others = names.slice(1).map((name) => medians[row.name][name])
   const best = others.length ? Math.min(...others) : null
-  console.log(`| ${row.label} | ${names.map((name) => shown(medians[row.name][name])).join(' | ')} | ${best ? `${(best / ours).toFixed(2)}x` : '-'} |`)
+  print(`| ${row.label} | ${names.map((name) => shown(medians[row.name][name])).join(' | ')} | ${best ? `${(best / ours).toFixed(2)}x` : '-'} |`)
 }
-for (const [name, why] of Object.entries(failed)) console.log(`(${name} did not run: ${why})`)
+for (const [name, why] of Object.entries(failed)) print(`(${name} did not run: ${why})`)
 
 const figures = { quick, load, median_us: medians, failed }
 const rust = noRust ? null : rustLibrary()
 if (rust) {
   const trivial = medians.trivial['exec-host']
   const perCall = medians.call_loop['exec-host']
-  console.log('\nexec-host from Node.js against the same work through the Rust library, this run:')
-  console.log('| median | from Node.js | Rust library | Node.js / Rust |')
-  console.log('|---|---:|---:|---:|')
-  console.log(`| trivial Exec, end to end | ${shown(trivial)} | ${shown(rust.trivial)} | ${(trivial / rust.trivial).toFixed(2)}x |`)
-  console.log(`| tool call round trip, per call (a JavaScript function / a Rust tool) | ${shown(perCall)} | ${shown(rust.perCall)} | ${(perCall / rust.perCall).toFixed(2)}x |`)
+  print('\nexec-host from Node.js against the same work through the Rust library, this run:')
+  print('| median | from Node.js | Rust library | Node.js / Rust |')
+  print('|---|---:|---:|---:|')
+  print(`| trivial Exec, end to end | ${shown(trivial)} | ${shown(rust.trivial)} | ${(trivial / rust.trivial).toFixed(2)}x |`)
+  print(`| tool call round trip, per call (a JavaScript function / a Rust tool) | ${shown(perCall)} | ${shown(rust.perCall)} | ${(perCall / rust.perCall).toFixed(2)}x |`)
   figures.rust_library_us = rust
 }
-console.log(JSON.stringify(figures))
+print(JSON.stringify(figures))
