@@ -17,6 +17,12 @@
 //   isolated-vm needs Node.js 22 from version 6 on; here it is pinned to 5.0.4, built from
 //   source on install (the lock file's override). UTCP logs a line per tool call; the bench
 //   silences console.log for the run.
+// - cloudflare-codemode-workerd: `@cloudflare/codemode`'s own executor
+//   (`DynamicWorkerExecutor`), each script a Worker made by the Worker Loader, in workerd (npm)
+//   run locally with `--experimental`; the tools are functions of the Worker that drives it
+//   (workerd/worker.mjs, bundled with esbuild). The bench reaches it over loopback HTTP, each
+//   request running 10 scripts one after another (or the concurrent row's all
+//   at once), so that the request is a small part of a sample.
 //
 // Each workload runs a warm-up per system, then rounds in which every system runs a batch in
 // turn, so that the drifts of a noisy machine hit all systems alike; the table gives medians
@@ -24,8 +30,9 @@
 // After the peers it runs the workspace's Rust benchmark for the same trivial Exec and host
 // calls, and prints the Node figures against them.
 
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -109,10 +116,61 @@ async function utcp() {
   return { name: 'utcp-code-mode', namespace: 'bench', run: async (code) => (await client.callToolChain(code)).result, close: async () => {} }
 }
 
+// Requests to workerd run this many Execs one after another, so that a sample is not mostly
+// the HTTP request that carries it.
+const WORKERD_BATCH = 10
+
+async function workerd() {
+  const here = dirname(fileURLToPath(import.meta.url))
+  const bin = join(here, 'node_modules/.bin')
+  const scratch = mkdtempSync(join(tmpdir(), 'exec-host-workerd-'))
+  execFileSync(join(bin, 'esbuild'), [join(here, 'workerd/worker.mjs'), '--bundle', '--format=esm', '--platform=neutral', '--main-fields=module,main', '--external:cloudflare:workers', '--external:node:*', `--outfile=${join(scratch, 'worker.bundle.mjs')}`, '--log-level=error'])
+  copyFileSync(join(here, 'workerd/config.capnp'), join(scratch, 'config.capnp'))
+  const port = await freePort()
+  const server = spawn(join(bin, 'workerd'), ['serve', join(scratch, 'config.capnp'), '--experimental', `--socket-addr=http=127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  server.stderr.on('data', (chunk) => (stderr += chunk))
+  const post = async (code, n, concurrent) => {
+    const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: JSON.stringify({ code: `async () => { ${code} }`, n, concurrent }) })
+    return response.json()
+  }
+  for (let tries = 0; ; tries++) {
+    try {
+      await post('return 1', 1, false)
+      break
+    } catch (error) {
+      if (tries > 100 || server.exitCode !== null) throw new Error(`workerd did not serve: ${stderr.slice(-400) || error.message}`)
+      await new Promise((done) => setTimeout(done, 100))
+    }
+  }
+  return {
+    name: 'cloudflare-codemode-workerd',
+    namespace: 'codemode',
+    run: async (code) => (await post(code, 1, false))[0],
+    runMany: (code, n, concurrent) => post(code, n, concurrent),
+    batch: WORKERD_BATCH,
+    close: async () => {
+      server.kill()
+      rmSync(scratch, { recursive: true, force: true })
+    },
+  }
+}
+
+function freePort() {
+  return new Promise((done, failed) => {
+    const probe = createServer()
+    probe.once('error', failed)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address()
+      probe.close(() => done(port))
+    })
+  })
+}
+
 async function peers() {
   const found = []
   const failed = {}
-  for (const [name, open] of [['vercel-code-mode', vercel], ['utcp-code-mode', utcp]]) {
+  for (const [name, open] of [['vercel-code-mode', vercel], ['utcp-code-mode', utcp], ['cloudflare-codemode-workerd', workerd]]) {
     try {
       found.push(await open())
     } catch (error) {
@@ -123,15 +181,23 @@ async function peers() {
 }
 
 async function sample(system, row) {
+  const code = row.code(system.namespace)
   const started = performance.now()
+  let values
+  let count = 1
   if (row.concurrent) {
-    const values = await Promise.all(Array.from({ length: row.concurrent }, () => system.run(row.code(system.namespace))))
-    if (values.some((value) => value !== row.value)) throw new Error(`${system.name}/${row.name}: ${JSON.stringify(values[0])}`)
+    values = system.runMany
+      ? await system.runMany(code, row.concurrent, true)
+      : await Promise.all(Array.from({ length: row.concurrent }, () => system.run(code)))
+  } else if (system.runMany) {
+    count = system.batch
+    values = await system.runMany(code, count, false)
   } else {
-    const value = await system.run(row.code(system.namespace))
-    if (value !== row.value) throw new Error(`${system.name}/${row.name}: ${JSON.stringify(value)}`)
+    values = [await system.run(code)]
   }
-  return ((performance.now() - started) * 1000) / (row.per ?? 1)
+  const took = performance.now() - started
+  if (values.some((value) => value !== row.value)) throw new Error(`${system.name}/${row.name}: ${JSON.stringify(values[0])}`)
+  return (took * 1000) / (row.per ?? 1) / count
 }
 
 const median = (values) => {
