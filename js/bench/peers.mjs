@@ -1,6 +1,6 @@
 // exec-host from Node.js against its published peers, on the same workloads, in one run.
 //
-//     cd js/bench && npm ci && node peers.mjs [--quick] [--no-rust]
+//     cd js/bench && npm ci && node peers.mjs [--quick] [--no-rust] [--only=PEER,...]
 //
 // It needs the package built (`npm run build` in js/). The peers are pinned in this folder's
 // lock file, apart from the package's own (the Vercel peer pins an older `ai`). Each system is
@@ -45,6 +45,9 @@ console.log = () => {}
 
 const quick = process.argv.includes('--quick')
 const noRust = process.argv.includes('--no-rust')
+// --only=PEER,...: exec-host and only these peers (none: exec-host alone).
+const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length)
+const chosen = only === undefined ? null : new Set(only.split(',').filter(Boolean))
 const ROUNDS = quick ? 2 : 5
 const SCALE = quick ? 0.2 : 1
 const CALLS = 100
@@ -171,6 +174,7 @@ async function peers() {
   const found = []
   const failed = {}
   for (const [name, open] of [['vercel-code-mode', vercel], ['utcp-code-mode', utcp], ['cloudflare-codemode-workerd', workerd]]) {
+    if (chosen && !chosen.has(name)) continue
     try {
       found.push(await open())
     } catch (error) {

@@ -4,8 +4,14 @@
 // pending, one timer keeps the event loop alive (the addon's own handles do not); at exit,
 // the addon cancels what runs and stops what it started.
 
-import * as addon from '../native.js'
 import { ResumeError, SessionError } from './errors.js'
+
+const addon = await import('../native.js').catch((error) => {
+  throw new Error(
+    `exec-host's addon is not built here: run \`npm ci && npm run build\` in the package's folder (js/ of a clone) (${error.message})`,
+    { cause: error },
+  )
+})
 
 const pending = new Map()
 let lastId = 0

@@ -82,6 +82,37 @@ export function toolSpecs(tools) {
   }))
 }
 
+/** What a tool is told of its call; its `signal` is made when first asked for (most tools never do). */
+class CallContext {
+  #controller
+  #abandoned = false
+
+  constructor(about) {
+    this.execId = about.exec_id
+    this.call = about.call
+    this.callId = about.call_id
+    this.depth = about.depth
+  }
+
+  /** Aborted when the script no longer waits for the call. */
+  get signal() {
+    this.#controller ??= new AbortController()
+    if (this.#abandoned) this.#abort()
+    return this.#controller.signal
+  }
+
+  abandon() {
+    this.#abandoned = true
+    if (this.#controller) this.#abort()
+  }
+
+  #abort() {
+    if (!this.#controller.signal.aborted) {
+      this.#controller.abort(new DOMException('the script no longer waits for this call', 'AbortError'))
+    }
+  }
+}
+
 /**
  * The dispatcher of a session: `(call, role, input, about)` runs the tool of index `role` (or
  * the approver, or the input handler) with the input, and settles the call with what it
@@ -91,7 +122,7 @@ export function dispatcher(tools, approver, inputHandler) {
   const running = new Map()
   return (call, role, inputText, aboutText) => {
     if (role === CANCEL) {
-      running.get(call)?.abort(new DOMException('the script no longer waits for this call', 'AbortError'))
+      running.get(call)?.abandon()
       running.delete(call)
       return
     }
@@ -101,16 +132,8 @@ export function dispatcher(tools, approver, inputHandler) {
       if (role === APPROVER) outcome = approver(input)
       else if (role === INPUT) outcome = inputHandler(input)
       else {
-        const about = JSON.parse(aboutText)
-        const controller = new AbortController()
-        running.set(call, controller)
-        const context = {
-          execId: about.exec_id,
-          call: about.call,
-          callId: about.call_id,
-          depth: about.depth,
-          signal: controller.signal,
-        }
+        const context = new CallContext(JSON.parse(aboutText))
+        running.set(call, context)
         outcome = currentCall.run(context, tools[role].execute, input, context)
       }
     } catch (thrown) {

@@ -94,7 +94,7 @@ where
     let token = work::work_token();
     running().lock().unwrap_or_else(|e| e.into_inner()).insert(id, token.clone());
     let work = make(token.clone());
-    runtime().spawn(async move {
+    work::hand_off(runtime(), async move {
         // Biased: work that ends because it was cancelled is reported as aborted.
         let outcome = tokio::select! {
             biased;
@@ -102,8 +102,8 @@ where
             outcome = work => outcome.map(ok).unwrap_or_else(|fault| failed(&fault)),
         };
         running().lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-        deliver(id, outcome);
         drop(counted);
+        deliver(id, outcome);
     });
 }
 

@@ -91,7 +91,7 @@ where
     future.call_method1("add_done_callback", (CancelOnDone { token: token.clone() },))?;
     let work = make(token.clone());
     let (event_loop, settled) = (event_loop.unbind(), future.clone().unbind());
-    runtime().spawn(async move {
+    work::hand_off(runtime(), async move {
         let outcome = tokio::select! {
             outcome = work => Some(outcome),
             () = token.cancelled() => None,
