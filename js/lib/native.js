@@ -51,7 +51,15 @@ export function operation(start, signal) {
     }
     pending.set(id, entry)
     if (pending.size === 1) keepAlive.ref()
-    start(id)
+    try {
+      start(id)
+    } catch (error) {
+      // The addon refused the call itself (a value of the wrong type): nothing was started.
+      pending.delete(id)
+      if (pending.size === 0) keepAlive.unref()
+      if (signal) signal.removeEventListener('abort', entry.onAbort)
+      reject(new TypeError(error.message))
+    }
   })
 }
 

@@ -155,6 +155,11 @@ test('bad options are refused with what is wrong', async () => {
     message: /two tools/,
   })
   await assert.rejects(Session.open({ settings: [] }), { name: 'TypeError', message: /settings/ })
+  const session = opened(await Session.open())
+  // A value of the wrong type for the addon is refused, and leaves nothing pending that would
+  // keep the process alive.
+  await assert.rejects(session.exec('return 1', { id: 5 }), TypeError)
+  await assert.rejects(session.parked(7), TypeError)
   await assert.rejects(Session.open({ stateStore: '/no/such/dir/store', stateKeyFile: '/no/such/key' }), SessionError)
 })
 
