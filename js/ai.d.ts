@@ -4,6 +4,8 @@ import type { ExecResult, Session, SessionOptions } from './index.js'
 
 /** The name the model calls the script tool by. */
 export declare const EXEC: 'Exec'
+/** How many decided Execs a code mode keeps for their execution. */
+export declare const MAX_DECIDED: number
 
 /** What the Exec tool returns (the model reads `text`). */
 export type ExecOutput = Pick<ExecResult, 'ok' | 'text' | 'value' | 'images'>

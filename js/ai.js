@@ -12,6 +12,13 @@ import { describePending, parkedFor, withStore } from './lib/adapters.js'
 /** The name the model calls the script tool by. */
 export const EXEC = 'Exec'
 
+/**
+ * How many decided Execs a code mode keeps for their execution, the oldest forgotten first. The
+ * SDK executes a call right after its decision unless it asks a person, so what lingers is
+ * Execs that parked (a denied call is never executed), and those are found again in the store.
+ */
+export const MAX_DECIDED = 1000
+
 function status(given) {
   if (given === undefined || given === null) return { type: 'not-applicable' }
   return typeof given === 'string' ? { type: given } : given
@@ -95,8 +102,16 @@ export async function codeMode({ tools = {}, toolApproval, ...options } = {}) {
     approver: decide,
   })
   const declaration = session.declaration()
-  // Execs run while their approval was decided, by the model's call id, until executed.
+  // Execs run while their approval was decided, by the model's call id, until executed
+  // (a call the person denies is never executed: the oldest are forgotten past MAX_DECIDED).
   const ran = new Map()
+  const decided = (toolCallId, result) => {
+    ran.set(toolCallId, result)
+    for (const oldest of ran.keys()) {
+      if (ran.size <= MAX_DECIDED) break
+      ran.delete(oldest)
+    }
+  }
 
   // The SDK executes a call only once its approval (if it asked) was given: an Exec that
   // parked while its approval was decided resumes, its calls approved. One that parks here
@@ -150,7 +165,7 @@ export async function codeMode({ tools = {}, toolApproval, ...options } = {}) {
         const parked = await parkedFor(session, toolCallId)
         if (parked) return userApproval(parked)
         const result = await session.exec(code, { id: toolCallId })
-        ran.set(toolCallId, result)
+        decided(toolCallId, result)
         return result.paused ? userApproval(result.paused) : undefined
       },
     },

@@ -17,18 +17,25 @@ const IDENTIFIER = /^[a-zA-Z_$][a-zA-Z0-9_$]*$/
 /** A tool name as codemode's sandbox sees it (as `sanitizeToolName` of codemode makes it). */
 let sanitize
 
+/** How many sessions (one per layout of providers and tool names) an executor keeps open. */
+export const MAX_SESSIONS = 16
+
 /**
  * Runs codemode's scripts in exec-host's WebAssembly sandbox. `options` are `Session.open`'s
  * (limits, approver, workspace, ...) and `timeout`, the milliseconds a script may take in
  * all (30 000 by default, as codemode's own executor). Every tool function codemode hands it
- * becomes an exec-host tool, allowed to run; each set of providers opens one session, kept
- * for the next script of the same code tool.
+ * becomes an exec-host tool, allowed to run. Scripts whose providers have the same names and
+ * tool names share a session, the functions of each script bound to it alone; at most
+ * MAX_SESSIONS are kept, the least recently used idle one closed first.
  */
 export class ExecHostExecutor {
   #options
   #timeout
-  #sessions = new WeakMap()
-  #open = new Set()
+  /** Layout → { opening, running }, least recently used first. */
+  #sessions = new Map()
+  /** Exec id → the functions of its script, by host tool name. */
+  #functions = new Map()
+  #next = 0
 
   constructor({ timeout = 30_000, ...options } = {}) {
     this.#options = options
@@ -42,20 +49,31 @@ export class ExecHostExecutor {
         return { result: undefined, error: 'this executor does not run codemode connectors (they need Workers RPC)' }
       }
       const providers = Array.isArray(providersOrFns) ? providersOrFns : [{ name: 'codemode', fns: providersOrFns ?? {} }]
-      const { session, names, error } = await this.#sessionFor(providersOrFns, providers)
+      sanitize ??= (await import('@cloudflare/codemode')).sanitizeToolName
+      const { layout, functions, error } = laidOut(providers)
       if (error) return { result: undefined, error }
-      const script = [...namespaces(providers, names), ...providers.filter((p) => p.prelude).map((p) => p.prelude)]
-      script.push(`return await (${code})();`)
-      const signal = AbortSignal.timeout(this.#timeout)
-      let result
+      const entry = this.#sessionFor(layout)
+      entry.running++
+      const id = `codemode-${++this.#next}`
+      this.#functions.set(id, functions)
       try {
-        result = await session.exec(script.join('\n'), { signal })
-      } catch (aborted) {
-        if (signal.aborted) return { result: undefined, error: TIMED_OUT }
-        throw aborted
+        const session = await entry.opening
+        const script = [...namespaces(layout), ...providers.filter((p) => p.prelude).map((p) => p.prelude)]
+        script.push(`return await (${code})();`)
+        const signal = AbortSignal.timeout(this.#timeout)
+        let result
+        try {
+          result = await session.exec(script.join('\n'), { id, signal })
+        } catch (aborted) {
+          if (signal.aborted) return { result: undefined, error: TIMED_OUT }
+          throw aborted
+        }
+        if (result.ok) return { result: result.value ?? undefined, logs: result.logs }
+        return { result: undefined, error: result.error?.message ?? result.text, logs: result.logs }
+      } finally {
+        this.#functions.delete(id)
+        entry.running--
       }
-      if (result.ok) return { result: result.value ?? undefined, logs: result.logs }
-      return { result: undefined, error: result.error?.message ?? result.text, logs: result.logs }
     } catch (error) {
       return { result: undefined, error: error instanceof Error ? error.message : String(error) }
     }
@@ -63,57 +81,93 @@ export class ExecHostExecutor {
 
   /** Closes the sessions this executor opened. */
   async close() {
-    const open = [...this.#open]
-    this.#open.clear()
-    await Promise.all(open.map(async (opening) => (await opening).session?.close()))
+    const entries = [...this.#sessions.values()]
+    this.#sessions.clear()
+    await Promise.all(entries.map((entry) => close(entry)))
   }
 
-  #sessionFor(key, providers) {
-    const cached = typeof key === 'object' && key !== null ? this.#sessions.get(key) : undefined
-    if (cached) return cached
-    const opening = this.#openFor(providers)
-    if (typeof key === 'object' && key !== null) this.#sessions.set(key, opening)
-    this.#open.add(opening)
-    return opening
-  }
-
-  async #openFor(providers) {
-    sanitize ??= (await import('@cloudflare/codemode')).sanitizeToolName
-    const seen = new Set()
-    const tools = []
-    const names = new Map()
-    for (const provider of providers) {
-      if (RESERVED.has(provider.name)) return { error: `Provider name "${provider.name}" is reserved` }
-      if (!IDENTIFIER.test(provider.name)) return { error: `Provider name "${provider.name}" is not a valid JavaScript identifier` }
-      if (seen.has(provider.name)) return { error: `Duplicate provider name "${provider.name}"` }
-      seen.add(provider.name)
-      const own = new Map()
-      for (const [name, fn] of Object.entries(provider.fns)) {
-        const visible = sanitize(name)
-        if (own.has(visible)) {
-          return { error: `Tool names "${own.get(visible)}" and "${name}" both sanitize to "${visible}" in provider "${provider.name}"` }
-        }
-        own.set(visible, name)
-        const hostName = `${provider.name}__${visible}`
-        tools.push(tool({ name: hostName, description: `${provider.name}.${visible}`, inputSchema: { type: 'object' }, execute: (input) => fn(input) }))
-      }
-      names.set(provider.name, [...own.keys()])
+  /** The session of `layout`, opened on first use; the least recently used idle one past MAX_SESSIONS is closed. */
+  #sessionFor(layout) {
+    const key = JSON.stringify(layout)
+    let entry = this.#sessions.get(key)
+    if (entry) {
+      this.#sessions.delete(key)
+    } else {
+      entry = { opening: this.#open(layout), running: 0 }
     }
-    const session = await Session.open({
-      ...this.#options,
-      tools,
-      allow: [...(this.#options.allow ?? []), ...tools.map((given) => given.name)],
-    })
-    return { session, names }
+    this.#sessions.set(key, entry)
+    for (const [old, kept] of this.#sessions) {
+      if (this.#sessions.size <= MAX_SESSIONS) break
+      if (kept.running > 0 || kept === entry) continue
+      this.#sessions.delete(old)
+      void close(kept)
+    }
+    return entry
+  }
+
+  #open(layout) {
+    const tools = []
+    for (const [provider, members] of layout) {
+      for (const visible of members) {
+        const hostName = `${provider}__${visible}`
+        tools.push(
+          tool({
+            name: hostName,
+            description: `${provider}.${visible}`,
+            inputSchema: { type: 'object' },
+            execute: (input, call) => {
+              const fn = this.#functions.get(call.execId)?.get(hostName)
+              if (!fn) throw new Error(`${provider}.${visible} is not a function of this script`)
+              return fn(input)
+            },
+          }),
+        )
+      }
+    }
+    return Session.open({ ...this.#options, tools, allow: [...(this.#options.allow ?? []), ...tools.map((given) => given.name)] })
   }
 }
 
+async function close(entry) {
+  try {
+    await (await entry.opening).close()
+  } catch {
+    // A session that did not open has nothing to close.
+  }
+}
+
+/**
+ * The providers as codemode's sandbox lays them out: `layout`, each provider's name and its
+ * tools' sanitized names (what a session is made for), and `functions`, the function of each
+ * host tool; or the `error` codemode's own executor gives for the same providers.
+ */
+function laidOut(providers) {
+  const seen = new Set()
+  const layout = []
+  const functions = new Map()
+  for (const provider of providers) {
+    if (RESERVED.has(provider.name)) return { error: `Provider name "${provider.name}" is reserved` }
+    if (!IDENTIFIER.test(provider.name)) return { error: `Provider name "${provider.name}" is not a valid JavaScript identifier` }
+    if (seen.has(provider.name)) return { error: `Duplicate provider name "${provider.name}"` }
+    seen.add(provider.name)
+    const own = new Map()
+    for (const [name, fn] of Object.entries(provider.fns)) {
+      const visible = sanitize(name)
+      if (own.has(visible)) {
+        return { error: `Tool names "${own.get(visible)}" and "${name}" both sanitize to "${visible}" in provider "${provider.name}"` }
+      }
+      own.set(visible, name)
+      functions.set(`${provider.name}__${visible}`, fn)
+    }
+    layout.push([provider.name, [...own.keys()]])
+  }
+  return { layout, functions }
+}
+
 /** The statements that give the script each provider's namespace, as codemode's sandbox does. */
-function namespaces(providers, names) {
-  return providers.map((provider) => {
-    const members = names
-      .get(provider.name)
-      .map((visible) => `${JSON.stringify(visible)}: (input) => tools[${JSON.stringify(`${provider.name}__${visible}`)}](input)`)
-    return `const ${provider.name} = { ${members.join(', ')} };`
+function namespaces(layout) {
+  return layout.map(([provider, members]) => {
+    const calls = members.map((visible) => `${JSON.stringify(visible)}: (input) => tools[${JSON.stringify(`${provider}__${visible}`)}](input)`)
+    return `const ${provider} = { ${calls.join(', ')} };`
   })
 }

@@ -10,7 +10,7 @@ import { callStep, scriptedModel, textStep } from './models.mjs'
 // Registered before codemode's modules are resolved: they import `cloudflare:workers`.
 await import('../codemode-register.js')
 const { createCodeTool } = await import('@cloudflare/codemode/ai')
-const { ExecHostExecutor } = await import('../codemode.js')
+const { ExecHostExecutor, MAX_SESSIONS } = await import('../codemode.js')
 
 const lookups = []
 const tools = {
@@ -72,6 +72,24 @@ test('failures come back as codemode reports them: thrown errors, a missing tool
     assert.match(reserved.error, /reserved/)
     const legacy = await executor.execute('async () => (await codemode.getWeather({city: "Rome"})).celsius', fns)
     assert.equal(legacy.result, 4)
+  } finally {
+    await executor.close()
+  }
+})
+
+test('scripts with the same tool names share a session, each with its own functions; the sessions are bounded', async () => {
+  const executor = new ExecHostExecutor()
+  try {
+    const answering = (value) => ({ get: async () => value })
+    const [a, b] = await Promise.all([
+      executor.execute('async () => await codemode.get({})', answering('a')),
+      executor.execute('async () => await codemode.get({})', answering('b')),
+    ])
+    assert.deepEqual([a.result, b.result], ['a', 'b'])
+    for (let i = 0; i < MAX_SESSIONS + 4; i++) {
+      const ran = await executor.execute('async () => 1', { [`tool${i}`]: async () => i })
+      assert.equal(ran.result, 1, ran.error)
+    }
   } finally {
     await executor.close()
   }
