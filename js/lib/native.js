@@ -19,7 +19,9 @@ let lastId = 0
 const keepAlive = setInterval(() => {}, 1 << 30)
 keepAlive.unref()
 
-addon.init((id, text) => {
+addon.init(settle)
+
+function settle(id, text) {
   const operation = pending.get(id)
   if (operation === undefined) return
   pending.delete(id)
@@ -28,7 +30,7 @@ addon.init((id, text) => {
   const envelope = JSON.parse(text)
   if (envelope.ok) operation.resolve(envelope.value)
   else operation.reject(faultError(envelope, operation.signal))
-})
+}
 
 // Exiting with Execs in flight: they are aborted, and their commands and servers stopped.
 process.once('exit', () => addon.shutdown(200))
@@ -59,7 +61,12 @@ export function operation(start, signal) {
       if (pending.size === 0) keepAlive.unref()
       if (signal) signal.removeEventListener('abort', entry.onAbort)
       reject(new TypeError(error.message))
+      return
     }
+    // A short operation's outcome, caught by a brief spin of this thread (the addon decides
+    // when), spares the event loop's wake-up.
+    const text = addon.awaitBriefly(id)
+    if (text != null) settle(id, text)
   })
 }
 

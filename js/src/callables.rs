@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use exec_host::{CancellationToken, ToolError};
-use exec_host_embed::work::InFlight;
+use exec_host_embed::work::{self, InFlight};
 use exec_host_embed::{Callable, MAX_VALUE_BYTES};
 use napi::Status;
 use napi::bindgen_prelude::{FnArgs, Unknown};
@@ -18,6 +18,8 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::oneshot;
+
+use crate::bridge;
 
 /// The role of the session's approver.
 pub const APPROVER: i32 = -1;
@@ -34,6 +36,12 @@ pub type DispatchArgs = FnArgs<(u32, i32, String, Option<String>)>;
 /// process alive from the JavaScript side.
 pub type Dispatcher = ThreadsafeFunction<DispatchArgs, Unknown<'static>, DispatchArgs, Status, false, true>;
 
+/// Hands `args` to `dispatcher`, counted as sent to the JavaScript thread.
+fn dispatch(dispatcher: &Dispatcher, args: DispatchArgs) -> Status {
+    bridge::note_sent();
+    dispatcher.call(args, ThreadsafeFunctionCallMode::NonBlocking)
+}
+
 /// An answer on its way back to the call that waits for it.
 type Answer = oneshot::Sender<Result<Value, ToolError>>;
 
@@ -47,6 +55,7 @@ fn waiting() -> &'static Mutex<HashMap<u32, Answer>> {
 /// message the script reads. An answer for a call no longer waited for is dropped.
 #[napi]
 pub fn settle_call(id: u32, ok: bool, text: String) {
+    let sent = bridge::sent();
     let Some(answer) = waiting().lock().unwrap_or_else(|e| e.into_inner()).remove(&id) else { return };
     let outcome = match ok {
         true if text.len() > MAX_VALUE_BYTES => {
@@ -55,7 +64,9 @@ pub fn settle_call(id: u32, ok: bool, text: String) {
         true => serde_json::from_str(&text).map_err(|e| ToolError::execution(format!("TypeError: the tool returned {e}"))),
         false => Err(ToolError::execution(text)),
     };
-    let _ = answer.send(outcome);
+    if answer.send(outcome).is_ok() {
+        bridge::linger(sent);
+    }
 }
 
 /// One of a session's JavaScript functions.
@@ -85,7 +96,7 @@ impl Drop for Waiting<'_> {
         }
         if waiting().lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id).is_some() {
             let cancel = FnArgs { data: (self.id, CANCEL, String::new(), None) };
-            let _ = self.dispatcher.call(cancel, ThreadsafeFunctionCallMode::NonBlocking);
+            let _ = dispatch(self.dispatcher, cancel);
         }
     }
 }
@@ -109,13 +120,13 @@ impl Callable for JsFunction {
         waiting().lock().unwrap_or_else(|e| e.into_inner()).insert(id, answer);
         let mut pending = Waiting { id, dispatcher: &self.dispatcher, answered: false };
         let called = FnArgs { data: (id, self.role, args.to_string(), about.map(|about| about.to_string())) };
-        if self.dispatcher.call(called, ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok {
+        if dispatch(&self.dispatcher, called) != Status::Ok {
             pending.answered = true;
             waiting().lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
             return Err(gone());
         }
         let answer = tokio::select! {
-            answer = answered => answer.unwrap_or_else(|_| Err(ToolError::execution("the call ended without an answer"))),
+            answer = work::answer(answered) => answer.unwrap_or_else(|_| Err(ToolError::execution("the call ended without an answer"))),
             () = async { match cancel { Some(cancel) => cancel.cancelled().await, None => std::future::pending().await } } => {
                 return Err(ToolError::execution("the call was cancelled"));
             }

@@ -292,6 +292,29 @@ test('the event loop is never blocked by an exec', async () => {
   assert.ok(ticks >= 10, `the loop ticked ${ticks} times while the script spun`)
 })
 
+test('each of a long run of short operations settles with its own outcome, whichever way it comes back', async () => {
+  // Outcomes reach a promise either through the addon's brief spin on this thread or through
+  // the event loop: Execs that end within the spin, that call into JavaScript (which ends
+  // it), that outlast it, and operations that fail at once, one after another.
+  const echo = tool({ name: 'echo', description: 'Echoes.', inputSchema: { type: 'object' }, readOnly: true, execute: ({ n }) => ({ n }) })
+  const session = opened(await Session.open({ tools: [echo], ...store() }))
+  for (let i = 0; i < 400; i++) {
+    switch (i % 4) {
+      case 0:
+        assert.equal((await session.exec(`return ${i}`)).value, i)
+        break
+      case 1:
+        assert.equal((await session.exec(`return (await tools.echo({ n: ${i} })).n`)).value, i)
+        break
+      case 2:
+        assert.equal((await session.exec(`await new Promise((r) => setTimeout(r, 1)); return ${i}`)).value, i)
+        break
+      default:
+        await assert.rejects(session.parked(`no-such-exec-${i}`), (error) => error.message.length > 0)
+    }
+  }
+})
+
 test('a session used after close() throws', async () => {
   const session = await Session.open()
   await session.close()

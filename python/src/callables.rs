@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use exec_host::{CancellationToken, ToolError};
-use exec_host_embed::Callable;
+use exec_host_embed::{Callable, work};
 use pyo3::prelude::*;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -121,7 +121,7 @@ impl PythonFunction {
         // coroutine is cancelled on its loop.
         let mut pending = CancelOnDrop(Some(scheduled));
         let answer = tokio::select! {
-            answer = answered => answer.unwrap_or_else(|_| Err(ToolError::execution("the call ended without an answer"))),
+            answer = work::answer(answered) => answer.unwrap_or_else(|_| Err(ToolError::execution("the call ended without an answer"))),
             () = async { match cancel { Some(cancel) => cancel.cancelled().await, None => std::future::pending().await } } => {
                 Err(ToolError::execution("the call was cancelled"))
             }
@@ -142,7 +142,7 @@ impl PythonFunction {
             let _ = answer.send(output);
         };
         crate::threads::run(Box::new(job)).map_err(|_| exiting())?;
-        answered.await.unwrap_or_else(|_| Err(ToolError::execution("the call's thread ended without an answer")))
+        work::answer(answered).await.unwrap_or_else(|_| Err(ToolError::execution("the call's thread ended without an answer")))
     }
 }
 
