@@ -95,7 +95,9 @@ pub(crate) struct SessionFlags {
     #[arg(long, default_value = ".")]
     pub(crate) workspace: PathBuf,
     /// MCP server configuration (`{"mcpServers": {...}}`, as Claude Desktop and Claude Code
-    /// keep it); repeat the flag to combine files. Their tools are `tools.mcp__<server>__<tool>`.
+    /// keep it), with HTTP APIs described by OpenAPI beside them (`"apis": {...}`, see
+    /// docs/http-apis.md); repeat the flag to combine files. Their tools are
+    /// `tools.mcp__<server>__<tool>` and `tools.api__<api>__<operation>`.
     #[arg(long, value_name = "FILE")]
     pub(crate) mcp_config: Vec<PathBuf>,
     /// Where the OAuth tokens of HTTP MCP servers are kept (`exec-host mcp login` writes

@@ -101,6 +101,7 @@ pub use sandbox::conformance;
 pub use sources::children::inherited_descriptors_stay_here;
 pub use sources::command;
 pub use sources::mcp;
+pub use sources::openapi;
 pub use support::text_file;
 
 /// The named bounds an embedder may want to know: the defaults of [`Limits`]

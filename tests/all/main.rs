@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per concern, every test through the real
 //! guest component and the real host.
 
+mod apis;
 mod attacks;
 mod bash;
 mod budget;

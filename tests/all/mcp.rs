@@ -394,21 +394,28 @@ async fn servers_that_cannot_start_are_reported_once_each_and_the_others_work() 
 
 /// The published reference server, installed from the npm lockfile in tests/mcp-servers.
 pub(crate) fn everything_server() -> ServerConfig {
+    let entry = published("@modelcontextprotocol/server-everything/dist/index.js");
+    stdio("node", &[entry.to_str().unwrap(), "stdio"])
+}
+
+/// A file of a published package the tests use, installed (once per run) from the npm
+/// lockfile in tests/mcp-servers when it is missing.
+pub(crate) fn published(file: &str) -> PathBuf {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers");
-    let entry: PathBuf = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let entry: PathBuf = dir.join("node_modules").join(file);
     INSTALL.call_once(|| {
         if !entry.exists() {
             let status = std::process::Command::new("npm")
                 .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
                 .current_dir(&dir)
                 .status()
-                .expect("npm runs (Node.js is needed for the published MCP server tests)");
+                .expect("npm runs (Node.js is needed for the tests of published packages)");
             assert!(status.success(), "`npm ci` in {} failed", dir.display());
         }
     });
-    assert!(entry.exists(), "{} is missing after npm ci", entry.display());
-    stdio("node", &[entry.to_str().unwrap(), "stdio"])
+    assert!(entry.exists(), "{} is missing after npm ci (run scripts/install-test-servers)", entry.display());
+    entry
 }
 
 #[tokio::test]

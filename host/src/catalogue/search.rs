@@ -204,25 +204,31 @@ const MAX_QUERY_REPEATED: usize = 60;
 /// words those tools use, or learn that no such tool is there.
 fn nothing_found(pool: &[ToolDefinition], query: &str) -> String {
     let mut builtins = 0;
-    let mut servers: Vec<(&str, usize)> = Vec::new();
+    // Each source with its count, as it reads in the note (`the MCP server x`, `the API y`).
+    let mut named: Vec<(String, usize)> = Vec::new();
     for tool in pool {
-        match &tool.source {
-            ToolSource::Builtin => builtins += 1,
-            ToolSource::Mcp { server } => match servers.iter_mut().find(|(name, _)| name == server) {
-                Some((_, count)) => *count += 1,
-                None => servers.push((server, 1)),
-            },
+        let source = match &tool.source {
+            ToolSource::Builtin => {
+                builtins += 1;
+                continue;
+            }
+            ToolSource::Mcp { server } => format!("the MCP server {server}"),
+            ToolSource::Api { source } => format!("the API {source}"),
+        };
+        match named.iter_mut().find(|(name, _)| *name == source) {
+            Some((_, count)) => *count += 1,
+            None => named.push((source, 1)),
         }
     }
     let mut sources: Vec<String> = Vec::new();
     if builtins > 0 {
         sources.push(format!("{builtins} builtin"));
     }
-    for (server, count) in servers.iter().take(MAX_SOURCES_NAMED) {
-        sources.push(format!("{count} of the MCP server {server}"));
+    for (source, count) in named.iter().take(MAX_SOURCES_NAMED) {
+        sources.push(format!("{count} of {source}"));
     }
-    if servers.len() > MAX_SOURCES_NAMED {
-        sources.push(format!("those of {} more servers", servers.len() - MAX_SOURCES_NAMED));
+    if named.len() > MAX_SOURCES_NAMED {
+        sources.push(format!("those of {} more sources", named.len() - MAX_SOURCES_NAMED));
     }
     let query: String = query.chars().take(MAX_QUERY_REPEATED).collect();
     let within =
@@ -334,7 +340,7 @@ mod tests {
         assert_eq!(search(&pool(), &SearchParams { query: "weather".into(), max_results: None }).note, None);
         let many: Vec<ToolDefinition> = (0..40).map(|i| mcp(&format!("s{i}"), "t", "A tool.")).collect();
         let note = search(&many, &SearchParams { query: "x".repeat(500), max_results: None }).note.unwrap();
-        assert!(note.contains("those of 28 more servers") && note.len() < 1_000, "bounded: {note}");
+        assert!(note.contains("those of 28 more sources") && note.len() < 1_000, "bounded: {note}");
     }
 
     #[test]

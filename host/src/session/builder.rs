@@ -387,6 +387,15 @@ impl SessionBuilder {
         if let Some(store) = &self.store {
             tools.push(Arc::new(ViewToolCall::new(store.clone())));
         }
+        // Each API's operations are tools from the start, like the embedding's: a description
+        // is read once, and one that cannot be read stops the session with why.
+        for (name, config) in &self.servers.apis {
+            let loaded = crate::sources::openapi::load(name, config).await?;
+            for skipped in &loaded.skipped {
+                tracing::warn!(api = %name, "operation {} is not offered: {}", skipped.operation, skipped.reason);
+            }
+            tools.extend(loaded.tools);
+        }
         let registry = Arc::new(Registry::new(tools)?);
         let mut server_auth = self.server_auth;
         if let Some(dir) = &self.workspace {

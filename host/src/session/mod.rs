@@ -88,6 +88,9 @@ pub enum SessionError {
     /// A conversation id that is not one (see [`SessionBuilder::conversation`]).
     #[error("{id:?} is not a conversation id: 1 to 128 letters, digits, `.`, `_`, `:` and `-`")]
     Conversation { id: String },
+    /// A configured HTTP API could not be loaded (its description, its base URL).
+    #[error(transparent)]
+    Api(#[from] crate::sources::openapi::ApiError),
 }
 
 /// What a request needs, from [`Session::prepare`].

@@ -6,7 +6,5 @@
 pub mod children;
 pub mod command;
 pub mod mcp;
-// Not yet part of the public front: sessions take API sources with their tools (next step).
-#[allow(dead_code, reason = "read by the API sources' tools, which sessions take in the next step; tested on its own now")]
-pub(crate) mod openapi;
+pub mod openapi;
 pub mod tools;

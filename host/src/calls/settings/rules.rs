@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::builtin::PATH_TOOLS;
-use crate::sources::tools::names::{BASH, EXEC, MCP_PREFIX};
+use crate::sources::tools::names::{BASH, EXEC, MCP_PREFIX, SOURCE_PREFIXES};
 
 use super::commands::{self, CommandPattern, Part};
 
@@ -176,7 +176,7 @@ impl Rule {
         let path = match &pattern {
             None => None,
             Some(_) if server.is_some() => None,
-            Some(_) if tool.starts_with(MCP_PREFIX) => {
+            Some(_) if SOURCE_PREFIXES.iter().any(|prefix| tool.starts_with(prefix)) => {
                 return Err(RuleError::McpSpecifier { rule: rule(), tool: tool.to_string() });
             }
             Some(_) if tool == EXEC => return Err(RuleError::ExecSpecifier { rule: rule() }),
@@ -212,25 +212,37 @@ impl Rule {
         if matches!(rule.command, Some(CommandPattern::Exact(_))) {
             return Some(name.to_string());
         }
-        let only_this = rule.tool == name && rule.pattern.is_none() && !name.ends_with("__*") && !name.contains(['(', ')']);
-        // A bare server name (`mcp__srv`) covers every tool of that server.
-        let server_rule = name.strip_prefix(MCP_PREFIX).is_some_and(|rest| !rest.contains("__"));
+        let only_this = rule.tool == name && rule.pattern.is_none() && !name.ends_with('*') && !name.contains(['(', ')']);
+        // A bare source name (`mcp__srv`, `api__github`) covers every tool of that source.
+        let server_rule = SOURCE_PREFIXES.iter().any(|prefix| name.strip_prefix(prefix).is_some_and(|rest| !rest.contains("__")));
         (only_this && !server_rule).then(|| name.to_string())
     }
 
-    /// Whether the rule is about tool `name` at all: it names the tool, its MCP server
-    /// (`mcp__server`), or all of that server's tools (`mcp__server__*`).
+    /// Whether the rule is about tool `name` at all: it names the tool, its source (an MCP
+    /// server `mcp__server`, an API `api__source`), all of that source's tools
+    /// (`mcp__server__*`), or those whose names start alike (`api__github__repos_*`).
     fn names_tool(&self, name: &str) -> bool {
         if self.tool == name || self.stands_for.contains(&name) {
             return true;
         }
-        // By prefix, not by splitting the name: the rule covers every name that starts with
-        // its server's `mcp__<server>__`, however degenerate the rest.
-        let whole_server = self.tool.strip_suffix("__*").unwrap_or(&self.tool);
-        let Some(server) = whole_server.strip_prefix(MCP_PREFIX).filter(|s| !s.is_empty() && !s.contains("__")) else {
+        let Some(prefix) = SOURCE_PREFIXES.iter().find(|prefix| self.tool.starts_with(**prefix)) else {
             return false;
         };
-        name.strip_prefix(MCP_PREFIX).and_then(|rest| rest.strip_prefix(server)).is_some_and(|rest| rest.starts_with("__"))
+        // By prefix, not by splitting the name: the rule covers every name that starts with
+        // its source's `<prefix><source>__`, however degenerate the rest.
+        let rest = &self.tool[prefix.len()..];
+        let whole_source = rest.strip_suffix("__*").unwrap_or(rest);
+        if !whole_source.is_empty() && !whole_source.contains("__") {
+            return name
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.strip_prefix(whole_source))
+                .is_some_and(|rest| rest.starts_with("__"));
+        }
+        // `<prefix><source>__<start>*`: within one source, the tools whose names start so.
+        match rest.strip_suffix('*').and_then(|start| start.split_once("__")) {
+            Some((source, _)) if !source.is_empty() => name.starts_with(&self.tool[..self.tool.len() - 1]),
+            _ => false,
+        }
     }
 
     /// Whether the rule covers every call of tool `name` (it has no specifier).
@@ -308,7 +320,7 @@ pub enum RuleError {
     NoTool { rule: String },
     #[error("rule {rule:?}: the tool name may not contain whitespace or `)`")]
     BadToolName { rule: String },
-    #[error("rule {rule:?}: an MCP tool's rule takes no specifier; write `{tool}`")]
+    #[error("rule {rule:?}: a rule about a tool of an MCP server or an API takes no specifier; write `{tool}`")]
     McpSpecifier { rule: String, tool: String },
     #[error("rule {rule:?}: `Exec` takes no specifier; write `Exec`")]
     ExecSpecifier { rule: String },

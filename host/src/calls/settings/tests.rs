@@ -77,6 +77,19 @@ fn a_bare_rule_covers_its_tool_its_server_or_all_of_a_servers_tools() {
     }
     assert!(!covers("mcp__tickets", "mcp__ticketsx__a") && !covers("mcp__", "mcp____a"));
     assert!(!covers("write_file(/etc/*)", "write_file"), "a rule with a pattern is about some calls only");
+    // An API's operations are named as a server's tools are, and a rule may name those whose
+    // names start alike.
+    assert!(covers("api__github", "api__github__repos_get") && covers("api__github__*", "api__github__repos_get"));
+    assert!(covers("api__github__repos_*", "api__github__repos_get"));
+    assert!(
+        !covers("api__github__repos_*", "api__github__pulls_list") && !covers("api__github__repos_*", "api__githubx__repos_get")
+    );
+    assert!(!covers("api__git", "api__github__repos_get") && !covers("mcp__github", "api__github__repos_get"));
+    assert!(!covers("api__*", "api__github__repos_get"), "a glob stays within one source");
+    assert!(Rule::parse("api__github(x)").is_err(), "an API's rule takes no specifier");
+    assert_eq!(Rule::exactly("api__github__repos_get").as_deref(), Some("api__github__repos_get"));
+    assert_eq!(Rule::exactly("api__github"), None);
+    assert_eq!(Rule::exactly("api__github__repos_*"), None);
 
     let whole = |rule: &str, server: &str| Rule::parse(rule).unwrap().covers_server(server);
     assert!(whole("mcp__tickets", "tickets") && whole("mcp__tickets__*", "tickets"));
@@ -152,7 +165,7 @@ fn hooks_are_read_and_checked() {
         (r#"{"permissions": {"defaultMode": "yolo"}}"#, "permissions.defaultMode: unknown variant"),
         (
             r#"{"permissions": {"deny": ["mcp__fx__add(x)"]}}"#,
-            "permissions.deny[0]: rule \"mcp__fx__add(x)\": an MCP tool's rule takes no specifier",
+            "permissions.deny[0]: rule \"mcp__fx__add(x)\": a rule about a tool of an MCP server or an API takes no specifier",
         ),
     ] {
         let err = Layer::parse(bad, Path::new("h.json")).unwrap_err().to_string();

@@ -19,16 +19,18 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::sources::openapi::{ApiConfig, ApiEntry};
+pub(crate) use crate::sources::tools::names::check_source_name as check_name;
+use crate::support::text::expand_env as expand;
 use crate::support::text_file::ReadError;
-
-/// Longest server name accepted.
-pub const MAX_SERVER_NAME_LEN: usize = 64;
 
 /// Every configured server, by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpConfig {
     pub servers: BTreeMap<String, ServerConfig>,
+    /// HTTP APIs configured in the same file (`apis`, see [`crate::openapi::ApiConfig`]).
+    pub apis: BTreeMap<String, ApiConfig>,
 }
 
 /// One server: how to reach it, and whether its tools are never deferred.
@@ -98,7 +100,7 @@ impl OAuthClient {
 impl McpConfig {
     /// A configuration of these servers, by name.
     pub fn new(servers: BTreeMap<String, ServerConfig>) -> Self {
-        McpConfig { servers }
+        McpConfig { servers, apis: BTreeMap::new() }
     }
 }
 
@@ -179,12 +181,17 @@ pub enum ConfigError {
     Server { file: PathBuf, name: String, reason: String },
     #[error("server `{name}` is configured twice ({first} and {second}); server names must be unique")]
     Duplicate { name: String, first: PathBuf, second: PathBuf },
+    #[error("{file}: API `{name}`: {reason}")]
+    Api { file: PathBuf, name: String, reason: String },
+    #[error("API `{name}` is configured twice ({first} and {second}); API names must be unique")]
+    DuplicateApi { name: String, first: PathBuf, second: PathBuf },
 }
 
 #[derive(Deserialize)]
 struct File {
     #[serde(rename = "mcpServers")]
-    mcp_servers: BTreeMap<String, Entry>,
+    mcp_servers: Option<BTreeMap<String, Entry>>,
+    apis: Option<BTreeMap<String, ApiEntry>>,
 }
 
 #[derive(Deserialize)]
@@ -242,8 +249,20 @@ impl McpConfig {
                 Some(key) => invalid(format!("{key}: {inner}")),
             }
         })?;
+        if parsed.mcp_servers.is_none() && parsed.apis.is_none() {
+            return Err(invalid("it has neither `mcpServers` nor `apis`".into()));
+        }
+        let mut apis = BTreeMap::new();
+        let folder = file.parent().unwrap_or(Path::new("."));
+        for (name, entry) in parsed.apis.unwrap_or_default() {
+            let api_error = |reason: String| ConfigError::Api { file: file.to_path_buf(), name: name.clone(), reason };
+            check_name(&name).map_err(|why| api_error(why.to_string()))?;
+            if let Some(config) = entry.config(folder).map_err(api_error)? {
+                apis.insert(name, config);
+            }
+        }
         let mut servers = BTreeMap::new();
-        for (name, mut entry) in parsed.mcp_servers {
+        for (name, mut entry) in parsed.mcp_servers.unwrap_or_default() {
             let server_error = |reason: String| ConfigError::Server { file: file.to_path_buf(), name: name.clone(), reason };
             check_name(&name).map_err(|why| server_error(why.to_string()))?;
             if entry.disabled {
@@ -266,7 +285,7 @@ impl McpConfig {
             }
             servers.insert(name, ServerConfig { transport, always_load, oauth });
         }
-        Ok(McpConfig { servers })
+        Ok(McpConfig { servers, apis })
     }
 
     /// Combines configurations (one per `--mcp-config`); a server name in two files is an
@@ -274,13 +293,25 @@ impl McpConfig {
     pub fn merge(configs: Vec<(PathBuf, McpConfig)>) -> Result<Self, ConfigError> {
         let mut merged = McpConfig::default();
         let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
-        for (file, config) in configs {
+        let mut configs_apis = Vec::new();
+        for (file, mut config) in configs {
+            configs_apis.push((file.clone(), std::mem::take(&mut config.apis)));
             for (name, server) in config.servers {
                 if let Some(first) = origin.get(&name) {
                     return Err(ConfigError::Duplicate { name, first: first.clone(), second: file });
                 }
                 origin.insert(name.clone(), file.clone());
                 merged.servers.insert(name, server);
+            }
+        }
+        let mut api_origin: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for (file, config) in configs_apis {
+            for (name, api) in config {
+                if let Some(first) = api_origin.get(&name) {
+                    return Err(ConfigError::DuplicateApi { name, first: first.clone(), second: file });
+                }
+                api_origin.insert(name.clone(), file.clone());
+                merged.apis.insert(name, api);
             }
         }
         Ok(merged)
@@ -337,61 +368,8 @@ impl Entry {
     }
 }
 
-/// `text` with each `${NAME}` replaced by the environment variable `NAME`, and each
-/// `${NAME:-default}` by `NAME`, or `default` when it is unset or empty (as Claude Code
-/// expands its configuration). A `$` not followed by `{` stays as it is. `field` names where
-/// the text came from in errors.
-fn expand(text: &str, field: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("${") {
-        out.push_str(&rest[..at]);
-        let inside = &rest[at + 2..];
-        let end = inside.find('}').ok_or_else(|| format!("`{field}`: `${{` without its closing `}}` in {text:?}"))?;
-        let (name, default) = match inside[..end].split_once(":-") {
-            Some((name, default)) => (name, Some(default)),
-            None => (&inside[..end], None),
-        };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(format!("`{field}`: `${{{}}}` does not name an environment variable", &inside[..end]));
-        }
-        match (std::env::var(name).ok().filter(|value| !value.is_empty()), default) {
-            (Some(value), _) => out.push_str(&value),
-            (None, Some(default)) => out.push_str(default),
-            (None, None) => {
-                return Err(format!(
-                    "`{field}` uses `${{{name}}}`, which is not set in the environment (write `${{{name}:-default}}` to give a default)"
-                ));
-            }
-        }
-        rest = &inside[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
 fn expand_values(map: BTreeMap<String, String>, field: &str) -> Result<BTreeMap<String, String>, String> {
     map.into_iter().map(|(key, value)| Ok((key, expand(&value, field)?))).collect()
-}
-
-/// Server names end up inside tool names (`mcp__<server>__<tool>`): they must be short,
-/// plain, and free of `__` so a tool name splits one way only.
-pub fn check_name(name: &str) -> Result<(), &'static str> {
-    if name.is_empty() {
-        return Err("the name is empty");
-    }
-    if name.len() > MAX_SERVER_NAME_LEN {
-        return Err("the name is longer than 64 characters");
-    }
-    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        return Err("the name may contain only letters, digits, `_` and `-`");
-    }
-    if name.contains("__") || name.starts_with('_') || name.ends_with('_') {
-        return Err(
-            "the name may not contain `__` or start or end with `_`: tool names would be ambiguous (mcp__<server>__<tool>)",
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -465,7 +443,11 @@ mod tests {
         let err = parse("{ \"mcpServers\": { ").unwrap_err().to_string();
         assert!(err.starts_with("servers.json: ") && err.contains("line 1"), "{err}");
         let err = parse("{}").unwrap_err().to_string();
-        assert!(err.contains("missing field `mcpServers`"), "{err}");
+        assert!(err.contains("it has neither `mcpServers` nor `apis`"), "{err}");
+        let err = parse(r#"{"apis": {"gh": {"spec": "gh.json", "baseUrl": "ftp://x"}}}"#).unwrap_err().to_string();
+        assert!(err.starts_with("servers.json: API `gh`: `baseUrl`"), "{err}");
+        let apis = parse(r#"{"apis": {"gh": {"spec": "gh.json"}, "off": {"spec": "x.json", "disabled": true}}}"#).unwrap().apis;
+        assert_eq!(apis.keys().collect::<Vec<_>>(), ["gh"]);
         // A syntax error names no key the reader could not name.
         for text in [r#"{"mcpServers": {},}"#, r#"{"mcpServers": {"a": {"command": "x",}}}"#] {
             let err = parse(text).unwrap_err().to_string();

@@ -1,9 +1,27 @@
-//! HTTP APIs described by OpenAPI as tool sources: a description read with bounds
-//! (`document`), its schemas with their local references expanded (`refs`), its operations
-//! as what a tool takes and gives (`operations`), and a call's arguments as the request of
-//! its operation (`request`).
+//! HTTP APIs described by OpenAPI as tool sources. An API is configured beside the MCP
+//! servers (`apis`, see [`ApiConfig`]); each of its operations becomes a deferred tool
+//! `api__<source>__<operation>` whose calls pass the same funnel as every other tool.
+//!
+//! The parts: a description read with bounds (`document`), its schemas with their local
+//! references expanded (`refs`), its operations as what a tool takes and gives
+//! (`operations`), a call's arguments as the request of its operation (`request`), the
+//! configuration (`config`), a loaded API (`source`) and one operation as a tool (`tool`).
 
-pub mod document;
-pub mod operations;
-pub mod refs;
-pub mod request;
+mod config;
+mod document;
+mod operations;
+mod refs;
+mod request;
+mod source;
+mod tool;
+
+pub(crate) use config::ApiEntry;
+pub use config::{
+    ApiAuth, ApiConfig, ApiLimits, DEFAULT_CONCURRENT_REQUESTS, DEFAULT_REDIRECTS, DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_RESPONSE_BYTES, KeyPlace, MAX_RESPONSE_BYTES, SpecPlace,
+};
+pub use document::{MAX_SPEC_BYTES, SpecError};
+pub use operations::{MAX_DESCRIPTION_CHARS, MAX_OPERATION_NAME_LEN, MAX_OPERATIONS, SkippedOperation};
+pub use refs::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES};
+pub use source::{ApiError, LoadedApi, load};
+pub use tool::MAX_ERROR_EXCERPT_CHARS;

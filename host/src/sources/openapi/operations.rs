@@ -102,6 +102,9 @@ pub struct Operation {
     pub input_schema: Value,
     /// What a 2xx answer's JSON holds, when the description says.
     pub output_schema: Option<Value>,
+    /// The media type that answer comes in, asked for with `Accept` (an API may answer in
+    /// another first, such as GitHub's `application/vnd.github.object`).
+    pub accept: Option<String>,
     pub effect: Effect,
 }
 
@@ -239,6 +242,10 @@ fn read_operation(
     let tags =
         operation.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string);
     let method_upper = method.to_uppercase();
+    let (accept, output_schema) = match response_schema(resolver, operation).map_err(refused)? {
+        Some((media, schema)) => (Some(media), Some(schema)),
+        None => (None, None),
+    };
     let effect = match method {
         "get" | "head" | "options" => Effect::ReadOnly,
         _ => Effect::Other,
@@ -252,7 +259,8 @@ fn read_operation(
         parameters,
         body,
         input_schema,
-        output_schema: response_schema(resolver, operation).map_err(refused)?,
+        output_schema,
+        accept,
         effect,
     })
 }
@@ -267,7 +275,8 @@ fn request_content(resolver: &Resolver<'_>, body: &Value) -> Result<(String, Bod
             Some(BodyKind::Json)
         } else if media == "application/x-www-form-urlencoded" {
             Some(BodyKind::Form)
-        } else if media.starts_with("text/") {
+        } else if media.starts_with("text/") || media == "application/octet-stream" {
+            // Bytes a script can give are a string's.
             Some(BodyKind::Text)
         } else {
             None
@@ -279,7 +288,7 @@ fn request_content(resolver: &Resolver<'_>, body: &Value) -> Result<(String, Bod
     let Some((media_type, media)) = chosen else {
         let offered: Vec<&str> = content.keys().map(String::as_str).collect();
         return Err(format!(
-            "its request body is sent only as {}, which exec-host does not send (it sends JSON, forms and text)",
+            "its request body is sent only as {}, which exec-host does not send (it sends JSON, forms, text and octet streams)",
             offered.join(", ")
         ));
     };
@@ -296,8 +305,8 @@ fn request_content(resolver: &Resolver<'_>, body: &Value) -> Result<(String, Bod
     Ok((media_type, kind, schema))
 }
 
-/// The schema of the first 2xx answer that is JSON.
-fn response_schema(resolver: &Resolver<'_>, operation: &Value) -> Result<Option<Value>, RefError> {
+/// The media type and schema of the first 2xx answer that is JSON.
+fn response_schema(resolver: &Resolver<'_>, operation: &Value) -> Result<Option<(String, Value)>, RefError> {
     let Some(responses) = operation.get("responses").and_then(Value::as_object) else { return Ok(None) };
     let mut codes: Vec<&String> = responses.keys().filter(|code| code.starts_with('2')).collect();
     codes.sort();
@@ -308,8 +317,8 @@ fn response_schema(resolver: &Resolver<'_>, operation: &Value) -> Result<Option<
             let media = media.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
             media == "application/json" || media.ends_with("+json")
         });
-        if let Some(schema) = json.and_then(|(_, media)| media.get("schema")) {
-            return resolver.schema(schema).map(Some);
+        if let Some((media, schema)) = json.and_then(|(media, content)| Some((media, content.get("schema")?))) {
+            return Ok(Some((media.clone(), resolver.schema(schema)?)));
         }
     }
     Ok(None)
@@ -357,21 +366,15 @@ fn unique(name: String, taken: &mut HashSet<String>) -> String {
     candidate
 }
 
-/// Text from a description shown in a sentence: control characters (terminal escapes)
-/// replaced, and bounded.
+/// Text from a description shown in a sentence: one line, control characters (terminal
+/// escapes) made visible, bounded.
 fn printable(text: &str) -> String {
-    text.chars().take(120).map(|c| if c.is_control() { '?' } else { c }).collect()
+    crate::support::text::one_line(text, 120)
 }
 
-/// A description bounded to [`MAX_DESCRIPTION_CHARS`], its control characters but line
-/// breaks replaced.
+/// A description bounded to [`MAX_DESCRIPTION_CHARS`].
 fn shortened(text: &str) -> String {
-    let mut out: String =
-        text.chars().take(MAX_DESCRIPTION_CHARS).map(|c| if c.is_control() && c != '\n' { ' ' } else { c }).collect();
-    if text.chars().count() > MAX_DESCRIPTION_CHARS {
-        out.push('…');
-    }
-    out
+    crate::support::text::cut_chars(text, MAX_DESCRIPTION_CHARS)
 }
 
 #[cfg(test)]

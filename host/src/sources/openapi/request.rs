@@ -82,6 +82,11 @@ pub fn prepare(operation: &Operation, base: &str, args: &Map<String, Value>, too
             }
         }
     }
+    if let Some(accept) = &operation.accept
+        && let Ok(value) = HeaderValue::from_str(accept)
+    {
+        headers.push((http::header::ACCEPT, value));
+    }
     if !cookies.is_empty() {
         let joined = cookies.join("; ");
         let value =
@@ -184,7 +189,7 @@ fn encode_body(kind: BodyKind, value: &Value) -> Result<Vec<u8>, ToolError> {
 }
 
 fn printable(text: &str) -> String {
-    text.chars().take(80).map(|c| if c.is_control() { '?' } else { c }).collect()
+    crate::support::text::one_line(text, 80)
 }
 
 #[cfg(test)]

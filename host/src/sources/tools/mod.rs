@@ -47,6 +47,8 @@ pub enum ToolSource {
     Builtin,
     /// A tool of an MCP server.
     Mcp { server: String },
+    /// An operation of an HTTP API described by OpenAPI.
+    Api { source: String },
 }
 
 /// What a tool is: everything a registry, a pool, a search or a model needs to know.
@@ -217,6 +219,9 @@ fn check_name(name: &str) -> Result<(), DefinitionError> {
     // like an MCP tool's but does not split into a server and a tool could not be covered.
     if name.starts_with(names::MCP_PREFIX) && names::split_mcp_name(name).is_none() {
         return invalid("it starts with `mcp__` but is not `mcp__<server>__<tool>` with both parts non-empty");
+    }
+    if name.starts_with(names::API_PREFIX) && names::split_source_name(name).is_none() {
+        return invalid("it starts with `api__` but is not `api__<source>__<operation>` with both parts non-empty");
     }
     Ok(())
 }

@@ -14,6 +14,9 @@ pub const TOOL_SEARCH: &str = "ToolSearch";
 /// runs scripts); no tool may take them.
 pub const RESERVED: &[&str] = &[TOOL_SEARCH, EXEC];
 
+/// Longest source name (an MCP server's, an API's) accepted.
+pub const MAX_SOURCE_NAME_LEN: usize = 64;
+
 /// The prefix every MCP tool name starts with.
 pub const MCP_PREFIX: &str = "mcp__";
 
@@ -32,6 +35,47 @@ pub fn split_mcp_name(name: &str) -> Option<(&str, &str)> {
     (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
 }
 
+/// The prefix every tool of an HTTP API starts with.
+pub const API_PREFIX: &str = "api__";
+
+/// `api__<source>__<operation>`; source names are checked as MCP server names are, so the
+/// name splits back one way only.
+pub fn api_name(source: &str, operation: &str) -> String {
+    format!("{API_PREFIX}{source}__{operation}")
+}
+
+/// The prefixes of the tool names that belong to a named source, whose rules may name the
+/// whole source (`mcp__<server>`, `api__<source>`).
+pub const SOURCE_PREFIXES: &[&str] = &[MCP_PREFIX, API_PREFIX];
+
+/// The prefix and source a `<prefix><source>__<tool>` name stands for, and its tool.
+pub fn split_source_name(name: &str) -> Option<(&'static str, &str, &str)> {
+    let prefix = SOURCE_PREFIXES.iter().find(|prefix| name.starts_with(**prefix))?;
+    let (source, tool) = name[prefix.len()..].split_once("__")?;
+    (!source.is_empty() && !tool.is_empty()).then_some((prefix, source, tool))
+}
+
+/// Source names (MCP servers, APIs) end up inside tool names (`mcp__<server>__<tool>`,
+/// `api__<source>__<operation>`): they must be short, plain, and free of `__` so a tool
+/// name splits one way only.
+pub fn check_source_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("the name is empty");
+    }
+    if name.len() > MAX_SOURCE_NAME_LEN {
+        return Err("the name is longer than 64 characters");
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err("the name may contain only letters, digits, `_` and `-`");
+    }
+    if name.contains("__") || name.starts_with('_') || name.ends_with('_') {
+        return Err(
+            "the name may not contain `__` or start or end with `_`: tool names would be ambiguous (mcp__<server>__<tool>)",
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +90,13 @@ mod tests {
         assert_eq!(split_mcp_name("read_file"), None);
         assert_eq!(split_mcp_name("mcp__srv"), None);
         assert_eq!(split_mcp_name("mcp____tool"), None);
+    }
+
+    #[test]
+    fn api_names_split_like_mcp_names() {
+        assert_eq!(split_source_name(&api_name("github", "repos_get")), Some((API_PREFIX, "github", "repos_get")));
+        assert_eq!(split_source_name(&mcp_name("srv", "x")), Some((MCP_PREFIX, "srv", "x")));
+        assert_eq!(split_source_name("api__github"), None);
+        assert_eq!(split_source_name("Read"), None);
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use super::names::{MCP_PREFIX, RESERVED};
+use super::names::{API_PREFIX, MCP_PREFIX, RESERVED};
 use super::{Tool, ToolDefinition, ToolSource};
 use crate::support::lock::UnpoisonedRw;
 
@@ -22,6 +22,8 @@ pub enum RegistryError {
     Reserved(String),
     #[error("tool `{0}` is not an MCP tool, so its name may not start with `mcp__` (that prefix names MCP server tools)")]
     McpPrefix(String),
+    #[error("tool `{0}` is not an operation of an HTTP API, so its name may not start with `api__` (that prefix names them)")]
+    ApiPrefix(String),
 }
 
 /// A consistent view of every tool at one moment, in name order.
@@ -76,6 +78,9 @@ impl Registry {
             }
             if name.starts_with(MCP_PREFIX) && !matches!(definition.source, ToolSource::Mcp { .. }) {
                 return Err(RegistryError::McpPrefix(name));
+            }
+            if name.starts_with(API_PREFIX) && !matches!(definition.source, ToolSource::Api { .. }) {
+                return Err(RegistryError::ApiPrefix(name));
             }
             if map.insert(name.clone(), tool).is_some() {
                 return Err(RegistryError::Duplicate(name));

@@ -86,7 +86,7 @@ fn names_are_safe_unique_and_stable_whatever_the_ids() {
 fn what_cannot_be_called_is_skipped_with_its_reason() {
     let respond = json!({ "200": { "description": "ok" } });
     let document = document(json!({
-        "/upload": { "post": { "operationId": "upload", "requestBody": { "content": { "multipart/form-data": {}, "application/octet-stream": {} } }, "responses": respond } },
+        "/upload": { "post": { "operationId": "upload", "requestBody": { "content": { "multipart/form-data": {}, "image/png": {} } }, "responses": respond } },
         "/u/{user}": { "get": { "operationId": "noParam", "responses": respond } },
         "/r": { "get": { "operationId": "remote", "parameters": [ { "$ref": "https://evil.example/p.json" } ], "responses": respond } },
         "/ok": { "get": { "operationId": "fine", "responses": respond } }
