@@ -110,3 +110,58 @@ fn the_reference_queries_put_their_expected_tools_in_the_first_three() {
         assert!(note.contains(server), "{server}: {note}");
     }
 }
+
+/// GitHub's whole published description as an API source: its 1,223 operations searched with
+/// the task-like queries of `tests/search/github-queries.json`, and what a model is given
+/// for it counted.
+#[test]
+fn githubs_operations_are_found_by_task_like_queries_and_announced_in_one_line() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let set: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("tests/search/github-queries.json")).unwrap()).unwrap();
+    let queries = set["queries"].as_array().unwrap();
+    assert_eq!(queries.len(), 40, "the set keeps its 40 queries");
+
+    let setup = Setup::new();
+    let spec = test_packages().join("node_modules/@octokit/openapi/generated/api.github.com.json");
+    let config = json!({ "apis": { "github": { "spec": spec, "baseUrl": "https://api.github.com" } } });
+    std::fs::write(setup.workspace.path().join("apis.json"), config.to_string()).unwrap();
+    let asked: Vec<&str> = queries.iter().map(|query| query["query"].as_str().unwrap()).collect();
+    let script = format!(
+        "const found = [];
+         for (const query of {asked}) found.push((await tools.ToolSearch({{ query, max_results: 3 }})).matches.map(m => m.name));
+         return found;",
+        asked = serde_json::to_string(&asked).unwrap()
+    );
+    let output = setup.run(&["run", "--json", "--mcp-config", "apis.json", "-e", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let found = report["value"].as_array().unwrap_or_else(|| panic!("{report}"));
+    let mut missed = Vec::new();
+    for (query, names) in queries.iter().zip(found) {
+        let expect = &query["expect"];
+        if !names.as_array().unwrap().contains(expect) {
+            missed.push(format!("{}: expected {expect} in the first three, found {names}", query["query"]));
+        }
+    }
+    let hits = queries.len() - missed.len();
+    eprintln!(
+        "{hits} of {} GitHub queries put the expected operation in the first three; missed:\n{}",
+        queries.len(),
+        missed.join("\n")
+    );
+    assert!(hits * 10 >= queries.len() * 9, "fewer than 90 %: {}", missed.join("\n"));
+
+    // The announcement names the API in one line, not its 1,223 operations; with Exec's
+    // declaration it stays within 1,500 tokens.
+    let stats = setup.run(&["tools", "--stats", "--mcp-config", "apis.json"]);
+    assert_eq!(stats.status.code(), Some(0), "{}", stderr(&stats));
+    let text = stdout(&stats);
+    let tokens = |row: &str| -> usize {
+        let line = text.lines().find(|line| line.starts_with(row)).unwrap_or_else(|| panic!("no {row} row: {text}"));
+        line.split_whitespace().last().unwrap().parse().unwrap()
+    };
+    let (exec, announcement) = (tokens("Exec alone"), tokens("announcement"));
+    eprintln!("with GitHub's description loaded: Exec's declaration {exec} tokens, the announcement {announcement} (o200k_base)");
+    assert!(exec + announcement <= 1_500, "{exec} + {announcement} tokens");
+}

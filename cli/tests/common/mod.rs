@@ -76,6 +76,8 @@ pub fn test_packages() -> std::path::PathBuf {
             "@modelcontextprotocol/server-everything/dist/index.js",
             "@modelcontextprotocol/sdk/dist/esm/client/index.js",
             "@modelcontextprotocol/inspector/clients/launcher/build/index.js",
+            "@octokit/openapi/generated/api.github.com.json",
+            "@stoplight/prism-cli/dist/index.js",
         ]
         .iter()
         .all(|file| dir.join("node_modules").join(file).exists());

@@ -109,11 +109,36 @@ impl Field {
     }
 }
 
-/// One query word: as written (lower case) and its stem.
+/// One query word: as written (lower case), its stem, and the stems of the words tools say
+/// for it (see [`SAID_FOR`]).
 struct Term {
     written: String,
     stem: String,
+    also: Vec<String>,
 }
+
+impl Term {
+    /// Whether `stems` has this word, or a word tools say for it.
+    fn in_stems(&self, stems: &HashSet<String>) -> bool {
+        stems.contains(&self.stem) || self.also.iter().any(|stem| stems.contains(stem))
+    }
+}
+
+/// The verbs a person asks with and the one an API's operations name the action by: `add a
+/// comment` finds `Create an issue comment`, `remove` finds `Delete`. Only the verbs of
+/// the operations every API has (create, read, update, delete), whose meaning does not
+/// turn.
+const SAID_FOR: &[(&str, &[&str])] = &[
+    ("add", &["create"]),
+    ("make", &["create"]),
+    ("new", &["create"]),
+    ("remove", &["delete"]),
+    ("fetch", &["get"]),
+    ("retrieve", &["get"]),
+    ("modify", &["update"]),
+    ("change", &["update"]),
+    ("edit", &["update"]),
+];
 
 /// A query, read once for the whole pool.
 pub(crate) struct Query {
@@ -177,7 +202,12 @@ impl Relevance {
                 if let Some(stem) = Words::stem(&written)
                     && !terms.iter().any(|term| term.stem == stem)
                 {
-                    terms.push(Term { written, stem });
+                    let also = SAID_FOR
+                        .iter()
+                        .filter(|(asked, _)| *asked == written)
+                        .flat_map(|(_, said)| said.iter().filter_map(|word| Words::stem(word)))
+                        .collect();
+                    terms.push(Term { written, stem, also });
                 }
             }
         }
@@ -191,7 +221,7 @@ impl Relevance {
     pub fn rank(&self, query: &Query) -> Vec<usize> {
         let mut candidate = vec![false; self.tools.len()];
         for term in &query.terms {
-            for &at in self.having.get(&term.stem).into_iter().flatten() {
+            for &at in std::iter::once(&term.stem).chain(&term.also).filter_map(|stem| self.having.get(stem)).flatten() {
                 candidate[at] = true;
             }
         }
@@ -217,15 +247,21 @@ impl Relevance {
             return None;
         }
         let exact = tool.exactness(query);
-        let in_name = |term: &Term| tool.name_stems.contains(&term.stem) || part_of_name(&tool.name, term);
+        let in_name = |term: &Term| {
+            term.in_stems(&tool.name_stems) || part_of_name(&tool.name, term) || abbreviated(&tool.name_stems, term)
+        };
         let name_words = query.terms.iter().filter(|term| in_name(term)).count();
-        let words = query.terms.iter().filter(|term| in_name(term) || tool.said_stems.contains(&term.stem)).count();
+        let words = query.terms.iter().filter(|term| in_name(term) || term.in_stems(&tool.said_stems)).count();
         let bm25: f32 = self.fields.iter().zip(&query.embedded).map(|(field, embedded)| field.score(at, embedded)).sum();
         // A word said only further down the description still matches, below the rest.
         if exact == 0 && name_words == 0 && bm25 <= 0.0 {
             return None;
         }
-        let other_name_words = tool.name_stems.iter().filter(|stem| !query.terms.iter().any(|term| &term.stem == *stem)).count();
+        let other_name_words = tool
+            .name_stems
+            .iter()
+            .filter(|stem| !query.terms.iter().any(|term| &term.stem == *stem || term.also.contains(stem)))
+            .count();
         Some(Rank { exact, words, name_words, other_name_words: Reverse(other_name_words), bm25 })
     }
 }
@@ -261,6 +297,17 @@ impl Ord for Rank {
 fn part_of_name(name: &str, term: &Term) -> bool {
     term.written.chars().count() >= MIN_NAME_PART && name.contains(term.written.as_str())
 }
+
+/// Whether a word of the name is the query word cut short (`repo` for `repository`, as
+/// GitHub's `repos_get` says it), for names of at least [`MIN_ABBREVIATION`] letters.
+fn abbreviated(name_stems: &HashSet<String>, term: &Term) -> bool {
+    name_stems
+        .iter()
+        .any(|stem| stem.len() >= MIN_ABBREVIATION && stem.len() < term.written.len() && term.written.starts_with(stem.as_str()))
+}
+
+/// The shortest word of a name read as an abbreviation of a longer query word.
+const MIN_ABBREVIATION: usize = 4;
 
 /// The first sentence of a description: up to the first full stop followed by white space,
 /// or the first line break.

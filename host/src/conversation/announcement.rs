@@ -3,7 +3,10 @@
 //! 的名字 and 公告作为尾部消息增量播报).
 //!
 //! The text holds the pool's names and nothing else that could change: no counts, budgets,
-//! servers or descriptions, every name, in order. The same pool gives the same bytes.
+//! servers or descriptions, every name, in order. The same pool gives the same bytes. A
+//! source too large to list (more than [`MAX_NAMES_PER_SOURCE`] tools: GitHub's API has
+//! 1,223 operations) is one line instead, where its first tool would be: its names' pattern,
+//! its count and what its tools are about (their tags), and that ToolSearch finds them.
 //!
 //! What was last broadcast is read from the history alone: each broadcast message carries a
 //! marker in its metadata (its kind and the SHA-256 of its text), and `next` compares the
@@ -22,11 +25,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use std::collections::{BTreeSet, HashMap, HashSet};
+
 use crate::catalogue::pool::ExecStatus;
 use crate::conversation::message::Message;
+use crate::sources::tools::{ToolDefinition, ToolSource, names};
 
 /// Metadata key of the marker a broadcast message carries.
 pub const MARKER_KEY: &str = "exec-host/announcement";
+
+/// A source (an MCP server, an API) with more pooled tools than this is announced by one
+/// line, its name pattern, count and what its tools are about, instead of name by name: a
+/// thousand names would cost more than the tools they spare.
+pub const MAX_NAMES_PER_SOURCE: usize = 50;
+
+/// The most topics (tags) a large source's line names; the rest are counted.
+pub const MAX_TOPICS_NAMED: usize = 80;
 
 /// The first line of a catalogue announcement; the names follow, one per line.
 pub const CATALOGUE_HEADING: &str = "Tools an Exec script can call as tools.<name>(args) (names that are not identifiers take \
@@ -66,12 +80,26 @@ pub(crate) struct Catalogue {
 }
 
 impl Catalogue {
-    /// The announcement of a pool whose names are `names` (in the pool's order).
-    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+    /// The announcement of `pool` (in the pool's order): each tool's name, but a large
+    /// source's tools, which are one line where the first of them would be.
+    pub fn of(pool: &[ToolDefinition]) -> Self {
+        let mut sizes: HashMap<(&'static str, &str), usize> = HashMap::new();
+        for tool in pool {
+            if let Some(source) = source_of(tool) {
+                *sizes.entry(source).or_default() += 1;
+            }
+        }
+        let large = |source: &(&'static str, &str)| sizes.get(source).is_some_and(|n| *n > MAX_NAMES_PER_SOURCE);
         let mut text = String::from(CATALOGUE_HEADING);
-        for name in names {
+        let mut summarised = HashSet::new();
+        for tool in pool {
+            let line = match source_of(tool).filter(large) {
+                Some(source) if !summarised.insert(source) => continue,
+                Some(source) => summary(source, pool),
+                None => tool.name.clone(),
+            };
             text.push('\n');
-            text.push_str(name);
+            text.push_str(&line);
         }
         let sha256 = sha256(&text);
         Catalogue { text, sha256 }
@@ -81,6 +109,35 @@ impl Catalogue {
     pub fn text(&self) -> &str {
         &self.text
     }
+}
+
+/// The name prefix and source of a tool that comes from a named source.
+fn source_of(tool: &ToolDefinition) -> Option<(&'static str, &str)> {
+    match &tool.source {
+        ToolSource::Mcp { server } => Some((names::MCP_PREFIX, server)),
+        ToolSource::Api { source } => Some((names::API_PREFIX, source)),
+        _ => None,
+    }
+}
+
+/// One line for a large source: `api__github__*: 1223 operations of the API github, about
+/// actions, activity, ...; tools.ToolSearch finds them by what they do`.
+fn summary((prefix, source): (&'static str, &str), pool: &[ToolDefinition]) -> String {
+    let tools: Vec<&ToolDefinition> = pool.iter().filter(|tool| source_of(tool) == Some((prefix, source))).collect();
+    let what = match prefix == names::API_PREFIX {
+        true => format!("{} operations of the API {source}", tools.len()),
+        false => format!("{} tools of the MCP server {source}", tools.len()),
+    };
+    let topics: BTreeSet<&str> = tools.iter().flat_map(|tool| tool.tags.iter().map(String::as_str)).collect();
+    let about = match topics.len() {
+        0 => String::new(),
+        n if n > MAX_TOPICS_NAMED => {
+            let named: Vec<&str> = topics.into_iter().take(MAX_TOPICS_NAMED).collect();
+            format!(", about {} and {} more topics", named.join(", "), n - MAX_TOPICS_NAMED)
+        }
+        _ => format!(", about {}", topics.into_iter().collect::<Vec<_>>().join(", ")),
+    };
+    format!("{prefix}{source}__*: {what}{about}; tools.ToolSearch finds them by what they do")
 }
 
 /// The message to append for this request, if any: the history's last marker against what
@@ -124,7 +181,9 @@ mod tests {
     use serde_json::json;
 
     fn catalogue(names: &[&str]) -> Catalogue {
-        Catalogue::of(names.iter().copied())
+        let pool: Vec<ToolDefinition> =
+            names.iter().map(|name| ToolDefinition::new(*name, "", json!({ "type": "object" })).unwrap()).collect();
+        Catalogue::of(&pool)
     }
 
     /// The history after appending what `next` says, as a caller would.
@@ -144,6 +203,41 @@ mod tests {
             assert!(!a.text().contains(word), "{word:?} in {}", a.text());
         }
         assert!(!EMPTY_TEXT.contains("Exec") && !WITHDRAWN_TEXT.contains("Exec"));
+    }
+
+    #[test]
+    fn a_source_too_large_to_list_is_one_line_of_its_count_and_topics() {
+        let operation = |n: usize| {
+            ToolDefinition::new(format!("api__gh__op{n:04}"), "", json!({ "type": "object" }))
+                .unwrap()
+                .with_source(ToolSource::Api { source: "gh".into() })
+                .with_tags(vec![["repos", "pulls", "issues"][n % 3].to_string()])
+        };
+        let small = |n: usize| {
+            ToolDefinition::new(format!("mcp__fx__t{n}"), "", json!({ "type": "object" }))
+                .unwrap()
+                .with_source(ToolSource::Mcp { server: "fx".into() })
+        };
+        let mut pool: Vec<ToolDefinition> = (0..=MAX_NAMES_PER_SOURCE).map(operation).collect();
+        pool.extend((0..3).map(small));
+        pool.insert(0, ToolDefinition::new("alpha", "", json!({ "type": "object" })).unwrap());
+        let text = Catalogue::of(&pool).text().to_string();
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "alpha",
+                "api__gh__*: 51 operations of the API gh, about issues, pulls, repos; tools.ToolSearch finds them by what they do",
+                "mcp__fx__t0",
+                "mcp__fx__t1",
+                "mcp__fx__t2",
+            ]
+        );
+        pool.pop();
+        pool.pop();
+        assert_eq!(Catalogue::of(&pool), Catalogue::of(&pool), "the same pool gives the same bytes");
+        pool.truncate(MAX_NAMES_PER_SOURCE + 1);
+        assert!(Catalogue::of(&pool).text().lines().all(|line| !line.contains("__*")), "up to the bound, names");
     }
 
     #[test]

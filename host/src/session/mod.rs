@@ -338,7 +338,7 @@ impl Session {
         let view = Arc::new(View {
             declarations: pool.declarations().into(),
             deferred: pool.pooled().iter().map(Declaration::from).collect(),
-            catalogue: Catalogue::of(pool.names()),
+            catalogue: Catalogue::of(pool.pooled()),
             guidance: pool.guidance().into(),
             reachable: Arc::new(Reachable::new(pool.pooled().to_vec())),
             pool: Arc::new(pool),

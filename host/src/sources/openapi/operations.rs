@@ -234,11 +234,7 @@ fn read_operation(
     }
     let summary = operation.get("summary").and_then(Value::as_str).unwrap_or_default().trim();
     let details = operation.get("description").and_then(Value::as_str).unwrap_or_default().trim();
-    let description = match (summary.is_empty(), details.is_empty()) {
-        (false, false) => format!("{summary}. {details}"),
-        (false, true) => summary.to_string(),
-        _ => details.to_string(),
-    };
+    let summary = summary.trim_end_matches('.');
     let tags =
         operation.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string);
     let method_upper = method.to_uppercase();
@@ -254,7 +250,15 @@ fn read_operation(
         name: String::new(),
         method: http::Method::from_bytes(method_upper.as_bytes()).map_err(|e| e.to_string())?,
         path: path.to_string(),
-        description: shortened(&format!("{method_upper} {path}. {description}")),
+        // What the operation does first (search reads a description's first sentence as
+        // what a tool is for), then its method and path, then the details.
+        description: shortened(
+            &[summary, &format!("{method_upper} {path}"), details]
+                .into_iter()
+                .filter(|part| !part.is_empty())
+                .collect::<Vec<_>>()
+                .join(". "),
+        ),
         tags: tags.collect(),
         parameters,
         body,

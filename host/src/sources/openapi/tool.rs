@@ -46,7 +46,7 @@ impl ApiTool {
             definition = definition.with_output_schema(schema.clone());
         }
         if !operation.tags.is_empty() {
-            definition = definition.with_search_hint(operation.tags.join(" "));
+            definition = definition.with_search_hint(operation.tags.join(" ")).with_tags(operation.tags.clone());
         }
         Ok(ApiTool { definition, operation, source })
     }

@@ -71,6 +71,10 @@ pub struct ToolDefinition {
     /// A curated phrase for search, outside the description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_hint: Option<String>,
+    /// What the tool is about, as its source groups its tools (an OpenAPI operation's tags):
+    /// a source too large to announce name by name is announced by these.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// One line for the system prompt's section on using the tools, rendered whenever the
     /// tool is available (declared flat or pooled behind `Exec`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,6 +139,7 @@ impl ToolDefinition {
             defer: false,
             always_load: false,
             search_hint: None,
+            tags: Vec::new(),
             guidance: None,
             effect: Effect::Other,
             source: ToolSource::Builtin,
@@ -168,6 +173,12 @@ impl ToolDefinition {
 
     pub fn with_search_hint(mut self, hint: impl Into<String>) -> Self {
         self.search_hint = Some(hint.into());
+        self
+    }
+
+    /// What the tool is about (see [`ToolDefinition::tags`]).
+    pub fn with_tags(mut self, tags: Vec<String>) -> Self {
+        self.tags = tags;
         self
     }
 
