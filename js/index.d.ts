@@ -111,8 +111,14 @@ export interface SessionOptions {
   workspace?: string | null
   /** Your functions as tools (see `tool`). */
   tools?: Array<Tool | ToolDefinition>
-  /** A configuration file in the `mcpServers` format, or its contents (with or without the `mcpServers` key). */
+  /** A configuration file in the `mcpServers` format, or its contents (with or without the `mcpServers` key); it may hold `apis` too. */
   mcpServers?: string | Record<string, unknown>
+  /**
+   * HTTP APIs described by OpenAPI, by name, each as in a configuration file
+   * (`{ github: { spec: 'github.json', auth: { type: 'bearer', token } } }`, see docs/http-apis.md):
+   * each operation is a tool `api__<name>__<operation>`.
+   */
+  apis?: Record<string, Record<string, unknown>>
   /** A settings layer (the settings files' format) that outranks every file. */
   settings?: Record<string, unknown>
   /** Settings files to read, lowest first. */

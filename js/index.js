@@ -28,6 +28,7 @@ const OPTION_KEYS = [
   'workspace',
   'tools',
   'mcpServers',
+  'apis',
   'settings',
   'settingsFiles',
   'permissionMode',
@@ -114,12 +115,13 @@ export class Session {
     if (approver != null && typeof approver !== 'function') throw new TypeError('the approver is a function')
     if (inputHandler != null && typeof inputHandler !== 'function') throw new TypeError('the input handler is a function')
     let mcpServers = options.mcpServers
-    if (mcpServers != null && typeof mcpServers === 'object' && !('mcpServers' in mcpServers)) {
+    if (mcpServers != null && typeof mcpServers === 'object' && !('mcpServers' in mcpServers) && !('apis' in mcpServers)) {
       mcpServers = { mcpServers }
     }
     const given = {
       workspace: options.workspace ?? undefined,
       mcp_servers: mcpServers ?? undefined,
+      apis: options.apis ?? undefined,
       settings: options.settings ?? undefined,
       settings_files: options.settingsFiles ?? undefined,
       permission_mode: options.permissionMode ?? undefined,

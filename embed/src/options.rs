@@ -2,7 +2,7 @@
 //! `Session.open`, times in seconds), read strictly before anything starts, and its tools'
 //! definitions.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +23,9 @@ struct Options {
     workspace: Option<PathBuf>,
     /// A configuration file in the `mcpServers` format, or its contents.
     mcp_servers: Option<McpServers>,
+    /// HTTP APIs described by OpenAPI, by name, each entry as `apis` in a configuration file
+    /// has it (docs/http-apis.md); beside any in `mcp_servers`.
+    apis: Option<Map<String, Value>>,
     /// A settings layer that outranks every settings file; the rules and the Bash switch
     /// below are added to it.
     settings: Option<Value>,
@@ -154,13 +157,24 @@ impl Opening {
             .transpose()
             .map_err(|e| Fault::Invalid(error_sentence(&e)))?;
         let limits = options.limits.map(GivenLimits::limits).transpose().map_err(Fault::Invalid)?;
-        let mcp = match options.mcp_servers {
-            None => None,
-            Some(McpServers::File(file)) => Some(McpConfig::load(&file).map_err(|e| Fault::Invalid(error_sentence(&e)))?),
-            Some(McpServers::Config(config)) => Some(
-                McpConfig::parse(&config.to_string(), Path::new("mcp_servers"))
-                    .map_err(|e| Fault::Invalid(error_sentence(&e)))?,
-            ),
+        let invalid = |e: exec_host::mcp::ConfigError| Fault::Invalid(error_sentence(&e));
+        let mut configs = Vec::new();
+        match options.mcp_servers {
+            None => {}
+            Some(McpServers::File(file)) => configs.push((file.clone(), McpConfig::load(&file).map_err(invalid)?)),
+            Some(McpServers::Config(config)) => {
+                let place = PathBuf::from("mcp_servers");
+                configs.push((place.clone(), McpConfig::parse(&config.to_string(), &place).map_err(invalid)?));
+            }
+        }
+        if let Some(apis) = options.apis {
+            let place = PathBuf::from("apis");
+            let text = serde_json::json!({ "apis": apis }).to_string();
+            configs.push((place.clone(), McpConfig::parse(&text, &place).map_err(invalid)?));
+        }
+        let mcp = match configs.is_empty() {
+            true => None,
+            false => Some(McpConfig::merge(configs).map_err(invalid)?),
         };
         let places = options.state_store.map(|location| StorePlaces::new(Some(location), options.state_key_file));
         Ok(Opening {

@@ -3,6 +3,7 @@
 // limits, the declaration and search, and an agent loop in a provider's format.
 import assert from 'node:assert/strict'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { afterEach, test } from 'node:test'
 import { z } from 'zod'
@@ -312,6 +313,40 @@ test('each of a long run of short operations settles with its own outcome, which
       default:
         await assert.rejects(session.parked(`no-such-exec-${i}`), (error) => error.message.length > 0)
     }
+  }
+})
+
+test('an HTTP API described by OpenAPI is a tool source, its credential kept in the host', async () => {
+  const seen = []
+  const server = createServer((request, response) => {
+    seen.push(request.headers.authorization)
+    response.setHeader('content-type', 'application/json')
+    response.end(JSON.stringify({ id: request.url.split('/').pop(), name: 'Rex', echoed: request.headers.authorization }))
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    const spec = join(temporary(), 'pets.json')
+    writeFileSync(spec, JSON.stringify({
+      openapi: '3.1.0',
+      info: { title: 'Pets', version: '1' },
+      paths: { '/pets/{id}': { get: {
+        operationId: 'getPet', summary: 'Get a pet',
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { 200: { description: 'the pet', content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } } },
+      } } },
+    }))
+    const token = 'secret-token-for-the-test'
+    const session = opened(await Session.open({
+      apis: { pets: { spec, baseUrl: `http://127.0.0.1:${server.address().port}`, auth: { type: 'bearer', token } } },
+    }))
+    assert.ok(session.search('get a pet').some((match) => match.name === 'api__pets__getPet'))
+    const result = await session.exec('return await tools.api__pets__getPet({ id: "7" })')
+    assert.ok(result.ok, result.text)
+    assert.deepEqual(result.value, { id: '7', name: 'Rex', echoed: 'Bearer [credential]' })
+    assert.deepEqual(seen, [`Bearer ${token}`], 'the credential reached the API, and only it')
+    assert.ok(!JSON.stringify(result).includes(token))
+  } finally {
+    server.close()
   }
 })
 

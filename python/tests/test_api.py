@@ -121,6 +121,46 @@ def test_mcp_servers_from_a_file_and_a_server_that_does_not_start(tmp_path, ever
     asyncio.run(main())
 
 
+def test_an_http_api_described_by_openapi_is_a_tool_source_its_credential_kept_in_the_host(tmp_path):
+    import http.server
+    import threading
+
+    seen = []
+
+    class Pets(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.headers.get("authorization"))
+            body = json.dumps({"id": self.path.rsplit("/", 1)[-1], "name": "Rex", "echoed": self.headers.get("authorization")})
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pets)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    spec = tmp_path / "pets.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: Pets, version: '1'}\npaths:\n  /pets/{id}:\n    get:\n      operationId: getPet\n"
+        "      summary: Get a pet\n      parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n"
+        "      responses: {200: {description: the pet, content: {application/json: {schema: {type: object}}}}}\n"
+    )
+    token = "secret-token-for-the-test"
+    apis = {"pets": {"spec": str(spec), "baseUrl": f"http://127.0.0.1:{server.server_address[1]}", "auth": {"type": "bearer", "token": token}}}
+    try:
+        with exec_host.SyncSession(apis=apis) as session:
+            assert any(match["name"] == "api__pets__getPet" for match in session.search("get a pet"))
+            result = session.exec('return await tools.api__pets__getPet({ id: "7" })')
+            assert result.ok, result.text
+            assert result.value == {"id": "7", "name": "Rex", "echoed": "Bearer [credential]"}
+            assert seen == [f"Bearer {token}"], "the credential reached the API, and only it"
+            assert token not in json.dumps(result.value) and token not in result.text
+    finally:
+        server.shutdown()
+
+
 def test_an_mcp_servers_question_goes_to_the_input_handler(everything):
     asked = []
 

@@ -87,6 +87,7 @@ class Session:
         workspace: Optional[PathLike] = None,
         tools: Iterable[Callable[..., Any]] = (),
         mcp_servers: Union[PathLike, Mapping[str, Any], None] = None,
+        apis: Optional[Mapping[str, Any]] = None,
         settings: Optional[Mapping[str, Any]] = None,
         settings_files: Iterable[PathLike] = (),
         permission_mode: Optional[str] = None,
@@ -108,7 +109,10 @@ class Session:
         - `tools`: Python functions, each a tool (see `tool`). Sync ones run on a worker
           thread, `async def` ones on the event loop of the Exec that calls them.
         - `mcp_servers`: a configuration file in the `mcpServers` format, or its contents as
-          a dict (`{"mcpServers": {...}}`, or the servers alone).
+          a dict (`{"mcpServers": {...}}`, or the servers alone); it may hold `apis` too.
+        - `apis`: HTTP APIs described by OpenAPI, by name, each as in a configuration file
+          (`{"github": {"spec": "github.json", "auth": {"type": "bearer", "token": ...}}}`,
+          see docs/http-apis.md): each operation is a tool `api__<name>__<operation>`.
         - `settings`: a settings layer (the settings files' format) that outranks every file;
           `settings_files`: files to read, lowest first.
         - `permission_mode`: `default`, `acceptEdits`, `plan`, `dontAsk` or
@@ -148,9 +152,12 @@ class Session:
             "conversation": conversation,
         }
         if isinstance(mcp_servers, Mapping):
-            options["mcp_servers"] = dict(mcp_servers) if "mcpServers" in mcp_servers else {"mcpServers": dict(mcp_servers)}
+            whole = "mcpServers" in mcp_servers or "apis" in mcp_servers
+            options["mcp_servers"] = dict(mcp_servers) if whole else {"mcpServers": dict(mcp_servers)}
         elif mcp_servers is not None:
             options["mcp_servers"] = os.fspath(mcp_servers)
+        if apis is not None:
+            options["apis"] = dict(apis)
         options = {key: value for key, value in options.items() if value is not None}
         specs = [_tools.spec(function) for function in tools]
         approve = _callable_spec(approver, lambda request: ApprovalRequest(**request), _answer)
