@@ -50,6 +50,7 @@ paths:
   /away: { get: { operationId: away, responses: { 200: { description: elsewhere } } } }
   /loop: { get: { operationId: loop, responses: { 200: { description: round } } } }
   /echo: { get: { operationId: echo, responses: { 200: { description: what arrived, content: { text/plain: {} } } } } }
+  /hold: { get: { operationId: hold, responses: { 200: { description: after a while } } } }
 components:
   schemas:
     Pet:
@@ -63,6 +64,10 @@ components:
 
 /// What reached the server: each request's method, path and query, and its headers.
 type Seen = Arc<Mutex<Vec<(String, HeaderMap)>>>;
+
+/// Requests of `/hold` in flight now, and the most there ever were.
+static HOLDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static MOST_HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 struct PetServer {
     base: String,
@@ -122,6 +127,14 @@ async fn answer(request: Request<Body>, seen: Seen) -> Response<Body> {
             .body(Body::empty())
             .unwrap(),
         ("GET", "/loop") => Response::builder().status(302).header("location", "/loop").body(Body::empty()).unwrap(),
+        ("GET", "/hold") => {
+            use std::sync::atomic::Ordering;
+            let now = HOLDING.fetch_add(1, Ordering::SeqCst) + 1;
+            MOST_HELD.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            HOLDING.fetch_sub(1, Ordering::SeqCst);
+            json(StatusCode::OK, json!({ "held": true }))
+        }
         ("GET", "/echo") => {
             Response::builder().header("content-type", "text/plain").body(Body::from(format!("{headers:?}"))).unwrap()
         }
@@ -234,6 +247,24 @@ async fn failures_say_what_happened_and_never_hold_the_credential() {
     assert_eq!(direct.failure().unwrap().stage, Stage::Execution);
     let refused = flat.call("api__pets__pets_get_one", json!({ "petId": "" })).await;
     assert_eq!(refused.failure().unwrap().stage, Stage::Params);
+}
+
+#[tokio::test]
+async fn an_apis_requests_in_flight_are_bounded_and_more_wait_for_room() {
+    let server = PetServer::start().await;
+    let mut limits = ApiLimits::default();
+    limits.concurrent = 2;
+    let (harness, _spec) = harness(&server, limits).await;
+    let outcome = within(
+        30,
+        harness
+            .run("const all = await Promise.all(Array.from({ length: 6 }, () => tools.api__pets__hold({}))); return all.length"),
+    )
+    .await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(outcome.value().unwrap(), &json!(6), "every call got its answer");
+    let most = MOST_HELD.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(most, 2, "at most maxConcurrent requests reached the API at once");
 }
 
 fn pets_config(server: &PetServer, spec_dir: &tempfile::TempDir) -> McpConfig {

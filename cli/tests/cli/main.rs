@@ -7,6 +7,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
+mod apis;
 #[path = "../common/mod.rs"]
 mod common;
 mod guest;

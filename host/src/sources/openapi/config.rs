@@ -11,8 +11,9 @@
 //!
 //! `spec` is a file (relative to the configuration file) or an `https://` URL; `baseUrl`
 //! defaults to the description's first server. `auth` is `bearer` (`token`), `apiKey` (`in`
-//! `header`, `query` or `cookie`, `name`, `value`) or `basic` (`username`, `password`); its
-//! values, like every value here, may name environment variables as `${VAR}`. `include` and
+//! `header`, `query` or `cookie`, `name`, `value`), `basic` (`username`, `password`) or
+//! `oauth2` with `"flow": "clientCredentials"` (`tokenUrl`, `clientId`, `clientSecret`,
+//! `scopes`); its values, like every value here, may name environment variables as `${VAR}`. `include` and
 //! `exclude` are globs over the operations' names (as in `api__<source>__<name>`). The
 //! bounds are `timeoutSeconds`, `maxResponseBytes`, `maxRedirects` and `maxConcurrent`.
 
@@ -64,9 +65,27 @@ pub enum SpecPlace {
 /// result, a hook or a log: its text prints as `[redacted]`.
 #[derive(Clone, PartialEq, Eq)]
 pub enum ApiAuth {
-    Bearer { token: String },
-    ApiKey { place: KeyPlace, name: String, value: String },
-    Basic { username: String, password: String },
+    Bearer {
+        token: String,
+    },
+    ApiKey {
+        place: KeyPlace,
+        name: String,
+        value: String,
+    },
+    Basic {
+        username: String,
+        password: String,
+    },
+    /// OAuth 2.1's client credentials grant: the host asks `token_url` for an access token
+    /// with the client's identity, sends it as a bearer token, and asks again when it expires
+    /// or the API refuses it.
+    ClientCredentials {
+        token_url: String,
+        client_id: String,
+        client_secret: String,
+        scopes: Vec<String>,
+    },
 }
 
 impl fmt::Debug for ApiAuth {
@@ -75,6 +94,9 @@ impl fmt::Debug for ApiAuth {
             ApiAuth::Bearer { .. } => f.write_str("Bearer([redacted])"),
             ApiAuth::ApiKey { place, name, .. } => write!(f, "ApiKey({place:?} {name}: [redacted])"),
             ApiAuth::Basic { username, .. } => write!(f, "Basic({username}: [redacted])"),
+            ApiAuth::ClientCredentials { token_url, client_id, .. } => {
+                write!(f, "ClientCredentials({client_id} at {token_url}: [redacted])")
+            }
         }
     }
 }
@@ -90,6 +112,11 @@ impl ApiAuth {
             ApiAuth::Basic { username, password } => {
                 vec![password.clone(), base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"))]
             }
+            // The access tokens it is given are added by the source that holds them.
+            ApiAuth::ClientCredentials { client_id, client_secret, .. } => vec![
+                client_secret.clone(),
+                base64::engine::general_purpose::STANDARD.encode(format!("{client_id}:{client_secret}")),
+            ],
         }
     }
 }
@@ -192,6 +219,15 @@ enum AuthEntry {
         username: String,
         password: String,
     },
+    #[serde(rename_all = "camelCase")]
+    Oauth2 {
+        flow: String,
+        token_url: String,
+        client_id: String,
+        client_secret: String,
+        #[serde(default)]
+        scopes: Vec<String>,
+    },
 }
 
 impl ApiEntry {
@@ -229,6 +265,21 @@ impl ApiEntry {
                     return Err("`auth.username` may not contain `:`".into());
                 }
                 Some(ApiAuth::Basic { username, password: secret(&password, "auth.password")? })
+            }
+            Some(AuthEntry::Oauth2 { flow, token_url, client_id, client_secret, scopes }) => {
+                if flow != "clientCredentials" {
+                    return Err(format!(
+                        "`auth.flow` {flow:?}: exec-host signs in to APIs with the client credentials flow (\"clientCredentials\")"
+                    ));
+                }
+                let token_url = expand_env(&token_url, "auth.tokenUrl")?;
+                check_base_url(&token_url).map_err(|why| why.replace("`baseUrl`", "`auth.tokenUrl`"))?;
+                let client_id = expand_env(&client_id, "auth.clientId")?;
+                if client_id.is_empty() || client_id.contains(':') {
+                    return Err("`auth.clientId` must be given, without `:`".into());
+                }
+                let client_secret = secret(&client_secret, "auth.clientSecret")?;
+                Some(ApiAuth::ClientCredentials { token_url, client_id, client_secret, scopes })
             }
         };
         let defaults = ApiLimits::default();
@@ -347,6 +398,14 @@ mod tests {
             (r#"{"spec": "a.json", "auth": {"type": "apiKey", "in": "header", "name": "X: y", "value": "k"}}"#, "plain header"),
             (r#"{"spec": "a.json", "auth": {"type": "basic", "username": "a:b", "password": "p"}}"#, "may not contain `:`"),
             (r#"{"spec": "a.json", "auth": {"type": "oauth9"}}"#, "unknown variant"),
+            (
+                r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "authorizationCode", "tokenUrl": "https://x", "clientId": "a", "clientSecret": "b"}}"#,
+                "client credentials flow",
+            ),
+            (
+                r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "clientCredentials", "tokenUrl": "http://example.com/t", "clientId": "a", "clientSecret": "b"}}"#,
+                "`auth.tokenUrl`",
+            ),
             (r#"{"spec": "a.json", "timeoutSeconds": 0}"#, "more than 0"),
             (r#"{"spec": "a.json", "maxResponseBytes": 0}"#, "between 1 and"),
             (r#"{"spec": "a.json", "maxConcurrent": 1000}"#, "between 1 and 256"),

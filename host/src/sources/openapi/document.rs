@@ -162,6 +162,26 @@ mod tests {
     }
 
     #[test]
+    fn a_huge_description_is_refused_as_what_it_is_past_the_bound_unread_and_so_is_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.json");
+        // 50 MB of NUL bytes (a sparse file): read, and refused as what it is.
+        let file = std::fs::File::create(&big).unwrap();
+        file.set_len(50 * 1000 * 1000).unwrap();
+        let error = Document::load(&big).unwrap_err().to_string();
+        assert!(error.contains("not valid YAML"), "{error}");
+        // Past the bound: refused unread.
+        file.set_len(MAX_SPEC_BYTES + 1).unwrap();
+        let error = Document::load(&big).unwrap_err().to_string();
+        assert!(error.ends_with(&format!("is larger than {MAX_SPEC_BYTES} bytes")), "{error}");
+        let fifo = dir.path().join("fifo.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let error = Document::load(&fifo).unwrap_err().to_string();
+        assert!(error.contains("not a regular file"), "{error}");
+    }
+
+    #[test]
     fn yaml_alias_bombs_are_refused_not_expanded() {
         let mut text = String::from("openapi: 3.1.0\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for level in 1..12 {

@@ -5,7 +5,8 @@
 //! The parts: a description read with bounds (`document`), its schemas with their local
 //! references expanded (`refs`), its operations as what a tool takes and gives
 //! (`operations`), a call's arguments as the request of its operation (`request`), the
-//! configuration (`config`), a loaded API (`source`) and one operation as a tool (`tool`).
+//! configuration (`config`), a loaded API (`source`), the client credentials grant (`token`) and
+//! one operation as a tool (`tool`).
 
 mod config;
 mod document;
@@ -13,6 +14,7 @@ mod operations;
 mod refs;
 mod request;
 mod source;
+mod token;
 mod tool;
 
 pub(crate) use config::ApiEntry;
@@ -24,4 +26,5 @@ pub use document::{MAX_SPEC_BYTES, SpecError};
 pub use operations::{MAX_DESCRIPTION_CHARS, MAX_OPERATION_NAME_LEN, MAX_OPERATIONS, SkippedOperation};
 pub use refs::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES};
 pub use source::{ApiError, LoadedApi, load};
+pub use token::MAX_TOKEN_RESPONSE_BYTES;
 pub use tool::MAX_ERROR_EXCERPT_CHARS;

@@ -15,7 +15,7 @@ use crate::support::vocabulary::ToolError;
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// A request ready to send, before credentials are added.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Prepared {
     pub method: http::Method,
     /// The base URL with the operation's path and its query.

@@ -9,8 +9,10 @@ use tokio::sync::Semaphore;
 use super::config::{ApiAuth, ApiConfig, ApiLimits, SpecPlace, check_base_url};
 use super::document::{Document, MAX_SPEC_BYTES, SpecError};
 use super::operations::{SkippedOperation, operations};
+use super::token::{Client, Tokens};
 use super::tool::ApiTool;
 use crate::sources::tools::Tool;
+use crate::support::vocabulary::ToolError;
 
 /// How long fetching a description may take.
 const SPEC_FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -40,7 +42,45 @@ pub(crate) struct ApiSource {
     pub limits: ApiLimits,
     /// Requests in flight, at most `limits.concurrent`.
     pub room: Semaphore,
+    /// The access token, for an API signed in to with client credentials.
+    pub tokens: Tokens,
 }
+
+impl ApiSource {
+    /// The bearer token requests carry, if the API's credential is one: the configured
+    /// token, or an access token from its authorization server (a new one when `renew`).
+    pub async fn bearer(&self, renew: bool) -> Result<Option<String>, ToolError> {
+        match &self.auth {
+            Some(ApiAuth::Bearer { token }) => Ok(Some(token.clone())),
+            Some(ApiAuth::ClientCredentials { token_url, client_id, client_secret, scopes }) => {
+                let client = Client { token_url, client_id, client_secret, scopes };
+                let token = self.tokens.token(&client, self.limits.timeout, renew).await;
+                token.map(Some).map_err(|why| ToolError::execution(self.scrubbed(&format!("API `{}`: {why}", self.name))))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// `text` with every quote of the API's credentials (and of the access tokens it was
+    /// given) replaced.
+    pub fn scrubbed(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        let secrets = self.auth.iter().flat_map(ApiAuth::secrets).chain(self.tokens.issued());
+        for secret in secrets {
+            if secret.chars().count() >= MIN_SCRUBBED_CHARS && out.contains(&secret) {
+                out = out.replace(&secret, SCRUBBED);
+            }
+        }
+        out
+    }
+}
+
+/// What a credential quoted in an answer is replaced with.
+const SCRUBBED: &str = "[credential]";
+
+/// A credential shorter than this is not looked for in answers: it would match ordinary
+/// text.
+const MIN_SCRUBBED_CHARS: usize = 6;
 
 /// Loads API `name` as `config` describes it.
 pub async fn load(name: &str, config: &ApiConfig) -> Result<LoadedApi, ApiError> {
@@ -78,6 +118,7 @@ pub async fn load(name: &str, config: &ApiConfig) -> Result<LoadedApi, ApiError>
         client: client(&base_url, config.limits).map_err(failed)?,
         limits: config.limits,
         room: Semaphore::new(config.limits.concurrent),
+        tokens: Tokens::default(),
     });
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     let mut skipped = skipped;
@@ -140,12 +181,14 @@ async fn fetch_spec(url: &str) -> Result<String, String> {
         .redirect(reqwest::redirect::Policy::limited(5))
         .build()
         .map_err(|e| e.to_string())?;
-    let mut response = client.get(url).send().await.map_err(|e| format!("its description could not be fetched: {e}"))?;
+    let fetch_failed =
+        |e: reqwest::Error| format!("its description could not be fetched: {}", crate::support::report::error_sentence(&e));
+    let mut response = client.get(url).send().await.map_err(fetch_failed)?;
     if !response.status().is_success() {
         return Err(format!("fetching its description answered {}", response.status()));
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| format!("its description could not be fetched: {e}"))? {
+    while let Some(chunk) = response.chunk().await.map_err(fetch_failed)? {
         if body.len() + chunk.len() > MAX_SPEC_BYTES as usize {
             return Err(format!("its description is larger than {} MiB", MAX_SPEC_BYTES >> 20));
         }

@@ -20,13 +20,6 @@ use crate::support::vocabulary::ToolError;
 /// Longest excerpt of a failed answer's body in the error a script reads, in characters.
 pub const MAX_ERROR_EXCERPT_CHARS: usize = 500;
 
-/// What a credential quoted in an answer is replaced with.
-const SCRUBBED: &str = "[credential]";
-
-/// A credential shorter than this is not looked for in answers: it would match ordinary
-/// text.
-const MIN_SCRUBBED_CHARS: usize = 6;
-
 /// One operation of an API.
 pub(crate) struct ApiTool {
     definition: ToolDefinition,
@@ -53,21 +46,38 @@ impl ApiTool {
 
     async fn run(&self, args: Map<String, Value>, context: CallContext) -> Result<ToolOutput, ToolError> {
         let prepared = prepare(&self.operation, &self.source.base_url, &args, &self.definition.name)?;
-        let request = self.request(prepared)?;
         let waited = tokio::select! {
             room = self.source.room.acquire() => room,
             () = context.cancel.cancelled() => return Err(ToolError::execution("the call was cancelled")),
         };
         let _room = waited.map_err(|_| ToolError::execution("the API is closed"))?;
         let answered = tokio::select! {
-            answered = self.exchange(request) => answered,
+            answered = self.send(prepared) => answered,
             () = context.cancel.cancelled() => return Err(ToolError::execution("the call was cancelled")),
         };
         answered
     }
 
-    /// The request with the credential added.
-    fn request(&self, prepared: Prepared) -> Result<reqwest::Request, ToolError> {
+    /// Sends the request; when the API refuses an access token from its authorization server
+    /// (401), once more with a new one.
+    async fn send(&self, prepared: Prepared) -> Result<ToolOutput, ToolError> {
+        let renewable = matches!(self.source.auth, Some(ApiAuth::ClientCredentials { .. }));
+        let bearer = self.source.bearer(false).await?;
+        match self.exchange(self.request(prepared.clone(), bearer.as_deref())?).await {
+            Exchange::Unauthorized(_) if renewable => {
+                let bearer = self.source.bearer(true).await?;
+                match self.exchange(self.request(prepared, bearer.as_deref())?).await {
+                    Exchange::Done(answer) => answer,
+                    Exchange::Unauthorized(error) => Err(error),
+                }
+            }
+            Exchange::Done(answer) => answer,
+            Exchange::Unauthorized(error) => Err(error),
+        }
+    }
+
+    /// The request with the credential added (`bearer`, the token of a bearer credential).
+    fn request(&self, prepared: Prepared, bearer: Option<&str>) -> Result<reqwest::Request, ToolError> {
         let mut url =
             url::Url::parse(&prepared.url).map_err(|e| ToolError::params(format!("the request's URL is not valid: {e}")))?;
         let mut headers = http::HeaderMap::new();
@@ -80,11 +90,11 @@ impl ApiTool {
             value.set_sensitive(true);
             Ok::<_, ToolError>(value)
         };
+        if let Some(token) = bearer {
+            headers.insert(http::header::AUTHORIZATION, secret_header(format!("Bearer {token}"))?);
+        }
         match &self.source.auth {
-            None => {}
-            Some(ApiAuth::Bearer { token }) => {
-                headers.insert(http::header::AUTHORIZATION, secret_header(format!("Bearer {token}"))?);
-            }
+            None | Some(ApiAuth::Bearer { .. } | ApiAuth::ClientCredentials { .. }) => {}
             Some(ApiAuth::Basic { username, password }) => {
                 use base64::Engine;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
@@ -118,7 +128,16 @@ impl ApiTool {
     }
 
     /// Sends `request` and reads its answer within the source's bounds.
-    async fn exchange(&self, request: reqwest::Request) -> Result<ToolOutput, ToolError> {
+    async fn exchange(&self, request: reqwest::Request) -> Exchange {
+        match self.answer(request).await {
+            Ok(output) => Exchange::Done(Ok(output)),
+            Err(Failed { error, unauthorized: true }) => Exchange::Unauthorized(error),
+            Err(Failed { error, .. }) => Exchange::Done(Err(error)),
+        }
+    }
+
+    /// The answer to `request` as the call's output.
+    async fn answer(&self, request: reqwest::Request) -> Result<ToolOutput, Failed> {
         let what = format!("{} {}", self.operation.method, self.operation.path);
         // Said without the URL: an API key may be in its query.
         let failed = |e: reqwest::Error| {
@@ -135,7 +154,8 @@ impl ApiTool {
         if response.content_length().is_some_and(|length| length > limit as u64) {
             return Err(ToolError::execution(format!(
                 "{what}: the answer is larger than {limit} bytes (the source's maxResponseBytes)"
-            )));
+            ))
+            .into());
         }
         let content_type = response
             .headers()
@@ -148,7 +168,8 @@ impl ApiTool {
             if body.len() + chunk.len() > limit {
                 return Err(ToolError::execution(format!(
                     "{what}: the answer is larger than {limit} bytes (the source's maxResponseBytes); no more was read"
-                )));
+                ))
+                .into());
             }
             body.extend_from_slice(&chunk);
         }
@@ -159,7 +180,7 @@ impl ApiTool {
                 true => format!("{what} answered {status}"),
                 false => format!("{what} answered {status}: {excerpt}"),
             };
-            return Err(ToolError::execution(message));
+            return Err(Failed { error: ToolError::execution(message), unauthorized: status == http::StatusCode::UNAUTHORIZED });
         }
         if body.is_empty() {
             return Ok(ToolOutput::empty());
@@ -180,15 +201,26 @@ impl ApiTool {
         }
     }
 
-    /// `text` with every quote of the source's credential replaced.
     fn scrubbed(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for secret in self.source.auth.iter().flat_map(ApiAuth::secrets) {
-            if secret.chars().count() >= MIN_SCRUBBED_CHARS && out.contains(&secret) {
-                out = out.replace(&secret, SCRUBBED);
-            }
-        }
-        out
+        self.source.scrubbed(text)
+    }
+}
+
+/// What one exchange came to: an answer (or a failure), or the API's refusal of the token.
+enum Exchange {
+    Done(Result<ToolOutput, ToolError>),
+    Unauthorized(ToolError),
+}
+
+/// A failed exchange, and whether the API answered 401.
+struct Failed {
+    error: ToolError,
+    unauthorized: bool,
+}
+
+impl From<ToolError> for Failed {
+    fn from(error: ToolError) -> Self {
+        Failed { error, unauthorized: false }
     }
 }
 
