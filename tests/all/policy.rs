@@ -518,7 +518,7 @@ async fn a_rule_with_a_specifier_that_cannot_apply_stops_the_session() {
     std::fs::write(&file, "{\"permissions\": {\n  \"deny\": [\"mcp__fx__add(secret)\"]\n}}").unwrap();
     let error = Harness::builder(dir.path(), &Default::default()).await.settings_files(vec![file]).build().await.unwrap_err();
     let text = error.to_string();
-    assert!(text.contains("permissions.deny[0]: rule \"mcp__fx__add(secret)\": an MCP tool's rule takes no specifier"), "{text}");
+    assert!(text.contains("permissions.deny[0]: rule \"mcp__fx__add(secret)\": a rule about a tool of an MCP server or an API takes no specifier"), "{text}");
 }
 
 #[tokio::test]

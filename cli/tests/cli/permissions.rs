@@ -106,7 +106,10 @@ fn permission_flags_and_modes_apply_to_run() {
         stdout(&output).contains("`write_file` is denied by the permissions.deny rule `write_file(a.*)` in the command line")
     );
     // Bad rules and modes are usage errors.
-    assert_usage_error(&setup.run(&["run", "--allow", "mcp__srv__tool(x)", &script]), "an MCP tool's rule takes no specifier");
+    assert_usage_error(
+        &setup.run(&["run", "--allow", "mcp__srv__tool(x)", &script]),
+        "a rule about a tool of an MCP server or an API takes no specifier",
+    );
     assert_usage_error(&setup.run(&["run", "--permission-mode", "yolo", &script]), "invalid value 'yolo'");
 }
 
