@@ -139,7 +139,7 @@ async fn path_session(case: &Value, ws: &std::path::Path, place: &dyn Fn(&str) -
     if let Some(settings) = case.get("settings") {
         let settings: Value = serde_json::from_str(&place(&settings.to_string())).map_err(|e| e.to_string())?;
         let layer = exec_host::settings::Layer::from_value(settings).map_err(|e| e.to_string())?;
-        builder = builder.settings_sources(vec![exec_host::settings::SettingsSource::Values(layer)]);
+        builder = builder.settings_sources(vec![exec_host::settings::SettingsSource::Values(Box::new(layer))]);
     }
     if let Some(servers) = case.get("mcp") {
         let text = place(&serde_json::json!({ "mcpServers": servers }).to_string());

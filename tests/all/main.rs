@@ -7,6 +7,7 @@ mod bash;
 mod budget;
 mod build;
 mod builtin_tools;
+mod fetch;
 mod hardening;
 mod isolation;
 mod mcp;

@@ -107,3 +107,44 @@ fn a_credential_that_expands_to_nothing_is_refused_before_anything_is_sent() {
     assert_ne!(output.status.code(), Some(0));
     assert!(stderr(&output).contains("API `notes`: `auth.token` is empty"), "{}", stderr(&output));
 }
+
+#[test]
+fn a_scripts_fetch_reaches_the_app_only_by_a_rule_and_never_with_an_apis_credential() {
+    let app = App::start();
+    let setup = Setup::new();
+    let config = json!({ "apis": { "notes": { "spec": format!("{}/openapi.json", app.base), "baseUrl": app.base,
+                                              "auth": { "type": "bearer", "token": BEARER }, "include": ["whoami"] } } });
+    std::fs::write(setup.workspace.path().join("apis.json"), config.to_string()).unwrap();
+    std::fs::write(setup.workspace.path().join("web.json"), json!({ "webFetchPrivateHosts": ["127.0.0.1"] }).to_string())
+        .unwrap();
+    let script = format!(
+        r#"
+        const through = await tools.api__notes__whoami({{}});
+        const own = await (await fetch("{base}/whoami")).json();
+        const described = await (await fetch("{base}/openapi.json")).json();
+        return {{ through, own, title: described.info.title }}"#,
+        base = app.base
+    );
+    let run = |allow: &[&str]| {
+        let mut command = crate::common::exec_host(setup.workspace.path(), &setup.cache);
+        command.args(["run", "--json", "--mcp-config", "apis.json", "--settings", "web.json"]);
+        for rule in allow {
+            command.args(["--allow", rule]);
+        }
+        command.args(["-e", &script]).output().unwrap()
+    };
+    let output = run(&["WebFetch(domain:127.0.0.1)"]);
+    assert_eq!(output.status.code(), Some(0), "{}\n{}", stdout(&output), stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let value = &report["value"];
+    assert_eq!(value["through"], json!({ "authorization": "Bearer [credential]" }), "the API's tool carries its credential");
+    assert_eq!(value["own"], json!({ "authorization": "" }), "a script's own request carries none");
+    assert!(value["title"].is_string(), "{value}");
+
+    // Without the rule, nothing is sent, even in the command line's bypassPermissions.
+    let output = run(&[]);
+    let text = format!("{}{}", stdout(&output), stderr(&output));
+    assert_ne!(output.status.code(), Some(0), "{text}");
+    assert!(text.contains("run with `--allow WebFetch(domain:127.0.0.1)`"), "{text}");
+    assert!(!text.contains(BEARER), "the credential leaked: {text}");
+}

@@ -9,8 +9,8 @@ use crate::exec_host::sandbox::{console, state, tool_search, tools};
 
 use super::errors::{error, plain, range_error, type_error};
 use super::failure::{frame_text, frames_of};
-use super::tools_object::tool_function;
-use super::{BOUNDS, LOG_LINE_CHARS, TIMERS, UNCAUGHT};
+use super::tools_object::{start_call_with_id, tool_function};
+use super::{BOUNDS, LOG_LINE_CHARS, PENDING, TIMERS, UNCAUGHT};
 
 /// The native hooks the prelude closes over. Nothing else can reach them.
 pub(super) fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
@@ -36,6 +36,27 @@ pub(super) fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> 
                 Err(reason) => reject.call::<_, ()>((reason,))?,
             }
             Ok(promise)
+        }),
+    )?;
+    // The web globals' calls of host tools (`fetch` is `WebFetch`): the promise, and the id
+    // of a call still pending (0 when it was answered at once), which `cancelCall` stops.
+    host.set(
+        "startCall",
+        Func::from(|ctx: Ctx<'js>, name: String, args: Value<'js>| -> rquickjs::Result<rquickjs::Array<'js>> {
+            let (promise, id) = start_call_with_id(&ctx, &name, args)?;
+            let pair = rquickjs::Array::new(ctx.clone())?;
+            pair.set(0, promise)?;
+            pair.set(1, id.unwrap_or(0))?;
+            Ok(pair)
+        }),
+    )?;
+    host.set(
+        "cancelCall",
+        Func::from(|id: u32| {
+            // Only a call still pending: its completion still comes, and settles nothing new.
+            if PENDING.with(|pending| pending.borrow().contains_key(&id)) {
+                tools::cancel_call(id);
+            }
         }),
     )?;
     host.set(

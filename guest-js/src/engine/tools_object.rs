@@ -133,7 +133,18 @@ unsafe extern "C" fn call_tool(
 /// returns the promise the script awaits; a call answered at once settles it here, the
 /// run loop settles the others.
 fn start_call<'js>(ctx: &Ctx<'js>, name: &str, args: Value<'js>) -> rquickjs::Result<Promise<'js>> {
+    start_call_with_id(ctx, name, args).map(|(promise, _)| promise)
+}
+
+/// [`start_call`], with the id the host gave a call that is still pending (`None` when it
+/// was answered or refused at once), by which the script may stop it.
+pub(super) fn start_call_with_id<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    args: Value<'js>,
+) -> rquickjs::Result<(Promise<'js>, Option<u32>)> {
     let (promise, resolve, reject) = ctx.promise()?;
+    let mut pending = None;
     let label = || {
         let mut label = String::from("tools");
         encode::push_member(&mut label, name);
@@ -144,6 +155,7 @@ fn start_call<'js>(ctx: &Ctx<'js>, name: &str, args: Value<'js>) -> rquickjs::Re
             tools::Started::Pending(id) => {
                 let settlers = (Persistent::save(ctx, resolve), Persistent::save(ctx, reject));
                 PENDING.with(|pending| pending.borrow_mut().insert(id, settlers));
+                pending = Some(id);
             }
             tools::Started::Done(outcome) => settle_with(ctx, resolve, reject, outcome),
         },
@@ -151,5 +163,5 @@ fn start_call<'js>(ctx: &Ctx<'js>, name: &str, args: Value<'js>) -> rquickjs::Re
             reject.call::<_, ()>((type_error(ctx, &message),))?;
         }
     }
-    Ok(promise)
+    Ok((promise, pending))
 }

@@ -7,7 +7,9 @@
 //! global in the order they are joined: `open.js` opens the closure and captures the
 //! built-ins every global uses, then `dom_exception.js`, `timers.js`,
 //! `structured_clone.js`, `base64.js` (`atob`, `btoa`), `text_encoding.js`
-//! (`TextEncoder`, `TextDecoder`), `url.js` (`URL`, `URLSearchParams`), and `locale.js`
+//! (`TextEncoder`, `TextDecoder`), `url.js` (`URL`, `URLSearchParams`), `fetch.js` (`fetch`,
+//! `Headers`, `Request`, `Response`, `AbortController`, `AbortSignal`, `Event`,
+//! `EventTarget`: each request a call of the host's `WebFetch`), and `locale.js`
 //! (`toLocaleString`), which closes it. Each file alone is a fragment of that closure;
 //! messages name the whole as `web.js`.
 //!
@@ -31,6 +33,7 @@ pub const SCRIPT: &str = concat!(
     include_str!("base64.js"),
     include_str!("text_encoding.js"),
     include_str!("url.js"),
+    include_str!("fetch.js"),
     include_str!("locale.js"),
 );
 
@@ -84,6 +87,27 @@ pub fn natives<'js>(ctx: &Ctx<'js>, host: &Object<'js>) -> rquickjs::Result<()> 
         Func::from(|ctx: Ctx<'js>, text: rquickjs::String<'js>| {
             let text = borrowed(&ctx, text, "atob()")?;
             base64_decode(&text).map(|decoded| decoded.map_err(|needed| too_large(&ctx, "atob()", needed))).transpose()
+        }),
+    )?;
+    // A body's bytes as `fetch` hands them to the host and gets them back.
+    host.set(
+        "bytesToBase64",
+        Func::from(|ctx: Ctx<'js>, bytes: TypedArray<'js, u8>| {
+            // SAFETY: the view's bytes stay put while this native function runs: no JS runs
+            // until it returns, and the slice does not outlive it.
+            let slice = bytes.as_raw().map(|raw| unsafe { raw.as_ref() }).unwrap_or(&[]);
+            encode_base64(slice.len(), slice.iter().copied()).map_err(|needed| too_large(&ctx, "fetch()", needed))
+        }),
+    )?;
+    host.set(
+        "base64ToBytes",
+        Func::from(|ctx: Ctx<'js>, text: rquickjs::String<'js>| {
+            let text = borrowed(&ctx, text, "fetch()")?;
+            match base64_bytes(&text) {
+                None => Err(rquickjs::Exception::throw_type(&ctx, "fetch(): the host sent a body that is not base64")),
+                Some(Err(needed)) => Err(too_large(&ctx, "fetch()", needed)),
+                Some(Ok(bytes)) => TypedArray::<u8>::new(ctx.clone(), bytes),
+            }
         }),
     )?;
     host.set(
@@ -207,11 +231,14 @@ fn base64_encode(text: &str) -> Option<Result<String, usize>> {
     if text.chars().any(|c| u32::from(c) > 0xFF) {
         return None;
     }
-    let mut out = match string_for(text.chars().count().div_ceil(3) * 4) {
-        Ok(out) => out,
-        Err(needed) => return Some(Err(needed)),
-    };
-    let mut bytes = text.chars().map(|c| u32::from(c) as u8).peekable();
+    Some(encode_base64(text.chars().count(), text.chars().map(|c| u32::from(c) as u8)))
+}
+
+/// The base64 of the `count` bytes of `bytes`; `Err` with the bytes the text needs when
+/// they are not there.
+fn encode_base64(count: usize, bytes: impl Iterator<Item = u8>) -> Result<String, usize> {
+    let mut out = string_for(count.div_ceil(3) * 4)?;
+    let mut bytes = bytes.peekable();
     while bytes.peek().is_some() {
         let mut chunk = [0u8; 3];
         let mut len = 0;
@@ -224,6 +251,21 @@ fn base64_encode(text: &str) -> Option<Result<String, usize>> {
             out.push(if i <= len { char::from(BASE64[(group >> (18 - 6 * i) & 63) as usize]) } else { '=' });
         }
     }
+    Ok(out)
+}
+
+/// The bytes of `text`, base64 as the host writes it for a body (padded, no white space);
+/// `None` when it is not, `Err` with the bytes needed when they are not there.
+fn base64_bytes(text: &str) -> Option<Result<Vec<u8>, usize>> {
+    let digits = text.trim_end_matches('=');
+    if text.len() - digits.len() > 2 || digits.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::new();
+    if out.try_reserve_exact(digits.len() / 4 * 3 + 2).is_err() {
+        return Some(Err(digits.len() / 4 * 3));
+    }
+    decode_base64(digits.bytes(), |byte| out.push(byte))?;
     Some(Ok(out))
 }
 
@@ -533,6 +575,19 @@ mod tests {
         assert_eq!(base64_encode("abcd"), Some(Ok("YWJjZA==".into())));
         assert_eq!(base64_encode(""), Some(Ok(String::new())));
         assert_eq!(base64_encode("\u{100}"), None);
+    }
+
+    #[test]
+    fn bodies_cross_as_base64_both_ways() {
+        let bytes = [0u8, 255, 128, 7, 42];
+        let encoded = encode_base64(bytes.len(), bytes.iter().copied()).unwrap();
+        assert_eq!(encoded, "AP+AByo=");
+        assert_eq!(base64_bytes(&encoded), Some(Ok(bytes.to_vec())));
+        assert_eq!(base64_bytes(""), Some(Ok(Vec::new())));
+        assert_eq!(base64_bytes("AP+A"), Some(Ok(vec![0, 255, 128])));
+        for bad in ["A", "AP+A===", "AP A", "AP+$"] {
+            assert_eq!(base64_bytes(bad), None, "{bad}");
+        }
     }
 
     #[test]

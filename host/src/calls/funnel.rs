@@ -17,7 +17,7 @@ use crate::calls::policy::{Authorized, Notes, Policy};
 use crate::calls::settings::{Settings, SettingsFiles};
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::names::split_mcp_name;
-use crate::sources::tools::{CallContext, Effect, Registry, ToolOutput};
+use crate::sources::tools::{CallContext, Effect, Registry, Tool, ToolOutput};
 use crate::support::vocabulary::Unfinished;
 use crate::support::vocabulary::{AskedBefore, ToolError};
 
@@ -106,6 +106,16 @@ impl Funnel {
     /// Runs one call through every stage, in a `tool_call` span (beneath its Exec's, for a
     /// nested call) that says how it ended.
     pub async fn call(&self, request: CallRequest) -> Result<ToolOutput, Unfinished> {
+        self.traced(None, request).await
+    }
+
+    /// Runs one call of a tool the session holds outside its registry (`WebFetch`, which a
+    /// script reaches only through `fetch`) through every stage after discovery.
+    pub async fn call_unlisted(&self, tool: Arc<dyn Tool>, request: CallRequest) -> Result<ToolOutput, Unfinished> {
+        self.traced(Some(tool), request).await
+    }
+
+    async fn traced(&self, tool: Option<Arc<dyn Tool>>, request: CallRequest) -> Result<ToolOutput, Unfinished> {
         let span = tracing::info_span!(
             "tool_call",
             otel.name = %request.name,
@@ -114,7 +124,10 @@ impl Funnel {
             exec_host.stage = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
-        let result = self.run(request).instrument(span.clone()).await;
+        let result = match tool.or_else(|| self.registry.get(&request.name)) {
+            Some(tool) => self.run(tool, request).instrument(span.clone()).await,
+            None => Err(ToolError::discovery(unknown_tool(&request.name)).into()),
+        };
         match &result {
             Ok(_) => {}
             Err(Unfinished::Failed(error)) => {
@@ -129,11 +142,8 @@ impl Funnel {
         result
     }
 
-    async fn run(&self, request: CallRequest) -> Result<ToolOutput, Unfinished> {
+    async fn run(&self, tool: Arc<dyn Tool>, request: CallRequest) -> Result<ToolOutput, Unfinished> {
         let CallRequest { name, input, context, settings, notes, asked_before } = request;
-        let Some(tool) = self.registry.get(&name) else {
-            return Err(ToolError::discovery(unknown_tool(&name)).into());
-        };
         let settings = match settings {
             Some(settings) => settings,
             None => self.settings(&name)?,

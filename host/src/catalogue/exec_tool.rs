@@ -74,8 +74,8 @@ null. `args` is one plain object; other names take brackets: `tools['a-b.c'](arg
 printed.
 - console.log/info/warn/error/debug print.
 - `store(key, value)` keeps plain data for this conversation's later scripts; `load(key)` reads it.
-- No filesystem, network, imports or eval. Timers, URL, structuredClone, TextEncoder, atob and \
-TypeScript syntax work.";
+- No filesystem, imports or eval; fetch reaches allowed hosts only. Timers, URL, \
+structuredClone, TextEncoder, atob and TypeScript syntax work.";
 
 const SEARCH_INTRODUCTION: &str = "The catalogue lists names only; for parameters, ask `tools.ToolSearch`:";
 

@@ -19,6 +19,7 @@ use crate::sources::mcp::{CredentialsFile, Login, McpConfig, ServerLimits};
 use crate::sources::tools::builtin::{self, Workspace};
 use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::{Registry, Tool};
+use crate::sources::web_fetch::{PrivateHosts, WebFetch};
 use crate::state::{ConversationValues, SealedStore, ValueBounds, Values};
 
 use super::parking::{DEFAULT_PARKED_TTL, Parking};
@@ -340,7 +341,8 @@ impl SessionBuilder {
     }
 
     pub async fn build(self) -> Result<Session, SessionError> {
-        let mut sources: Vec<SettingsSource> = self.managed.into_iter().map(SettingsSource::Values).collect();
+        let mut sources: Vec<SettingsSource> =
+            self.managed.into_iter().map(|layer| SettingsSource::Values(Box::new(layer))).collect();
         sources.extend(self.settings_sources);
         let settings = Arc::new(SettingsFiles::new(sources));
         // Read once now, so a broken file stops the session before anything starts.
@@ -425,9 +427,19 @@ impl SessionBuilder {
                 (Some(Parking { store, conversation, ttl: self.parked_ttl, lease: self.running_lease }), values)
             }
         };
+        // `fetch`'s requests reach private addresses only of the hosts the settings name
+        // at the moment of each request.
+        let web_fetch = {
+            let files = settings.clone();
+            let private_hosts: PrivateHosts = Arc::new(move || {
+                files.current_or_last_good().map(|current| current.web_fetch_private_hosts.clone()).unwrap_or_default()
+            });
+            WebFetch::new(private_hosts).map(|tool| Arc::new(tool) as Arc<dyn Tool>).map_err(Arc::from)
+        };
         let inner = Inner {
             registry,
             servers,
+            web_fetch,
             settings,
             deferral: self.deferral,
             sandbox: sandbox?,

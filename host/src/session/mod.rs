@@ -44,7 +44,7 @@ use crate::sources::mcp::servers::McpServers;
 use crate::sources::mcp::{Connected, NotStarted, ServerConfig, ServerState, StartError};
 use crate::sources::tools::builtin::WorkspaceError;
 use crate::sources::tools::names::EXEC;
-use crate::sources::tools::{CallContext, CallProgress, Effect, Registry, RegistryError, ToolSet};
+use crate::sources::tools::{CallContext, CallProgress, Effect, Registry, RegistryError, Tool, ToolSet};
 use crate::state::ConversationValues;
 use crate::support::lock::Unpoisoned;
 use crate::support::vocabulary::Unfinished;
@@ -149,6 +149,9 @@ pub struct Session {
 struct Inner {
     registry: Arc<Registry>,
     servers: McpServers,
+    /// The tool behind a script's `fetch`, outside the registry: no model and no `tools.`
+    /// name reaches it; or why it could not be made.
+    web_fetch: Result<Arc<dyn Tool>, Arc<str>>,
     settings: Arc<SettingsFiles>,
     deferral: DeferralTable,
     sandbox: Sandbox,

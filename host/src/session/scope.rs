@@ -12,7 +12,7 @@ use crate::catalogue::search::{self, Reachable};
 use crate::sandbox::runtime::{Position, ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
 use crate::sources::tools::input::InputHandler;
-use crate::sources::tools::names::split_mcp_name;
+use crate::sources::tools::names::{WEB_FETCH, split_mcp_name};
 use crate::sources::tools::{CallContext, CallProgress, ProgressWatcher};
 use crate::state::ConversationValues;
 use crate::support::vocabulary::{AskedBefore, Origin, ToolError};
@@ -49,9 +49,19 @@ impl ScriptTools for ExecScope {
         cancel: CancellationToken,
         asked_before: Option<AskedBefore>,
     ) -> ToolFuture {
-        if !self.reachable.contains(&name) {
-            return Box::pin(std::future::ready(Err(self.unreachable(&name).into())));
-        }
+        let unlisted = match name == WEB_FETCH {
+            true => match &self.session.web_fetch {
+                Ok(tool) => Some(tool.clone()),
+                Err(why) => {
+                    let error = ToolError::execution(format!("fetch() is not available in this session: {why}"));
+                    return Box::pin(std::future::ready(Err(error.into())));
+                }
+            },
+            false if !self.reachable.contains(&name) => {
+                return Box::pin(std::future::ready(Err(self.unreachable(&name).into())));
+            }
+            false => None,
+        };
         let funnel = self.funnel.clone();
         let mut context = CallContext::new(Origin::Nested { exec_call_id: self.exec_call_id.clone(), call: id }, cancel);
         context.progress = self.progress.as_ref().map(|watcher| CallProgress::sink(watcher, &name, &context.origin));
@@ -61,7 +71,13 @@ impl ScriptTools for ExecScope {
         let tool = name.clone();
         let request =
             CallRequest { name, input: Value::Object(args), context, settings: None, notes: self.notes.clone(), asked_before };
-        Box::pin(async move { funnel.call(request).await.map_err(|unfinished| unfinished.naming(&tool)) })
+        Box::pin(async move {
+            let result = match unlisted {
+                Some(web_fetch) => funnel.call_unlisted(web_fetch, request).await,
+                None => funnel.call(request).await,
+            };
+            result.map_err(|unfinished| unfinished.naming(&tool))
+        })
     }
 
     fn search(&self, args: Map<String, Value>) -> Result<String, ToolError> {

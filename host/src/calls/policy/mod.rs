@@ -34,7 +34,8 @@ use crate::calls::settings::{PermissionMode, Rule, Settings, SettingsFiles, Sour
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::Effect;
 use crate::sources::tools::builtin::{PATH_TOOLS, Workspace};
-use crate::sources::tools::names::BASH;
+use crate::sources::tools::names::{BASH, WEB_FETCH};
+use crate::sources::web_fetch::requested_host;
 use crate::support::lock::Unpoisoned;
 use crate::support::vocabulary::Unfinished;
 use crate::support::vocabulary::{AskedBefore, Origin, ParkRequest, ToolError};
@@ -254,7 +255,7 @@ impl Policy {
             Verdict::Ask { why, lifted } if mode == PermissionMode::DontAsk && answered.is_none() => {
                 Err(ToolError::authorization(format!(
                     "`{tool}` was not run: it needs approval ({why}), and the permission mode is dontAsk; {}",
-                    what_lets_it_run(tool, lifted)
+                    what_lets_it_run(&self.rule_to_allow(tool, &input), lifted)
                 ))
                 .into())
             }
@@ -303,6 +304,7 @@ impl Policy {
                 Touched::paths(workspace.rule_paths(input.get("path").and_then(Value::as_str)))
             }
             _ if tool == BASH => Touched::command(input.get("command").and_then(Value::as_str).unwrap_or_default()),
+            _ if tool == WEB_FETCH => Touched::host(requested_host(input)),
             _ if RESOURCE_TOOLS.contains(&tool) => match input.get("server").and_then(Value::as_str) {
                 Some(server) => Touched::server(server),
                 None => Touched::default(),
@@ -325,6 +327,8 @@ impl Policy {
             return Verdict::Allow;
         }
         let runs = match mode {
+            // Nothing is reachable on the network by default, whatever the mode.
+            _ if effect == Effect::Network => false,
             PermissionMode::BypassPermissions => true,
             PermissionMode::AcceptEdits => matches!(effect, Effect::ReadOnly | Effect::WorkspaceEdit),
             _ => effect == Effect::ReadOnly,
@@ -334,6 +338,12 @@ impl Policy {
         }
         let what = match effect {
             Effect::WorkspaceEdit => "before workspace edits",
+            Effect::Network => {
+                return Verdict::Ask {
+                    why: "no permissions.allow rule names the host this request reaches".into(),
+                    lifted: true,
+                };
+            }
             _ => "before tools that are not read-only",
         };
         Verdict::Ask { why: format!("the permission mode {mode} asks {what}"), lifted: true }
@@ -343,10 +353,15 @@ impl Policy {
     /// every part of it is allowed, by a rule or by an answer "allow always" of this
     /// session (`Bash(git status:*)` does not allow `git status && rm -rf x`).
     fn allows(&self, rules: &[Sourced<Rule>], tool: &str, touched: &Touched) -> bool {
+        let remembered = || -> Vec<Rule> { self.allowed_always().iter().filter_map(|rule| Rule::parse(rule).ok()).collect() };
+        if tool == WEB_FETCH {
+            // A host a person allowed always: `WebFetch(domain:HOST)`.
+            return first_applying(rules, tool, touched).is_some() || remembered().iter().any(|rule| rule.applies(tool, touched));
+        }
         if tool != BASH {
             return first_applying(rules, tool, touched).is_some();
         }
-        let remembered: Vec<Rule> = self.allowed_always().iter().filter_map(|rule| Rule::parse(rule).ok()).collect();
+        let remembered = remembered();
         !touched.commands.is_empty()
             && touched.commands.iter().all(|part| {
                 rules.iter().any(|rule| rule.value.allows_part(tool, part))
@@ -357,11 +372,23 @@ impl Policy {
     /// The rules "allow always" adds for a call of `tool` with `input`: the tool's name, or
     /// for a command, the exact command of each of its parts (`Bash(npm test)`).
     fn allow_always_rules(&self, tool: &str, input: &Value) -> Vec<String> {
+        if tool == WEB_FETCH {
+            return vec![self.rule_to_allow(tool, input)];
+        }
         if tool != BASH {
             return vec![tool.to_string()];
         }
         let touched = self.touched_by(tool, input);
         touched.commands.iter().filter(|part| !part.opaque).map(|part| format!("{BASH}({})", part.text)).collect()
+    }
+
+    /// The allow rule to name in a refusal of a call of `tool` with `input`: the tool, or for
+    /// a web request, its host (`WebFetch(domain:HOST)`).
+    fn rule_to_allow(&self, tool: &str, input: &Value) -> String {
+        match requested_host(input) {
+            Some(host) if tool == WEB_FETCH => format!("{WEB_FETCH}(domain:{host})"),
+            _ => tool.to_string(),
+        }
     }
 
     /// The answer to a call that asks: `answered` when the caller has it already (a parked
@@ -394,7 +421,7 @@ impl Policy {
             (None, None) => {
                 return Err(ToolError::authorization(format!(
                     "`{tool}` needs approval ({why}), and this session has no way to ask: {}",
-                    what_lets_it_run(tool, lifted)
+                    what_lets_it_run(&self.rule_to_allow(tool, &input), lifted)
                 ))
                 .into());
             }
@@ -460,9 +487,9 @@ impl Policy {
 
 /// What would let a call of `tool` that asks run without asking: an allow rule, unless an
 /// ask rule or a hook asks (`lifted` false), which no allow rule outranks.
-pub(crate) fn what_lets_it_run(tool: &str, lifted: bool) -> String {
+pub(crate) fn what_lets_it_run(rule: &str, lifted: bool) -> String {
     match lifted {
-        true => format!("a permissions.allow rule `{tool}` lets it run"),
+        true => format!("a permissions.allow rule `{rule}` lets it run"),
         false => "an ask rule (or a hook) is stronger than any allow rule, so only removing it, or an answer from a person, lets it run".into(),
     }
 }

@@ -95,6 +95,9 @@ pub struct Layer {
     pub workspace_backend: Option<String>,
     /// `bashNetwork`: whether `Bash` commands may use the network (closed unless a layer opens it).
     pub bash_network: Option<bool>,
+    /// `webFetchPrivateHosts`: the hosts whose private, loopback or link-local addresses a
+    /// script's `fetch` may reach (none unless a layer names them).
+    pub web_fetch_private_hosts: Vec<String>,
     pub non_deferred_tools: Vec<String>,
     pub permissions: Permissions,
     pub hooks: Hooks,
@@ -110,6 +113,7 @@ impl Default for Layer {
             enable_bash: None,
             workspace_backend: None,
             bash_network: None,
+            web_fetch_private_hosts: Vec::new(),
             non_deferred_tools: Vec::new(),
             permissions: Permissions::default(),
             hooks: Hooks::default(),
@@ -124,6 +128,8 @@ struct LayerFile {
     enable_bash: Option<bool>,
     workspace_backend: Option<String>,
     bash_network: Option<bool>,
+    #[serde(default)]
+    web_fetch_private_hosts: Vec<String>,
     #[serde(default)]
     non_deferred_tools: Vec<String>,
     #[serde(default)]
@@ -321,6 +327,7 @@ impl Layer {
             enable_bash: parsed.enable_bash,
             workspace_backend: parsed.workspace_backend,
             bash_network: parsed.bash_network,
+            web_fetch_private_hosts: parsed.web_fetch_private_hosts.into_iter().map(|host| host.to_ascii_lowercase()).collect(),
             non_deferred_tools: parsed.non_deferred_tools,
             permissions: Permissions {
                 deny: rules(permissions.deny, "deny"),

@@ -29,7 +29,7 @@ pub fn user_file() -> Option<PathBuf> {
 #[non_exhaustive]
 pub enum SettingsSource {
     /// Values in code (a managed layer when the layer says so).
-    Values(Layer),
+    Values(Box<Layer>),
     /// A file, read again when it changes; a missing file is an empty layer.
     File(PathBuf),
     /// The managed file: like a file, and able to disable `bypassPermissions`.
@@ -40,7 +40,7 @@ pub enum SettingsSource {
 /// rules, `extra` (the last given highest), the project file of `workspace`, the user file.
 pub fn standard_sources(workspace: &Path, extra: &[PathBuf], command_line: Option<Layer>) -> Vec<SettingsSource> {
     let mut sources = vec![SettingsSource::ManagedFile(PathBuf::from(MANAGED_FILE))];
-    sources.extend(command_line.map(SettingsSource::Values));
+    sources.extend(command_line.map(|layer| SettingsSource::Values(Box::new(layer))));
     sources.extend(extra.iter().rev().cloned().map(SettingsSource::File));
     sources.push(SettingsSource::File(workspace.join(PROJECT_FILE)));
     sources.extend(user_file().map(SettingsSource::File));
@@ -161,7 +161,7 @@ impl SettingsFiles {
         let mut layers = Vec::with_capacity(self.sources.len());
         for source in &self.sources {
             layers.push(match source {
-                SettingsSource::Values(layer) => layer.clone(),
+                SettingsSource::Values(layer) => (**layer).clone(),
                 SettingsSource::File(file) => Layer::load(file)?,
                 SettingsSource::ManagedFile(file) => Layer { managed: true, ..Layer::load(file)? },
             });

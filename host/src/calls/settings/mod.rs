@@ -11,11 +11,12 @@
 //!   "enableBash": false,
 //!   "workspaceBackend": "local",
 //!   "bashNetwork": false,
+//!   "webFetchPrivateHosts": ["localhost"],
 //!   "nonDeferredTools": ["mcp__search__query"] }
 //! ```
 //!
-//! A scalar comes from the highest layer that sets it; rule lists, hooks and
-//! `nonDeferredTools` are the union of every layer (highest first). Keys this host does not
+//! A scalar comes from the highest layer that sets it; rule lists, hooks,
+//! `nonDeferredTools` and `webFetchPrivateHosts` are the union of every layer (highest first). Keys this host does not
 //! use are ignored, so a Claude Code settings file loads unchanged; a rule whose specifier
 //! cannot apply to its tool is an error (an MCP tool or `Exec` takes none; the workspace
 //! tools take a path pattern), and one for a tool this host does not have is reported once
@@ -104,6 +105,9 @@ pub struct Settings {
     pub workspace_backend: Option<String>,
     /// Whether `Bash` commands may use the network (default false).
     pub bash_network: bool,
+    /// The hosts whose private, loopback or link-local addresses a script's `fetch` may
+    /// reach, lowercase (default none).
+    pub web_fetch_private_hosts: Vec<String>,
     /// Names that must stay declared flat; unknown names are ignored.
     pub non_deferred_tools: Vec<String>,
     /// Permission rules of every layer, highest layer first, each with its source.
@@ -128,6 +132,7 @@ impl Default for Settings {
             enable_bash: false,
             workspace_backend: None,
             bash_network: false,
+            web_fetch_private_hosts: Vec::new(),
             non_deferred_tools: Vec::new(),
             deny: Vec::new(),
             allow: Vec::new(),
@@ -231,6 +236,11 @@ impl Settings {
             for name in &layer.non_deferred_tools {
                 if !settings.non_deferred_tools.contains(name) {
                     settings.non_deferred_tools.push(name.clone());
+                }
+            }
+            for host in &layer.web_fetch_private_hosts {
+                if !settings.web_fetch_private_hosts.contains(host) {
+                    settings.web_fetch_private_hosts.push(host.clone());
                 }
             }
             join(&mut settings.deny, &layer.permissions.deny, &layer.source);

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::sources::mcp::RESOURCE_TOOLS;
 use crate::sources::tools::builtin::PATH_TOOLS;
-use crate::sources::tools::names::{BASH, EXEC, MCP_PREFIX, SOURCE_PREFIXES};
+use crate::sources::tools::names::{BASH, EXEC, MCP_PREFIX, SOURCE_PREFIXES, WEB_FETCH};
 
 use super::commands::{self, CommandPattern, Part};
 
@@ -74,10 +74,9 @@ const CLAUDE_CODE_TOOLS: [(&str, &[&str]); 7] = [
 ];
 
 /// Claude Code's tools that have no counterpart here: a rule for one applies to no call.
-const CLAUDE_CODE_ONLY: [&str; 11] = [
+const CLAUDE_CODE_ONLY: [&str; 10] = [
     "BashOutput",
     "KillShell",
-    "WebFetch",
     "WebSearch",
     "Task",
     "TodoWrite",
@@ -90,7 +89,8 @@ const CLAUDE_CODE_ONLY: [&str; 11] = [
 
 /// One permission rule: `Tool`, `mcp__server`, `mcp__server__*`, `mcp__server__tool`, a
 /// workspace tool with a path pattern: `read_file(secrets/**)`, or a resource tool with a
-/// server: `ReadMcpResourceTool(docs)`; Claude Code's names of the workspace tools
+/// server: `ReadMcpResourceTool(docs)`, `WebFetch` with a host: `WebFetch(domain:api.example.com)`
+/// (`domain:*.example.com`: its subdomains); Claude Code's names of the workspace tools
 /// (`Read(./src/**)`, `Edit`, `Write`, `Glob`, `Grep`, `LS`) apply to ours. A whole server's
 /// rule (`mcp__docs`) also applies to the resource tools' calls on that server.
 #[derive(Clone, Debug)]
@@ -107,6 +107,8 @@ pub struct Rule {
     server: Option<String>,
     /// The pattern as a command pattern, for `Bash`.
     command: Option<CommandPattern>,
+    /// The pattern as a host pattern, for `WebFetch`.
+    domain: Option<DomainPattern>,
 }
 
 /// What a call touches that a rule's specifier may be about: the workspace places of a
@@ -118,6 +120,8 @@ pub struct Touched {
     pub server: Option<String>,
     /// The parts of a `Bash` call's command (see [`commands::parts`]).
     pub commands: Vec<Part>,
+    /// The host a `WebFetch` call asks for, lowercase.
+    pub host: Option<String>,
 }
 
 impl Touched {
@@ -134,6 +138,12 @@ impl Touched {
     /// A `Bash` call of `command`.
     pub fn command(command: &str) -> Self {
         Touched { commands: commands::parts(command), ..Touched::default() }
+    }
+
+    /// A `WebFetch` call of a URL on `host` (`None`: a URL without one, which no host
+    /// rule matches).
+    pub fn host(host: Option<String>) -> Self {
+        Touched { host, ..Touched::default() }
     }
 }
 
@@ -189,8 +199,12 @@ impl Rule {
             Some(specifier) if tool == BASH => Some(CommandPattern::new(specifier)),
             _ => None,
         };
+        let domain = match &pattern {
+            Some(specifier) if tool == WEB_FETCH => Some(DomainPattern::new(text, specifier)?),
+            _ => None,
+        };
         let stands_for = claude_code_tools(tool).unwrap_or(&[]);
-        Ok(Rule { tool: tool.to_string(), stands_for, pattern, path, server, command })
+        Ok(Rule { tool: tool.to_string(), stands_for, pattern, path, server, command, domain })
     }
 
     /// Why the rule applies to no call here, when that is so: a tool of Claude Code's this
@@ -199,8 +213,12 @@ impl Rule {
         if CLAUDE_CODE_ONLY.contains(&self.tool.as_str()) {
             return Some(format!("`{}` is a tool of Claude Code's that exec-host does not have", self.tool));
         }
-        (self.pattern.is_some() && self.path.is_none() && self.server.is_none() && self.command.is_none())
-            .then(|| format!("`{}` takes no specifier here, or is a tool this host does not have", self.tool))
+        (self.pattern.is_some()
+            && self.path.is_none()
+            && self.server.is_none()
+            && self.command.is_none()
+            && self.domain.is_none())
+        .then(|| format!("`{}` takes no specifier here, or is a tool this host does not have", self.tool))
     }
 
     /// The rule that allows exactly tool `name` and nothing else, as "allow always" saves
@@ -208,8 +226,9 @@ impl Rule {
     /// specifier, or as a whole server's rule such as `mcp__srv__*`).
     pub fn exactly(name: &str) -> Option<String> {
         let rule = Rule::parse(name).ok()?;
-        // An exact command (`Bash(npm test)`), not a prefix or a wildcard.
-        if matches!(rule.command, Some(CommandPattern::Exact(_))) {
+        // An exact command (`Bash(npm test)`), not a prefix or a wildcard; one host.
+        if matches!(rule.command, Some(CommandPattern::Exact(_))) || rule.domain.as_ref().is_some_and(|domain| !domain.subdomains)
+        {
             return Some(name.to_string());
         }
         let only_this = rule.tool == name && rule.pattern.is_none() && !name.ends_with('*') && !name.contains(['(', ')']);
@@ -260,6 +279,9 @@ impl Rule {
             // Any part it names: a deny or ask rule then holds for the whole command (an
             // allow rule must hold for every part: see `Rule::allows_part`).
             return touched.commands.iter().any(|part| pattern.names(part));
+        }
+        if let Some(domain) = &self.domain {
+            return touched.host.as_deref().is_some_and(|host| domain.matches(host));
         }
         match (&self.pattern, &self.path, &self.server) {
             (None, _, _) => true,
@@ -324,6 +346,10 @@ pub enum RuleError {
     McpSpecifier { rule: String, tool: String },
     #[error("rule {rule:?}: `Exec` takes no specifier; write `Exec`")]
     ExecSpecifier { rule: String },
+    #[error(
+        "rule {rule:?}: a `WebFetch` rule names a host as `WebFetch(domain:example.com)` (or `domain:*.example.com` for its subdomains)"
+    )]
+    DomainSpecifier { rule: String },
     #[error("rule {rule:?}: the path pattern is empty")]
     EmptyPattern { rule: String },
     #[error("rule {rule:?}: the path pattern {pattern:?} is not valid")]
@@ -340,6 +366,38 @@ impl fmt::Display for Rule {
         match &self.pattern {
             Some(pattern) => write!(f, "{}({pattern})", self.tool),
             None => f.write_str(&self.tool),
+        }
+    }
+}
+
+/// The host of a `WebFetch` rule: `domain:api.example.com` is that host alone,
+/// `domain:*.example.com` every host below `example.com` (not `example.com` itself).
+/// Hosts compare in lowercase, as URLs write them (an IPv6 address in brackets).
+#[derive(Clone, Debug)]
+pub struct DomainPattern {
+    host: String,
+    subdomains: bool,
+}
+
+impl DomainPattern {
+    fn new(rule: &str, specifier: &str) -> Result<DomainPattern, RuleError> {
+        let refused = || RuleError::DomainSpecifier { rule: rule.to_string() };
+        let host = specifier.trim().strip_prefix("domain:").ok_or_else(refused)?.trim().to_ascii_lowercase();
+        let (host, subdomains) = match host.strip_prefix("*.") {
+            Some(parent) => (parent.to_string(), true),
+            None => (host, false),
+        };
+        if host.is_empty() || host.contains(['*', '/', ':', '@', ' ']) && !host.starts_with('[') {
+            return Err(refused());
+        }
+        Ok(DomainPattern { host, subdomains })
+    }
+
+    /// Whether `host` (lowercase, as a URL writes it) is this pattern's.
+    pub fn matches(&self, host: &str) -> bool {
+        match self.subdomains {
+            false => host == self.host,
+            true => host.strip_suffix(&self.host).is_some_and(|below| below.len() > 1 && below.ends_with('.')),
         }
     }
 }

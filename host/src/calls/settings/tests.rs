@@ -15,10 +15,10 @@ fn layer(text: &str) -> Layer {
 fn rules_parse_as_claude_code_writes_them() {
     let rule = Rule::parse("write_file").unwrap();
     assert_eq!((rule.tool.as_str(), rule.pattern.as_deref()), ("write_file", None));
-    let foreign = Rule::parse("WebFetch(domain:example.com)").unwrap();
-    assert_eq!((foreign.tool.as_str(), foreign.pattern.as_deref()), ("WebFetch", Some("domain:example.com")));
+    let foreign = Rule::parse("WebSearch(domain:example.com)").unwrap();
+    assert_eq!((foreign.tool.as_str(), foreign.pattern.as_deref()), ("WebSearch", Some("domain:example.com")));
     assert!(
-        foreign.is_foreign() && !foreign.applies("WebFetch", &Touched::default()),
+        foreign.is_foreign() && !foreign.applies("WebSearch", &Touched::default()),
         "a tool this host does not have: never applies"
     );
     let shell = Rule::parse("Bash(rm:*)").unwrap();
@@ -45,11 +45,39 @@ fn claude_codes_names_of_the_file_tools_apply_to_ours_and_its_other_tools_to_not
     assert!(applies("Write", "write_file", "a") && !applies("Write", "edit_file", "a"));
     assert!(applies("Glob", "glob", "a") && applies("Grep", "grep", "a") && applies("LS", "ls", "a"));
     assert!(Rule::parse("Read(./src/**)").unwrap().applies_to_nothing().is_none());
-    for foreign in ["WebFetch(domain:example.com)", "WebFetch", "BashOutput", "Task"] {
+    for foreign in ["WebSearch(x)", "WebSearch", "BashOutput", "Task"] {
         let why = Rule::parse(foreign).unwrap().applies_to_nothing();
         assert!(why.is_some(), "{foreign} warns");
     }
-    assert!(Rule::parse("WebFetch").unwrap().applies_to_nothing().unwrap().contains("Claude Code"));
+    assert!(Rule::parse("WebSearch").unwrap().applies_to_nothing().unwrap().contains("Claude Code"));
+}
+
+#[test]
+fn web_fetch_rules_name_a_host_or_the_hosts_below_a_domain() {
+    let applies = |rule: &str, host: &str| Rule::parse(rule).unwrap().applies("WebFetch", &Touched::host(Some(host.to_string())));
+    assert!(applies("WebFetch(domain:api.example.com)", "api.example.com"));
+    assert!(applies("WebFetch(domain:API.Example.com)", "api.example.com"), "hosts compare in lowercase");
+    assert!(!applies("WebFetch(domain:api.example.com)", "example.com"));
+    assert!(!applies("WebFetch(domain:example.com)", "evil-example.com"));
+    assert!(!applies("WebFetch(domain:example.com)", "example.com.evil.net"));
+    assert!(applies("WebFetch(domain:*.example.com)", "a.b.example.com"));
+    assert!(!applies("WebFetch(domain:*.example.com)", "example.com"), "subdomains only");
+    assert!(!applies("WebFetch(domain:*.example.com)", "notexample.com"));
+    assert!(applies("WebFetch(domain:[::1])", "[::1]"));
+    assert!(applies("WebFetch", "anything.example"), "the bare tool names every request");
+    let nowhere = Rule::parse("WebFetch(domain:example.com)").unwrap();
+    assert!(!nowhere.applies("WebFetch", &Touched::host(None)), "a request without a host matches no host rule");
+    assert!(!nowhere.is_foreign() && !nowhere.applies("read_file", &Touched::host(Some("example.com".into()))));
+    for bad in
+        ["WebFetch(example.com)", "WebFetch(domain:)", "WebFetch(domain:*.)", "WebFetch(domain:a/b)", "WebFetch(domain:a*b)"]
+    {
+        let error = Rule::parse(bad).unwrap_err().to_string();
+        assert!(error.contains("WebFetch(domain:example.com)"), "{bad}: {error}");
+    }
+    assert_eq!(Rule::exactly("WebFetch(domain:api.example.com)").as_deref(), Some("WebFetch(domain:api.example.com)"));
+    assert_eq!(Rule::exactly("WebFetch(domain:*.example.com)"), None);
+    let settings = layer(r#"{"webFetchPrivateHosts": ["LocalHost"]}"#);
+    assert_eq!(Settings::from_layers([&settings]).web_fetch_private_hosts, vec!["localhost".to_string()]);
 }
 
 #[test]
@@ -221,8 +249,11 @@ fn files_are_reread_when_they_change() {
     let user = dir.path().join("user.json");
     std::fs::write(&user, r#"{"permissions": {"deny": ["grep"]}}"#).unwrap();
     let managed = layer(r#"{"nonDeferredTools": ["ls"]}"#);
-    let sources =
-        vec![SettingsSource::Values(managed), SettingsSource::File(project.clone()), SettingsSource::File(user.clone())];
+    let sources = vec![
+        SettingsSource::Values(Box::new(managed)),
+        SettingsSource::File(project.clone()),
+        SettingsSource::File(user.clone()),
+    ];
     let files = SettingsFiles::new(sources);
     let first = files.current().unwrap();
     assert!(first.denies("grep") && first.enable_exec);

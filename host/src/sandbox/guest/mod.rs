@@ -128,6 +128,10 @@ pub(crate) trait GuestHost: WasiView + Send + 'static {
     /// refused) at once.
     fn call(&mut self, name: String, args_json: String) -> Started;
 
+    /// `tools.cancel-call`: stops started call `id`, which still finishes (with the error of
+    /// its cancellation unless it finished first); an unknown or finished id is ignored.
+    fn cancel_call(&mut self, id: u32);
+
     /// `tools.start-timer`: starts a timer due in `delay_ms`; `Err` is the script's message
     /// when it may not have another one pending.
     fn start_timer(&mut self, delay_ms: u32) -> Result<u32, String>;
@@ -207,6 +211,10 @@ impl<T: GuestHost> HasData for Imports<'static, T> {
 impl<T: GuestHost> tools::Host for Imports<'_, T> {
     fn call(&mut self, name: String, args_json: String) -> Started {
         self.0.call(name, args_json)
+    }
+
+    fn cancel_call(&mut self, id: u32) {
+        self.0.cancel_call(id)
     }
 
     fn start_timer(&mut self, delay_ms: u32) -> Result<u32, String> {

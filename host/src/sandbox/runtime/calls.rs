@@ -114,6 +114,8 @@ struct InFlight {
     argument_bytes: usize,
     future: ToolFuture,
     asked: Option<Box<(String, String)>>,
+    /// Fires when the script stops this call (`cancel-call`) or the Exec ends.
+    cancel: CancellationToken,
 }
 
 impl Future for InFlight {
@@ -219,10 +221,11 @@ impl NestedCalls {
                 }
             };
             let asked_before = AskedBefore { why: call.request.why.clone(), answer: answers.get(&call.id).cloned() };
-            let future = self.tools.call(call.id, call.name.clone(), args, self.cancel.clone(), Some(asked_before));
+            let cancel = self.cancel.child_token();
+            let future = self.tools.call(call.id, call.name.clone(), args, cancel.clone(), Some(asked_before));
             let asked = Some(Box::new((call.name, call.args_json)));
             self.argument_bytes_in_flight += argument_bytes;
-            self.in_flight.push(InFlight { id: call.id, argument_bytes, future, asked });
+            self.in_flight.push(InFlight { id: call.id, argument_bytes, future, asked, cancel });
         }
         // The calls that were running when the Exec was checkpointed: how they ended died
         // with the host that ran them.
@@ -233,8 +236,7 @@ impl NestedCalls {
                  Check before calling it again",
                 cut(&call.name, MAX_TOOL_NAME_LEN)
             ));
-            let future = Box::pin(std::future::ready(Err(error.into())));
-            self.in_flight.push(InFlight { id: call.id, argument_bytes: 0, future, asked: None });
+            self.push_finished(call.id, error);
         }
     }
 
@@ -314,8 +316,9 @@ impl NestedCalls {
             Err(error) => return Started::Done(self.record.finish(id, Err(error))),
         };
         let asked = self.parkable.then(|| Box::new((name.clone(), args_json)));
-        let future = self.tools.call(id, name, args, self.cancel.clone(), None);
-        let mut call = InFlight { id, argument_bytes, future, asked };
+        let cancel = self.cancel.child_token();
+        let future = self.tools.call(id, name, args, cancel.clone(), None);
+        let mut call = InFlight { id, argument_bytes, future, asked, cancel };
         // Start it now. A pending future is polled again, with a real waker, by `next`.
         match Pin::new(&mut call).poll(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(((id, result), _, asked)) => match self.set_aside(id, result, asked) {
@@ -329,6 +332,28 @@ impl NestedCalls {
                 Started::Pending(id)
             }
         }
+    }
+
+    /// Stops call `id` for the script (`cancel-call`): a call in flight is cancelled and ends
+    /// as its tool ends on cancellation; a call waiting for a person's answer ends at once,
+    /// cancelled. Either way `finished` still hands it back. Anything else is ignored.
+    pub fn cancel(&mut self, id: u32) {
+        if let Some(call) = self.in_flight.iter().find(|call| call.id == id) {
+            call.cancel.cancel();
+            return;
+        }
+        if let Some(at) = self.parked.iter().position(|call| call.id == id) {
+            let call = self.parked.remove(at);
+            let error = ToolError::execution(format!("`{}` was cancelled by the script", cut(&call.name, MAX_TOOL_NAME_LEN)));
+            self.push_finished(id, error);
+        }
+    }
+
+    /// Hands call `id` back to the script at the next wait, failed with `error`.
+    fn push_finished(&mut self, id: u32, error: ToolError) {
+        let future = Box::pin(std::future::ready(Err(error.into())));
+        let cancel = CancellationToken::new();
+        self.in_flight.push(InFlight { id, argument_bytes: 0, future, asked: None, cancel });
     }
 
     /// A call that parked is set aside (`None`) when the Exec can park; any other result is

@@ -35,6 +35,8 @@ const MAX_CLOCK_READINGS: usize = 1_000_000;
 pub(crate) enum Entry {
     /// `tools.call`: what was asked (by digest) and the answer.
     Call { asked: Asked, answer: CallAnswer },
+    /// `tools.cancel-call`.
+    CancelCall { id: u32 },
     /// `tools.start-timer`.
     StartTimer { delay_ms: u32, answer: Result<u32, String> },
     /// `tools.cancel-timer`.
@@ -163,6 +165,7 @@ impl Entry {
     fn import(&self) -> &'static str {
         match self {
             Entry::Call { .. } => "tools.call",
+            Entry::CancelCall { .. } => "tools.cancel-call",
             Entry::StartTimer { .. } => "tools.start-timer",
             Entry::CancelTimer { .. } => "tools.cancel-timer",
             Entry::WaitNext { .. } => "tools.wait-next",

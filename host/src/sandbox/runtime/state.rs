@@ -348,6 +348,17 @@ impl GuestHost for ExecState {
         answer
     }
 
+    fn cancel_call(&mut self, id: u32) {
+        let replayed = self.replay(|entry| match entry {
+            Entry::CancelCall { id: then } if *then == id => Ok(()),
+            _ => Err(format!("stopping call {id}")),
+        });
+        if let Replayed::Live = replayed {
+            self.calls.cancel(id);
+            self.journal.record(Entry::CancelCall { id });
+        }
+    }
+
     fn cancel_timer(&mut self, id: u32) {
         let replayed = self.replay(|entry| match entry {
             Entry::CancelTimer { id: then } if *then == id => Ok(()),

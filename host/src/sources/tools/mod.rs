@@ -98,6 +98,10 @@ pub enum Effect {
     /// Anything else, or not known (every MCP tool, and an embedding's tools unless they say).
     #[default]
     Other,
+    /// Reaches a host on the network that the call names (`WebFetch`): no permission mode
+    /// runs it alone, not even `bypassPermissions`; an allow rule naming the host, a hook's
+    /// allow or a person's answer does.
+    Network,
 }
 
 /// Why a definition was refused.

@@ -10,9 +10,13 @@ pub const BASH: &str = "Bash";
 /// The search entry on a script's `tools` object.
 pub const TOOL_SEARCH: &str = "ToolSearch";
 
+/// The tool a script's `fetch` calls, once per request (Claude Code's name, so its
+/// `WebFetch(domain:...)` rules apply as written).
+pub const WEB_FETCH: &str = "WebFetch";
+
 /// Names the sandbox gives a meaning of its own (its search entry on `tools`, the tool that
-/// runs scripts); no tool may take them.
-pub const RESERVED: &[&str] = &[TOOL_SEARCH, EXEC];
+/// runs scripts, the tool behind `fetch`); no tool may take them.
+pub const RESERVED: &[&str] = &[TOOL_SEARCH, EXEC, WEB_FETCH];
 
 /// Longest source name (an MCP server's, an API's) accepted.
 pub const MAX_SOURCE_NAME_LEN: usize = 64;
