@@ -333,3 +333,71 @@ async fn answers_are_bounded_aborts_stop_the_request_and_the_wait_costs_no_budge
     assert_eq!(stopped, 2, "{calls:?}");
     assert_eq!(calls.len(), 4, "an aborted signal sends nothing: {calls:?}");
 }
+
+#[tokio::test]
+async fn an_exec_that_aborted_a_request_parks_and_resumes_with_no_request_sent_twice() {
+    use exec_host::state::{DirectoryStore, SealedStore, StateKey, StateStore};
+    use exec_host::{CallOptions, CancellationToken};
+
+    let server = WebServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn StateStore> = Arc::new(DirectoryStore::open(&dir.path().join("state")).unwrap());
+    let store = SealedStore::new(store, StateKey::generate().unwrap());
+    // `count` asks, and so does a request to `localhost`: both park, each in its round.
+    let settings = json!({ "permissions": { "allow": ["WebFetch(domain:127.0.0.1)"], "ask": ["count"] },
+                           "webFetchPrivateHosts": ["127.0.0.1", "localhost"] });
+    let session = |counter: exec_host_tests::Counter| {
+        let (store, settings, dir) = (store.clone(), Layer::from_value(settings.clone()).unwrap(), dir.path().to_path_buf());
+        async move {
+            let approver = Arc::new(SharedApprover(TestApprover::new(|_| Approval::Park)));
+            Harness::builder(&dir, &counter)
+                .await
+                .managed_settings(settings)
+                .approver(approver)
+                .state_store(store)
+                .conversation("fetch-1")
+                .build()
+                .await
+                .unwrap()
+        }
+    };
+    let counter = exec_host_tests::Counter::default();
+    let first = session(counter.clone()).await;
+    let code = format!(
+        r#"
+        const controller = new AbortController();
+        const pending = fetch({never:?}, {{ signal: controller.signal }});
+        setTimeout(() => controller.abort(), 30);
+        let aborted;
+        try {{ await pending }} catch (e) {{ aborted = e.name }}
+        const n = await tools.count({{}});
+        const pet = await (await fetch("http://localhost:{port}/pet")).json();
+        return {{ aborted, n, pet }}"#,
+        never = server.url("/never"),
+        port = server.port
+    );
+    let parked = first.call(exec_host_tests::exec_call(&code), CancellationToken::new()).await.parked.expect("count parks");
+    assert_eq!(parked.approvals[0].tool, "count");
+    let resume = |session: exec_host::Session, handle: String, id: u32| async move {
+        let answers = std::collections::HashMap::from([(id, Approval::AllowOnce)]);
+        session.resume(&handle, answers, CallOptions::new(CancellationToken::new())).await.unwrap()
+    };
+    // Another session, as another process: the replay stops the aborted request again
+    // without sending it, and the request to `localhost` asks in its turn.
+    let again = resume(session(counter.clone()).await, parked.handle.clone(), parked.approvals[0].id).await;
+    let parked = again.parked.expect("the request to localhost parks");
+    assert_eq!(parked.approvals[0].tool, "WebFetch");
+    assert_eq!(parked.approvals[0].input["url"], format!("http://localhost:{}/pet", server.port));
+    let done = resume(session(counter.clone()).await, parked.handle.clone(), parked.approvals[0].id).await;
+    assert!(done.client.ok, "{}", done.model.text);
+    assert_eq!(done.client.value, Some(json!({ "aborted": "AbortError", "n": 1, "pet": { "name": "Rex", "age": 3 } })));
+    assert_eq!(counter.get(), 1, "count ran once");
+    assert_eq!(server.paths(), vec!["GET /never".to_string(), "GET /pet".to_string()], "each request was sent once");
+    // The first call of the Exec (id 0) was stopped when its signal aborted, not left to time out.
+    let first_call = &done.client.calls[0];
+    assert!(
+        matches!(&first_call.outcome, CallOutcome::Failed { message, .. } if message.contains("was cancelled"))
+            && first_call.duration < Duration::from_secs(5),
+        "{first_call:?}"
+    );
+}

@@ -39,14 +39,14 @@ pub(super) fn host_object<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> 
         }),
     )?;
     // The web globals' calls of host tools (`fetch` is `WebFetch`): the promise, and the id
-    // of a call still pending (0 when it was answered at once), which `cancelCall` stops.
+    // of a call still pending (-1 when it was answered at once), which `cancelCall` stops.
     host.set(
         "startCall",
         Func::from(|ctx: Ctx<'js>, name: String, args: Value<'js>| -> rquickjs::Result<rquickjs::Array<'js>> {
             let (promise, id) = start_call_with_id(&ctx, &name, args)?;
             let pair = rquickjs::Array::new(ctx.clone())?;
             pair.set(0, promise)?;
-            pair.set(1, id.unwrap_or(0))?;
+            pair.set(1, id.map_or(-1.0, f64::from))?;
             Ok(pair)
         }),
     )?;

@@ -595,7 +595,7 @@
       const started = host.startCall('WebFetch', args);
       const id = started[1];
       const forget = onAbort(signal, (reason) => {
-        if (id !== 0) host.cancelCall(id);
+        if (id >= 0) host.cancelCall(id);
         reject(reason);
       });
       promiseThen(started[0], (answer) => { forget(); resolve(answer); }, (error) => { forget(); reject(error); });
