@@ -78,6 +78,16 @@ export function makeHost(caseData) {
     return { tag: 'done', val: outcome };
   }
 
+  // `tools.cancel-call`: the call still finishes, now, with the error of its cancellation
+  // (yielded by `wait-next` like any finished call); an unknown or finished id is ignored.
+  function cancelCall(id) {
+    const call = calls.find((c) => c.id === id);
+    if (call) {
+      call.due = now;
+      call.outcome = err('the call was cancelled by the script');
+    }
+  }
+
   function startTimer(delayMs) {
     // This host sets no bound on pending timers (that is a `host` limit), so never `err`.
     const id = nextTimerId++;
@@ -171,6 +181,7 @@ export function makeHost(caseData) {
 
   const tools = {
     call,
+    cancelCall,
     startTimer,
     cancelTimer,
     waitNext,

@@ -189,6 +189,24 @@ async fn nothing_is_reachable_without_a_rule_whatever_the_mode() {
     let outcome = within(30, asked.run(&twice)).await;
     assert_eq!(outcome.value(), Some(&json!("both")), "{}", outcome.text());
     assert_eq!(approver.tools(), vec!["WebFetch".to_string()], "asked once, then the host was allowed always");
+
+    // A person who takes long to answer: the script's abort stops the wait, and nothing is sent.
+    let approver = TestApprover::slow(Duration::from_secs(600), |_| Approval::AllowOnce);
+    let layer = Layer::from_value(json!({ "webFetchPrivateHosts": ["127.0.0.1"] })).unwrap();
+    let shared = Arc::new(SharedApprover(approver.clone()));
+    let slow =
+        Harness::with(|builder| builder.managed_settings(layer).approver(shared).permission_mode(PermissionMode::Default)).await;
+    let aborted = format!(
+        "try {{ await fetch({url:?}, {{ signal: AbortSignal.timeout(200) }}) }} catch (e) {{ \
+           await new Promise((done) => setTimeout(done, 300)); return e.name }}"
+    );
+    let outcome = within(30, slow.run(&aborted)).await;
+    assert_eq!(outcome.value(), Some(&json!("TimeoutError")), "{}", outcome.text());
+    // The wait for the person ended with the abort: the call finished, cancelled, while the
+    // script went on.
+    let call = &outcome.client.calls[0];
+    assert!(matches!(&call.outcome, CallOutcome::Failed { message, .. } if message.contains("was cancelled")), "{call:?}");
+    assert_eq!(server.paths().len(), 2, "only the two requests allowed before: {:?}", server.paths());
 }
 
 #[tokio::test]

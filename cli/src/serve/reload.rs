@@ -1,5 +1,6 @@
 //! A gateway follows its `--mcp-config` files while it serves: a server added to a file is
-//! started, one removed is closed, one whose entry changed is restarted. `tools/list` stays
+//! started, one removed is closed, one whose entry changed is restarted; an HTTP API (`apis`)
+//! added or changed is loaded, its description read again, one removed leaves. `tools/list` stays
 //! the same (downstream tools sit behind `Exec`); the next result each client receives
 //! carries the new announcement.
 //!
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use exec_host::mcp::{McpConfig, ServerConfig};
+use exec_host::openapi::ApiConfig;
 use exec_host::{CancellationToken, Session};
 
 /// How often the files are looked at.
@@ -58,7 +60,34 @@ pub async fn follow(session: Session, files: Vec<PathBuf>, mut running: McpConfi
         stamps = now;
         reported = None;
         apply(&session, &running.servers, &wanted.servers).await;
-        running = wanted;
+        apply_apis(&session, &mut running.apis, &wanted.apis).await;
+        running.servers = wanted.servers;
+    }
+}
+
+/// Takes out the APIs gone, then loads the new and changed ones, together. An API that
+/// cannot be loaded keeps the operations it had (and its old entry in `running`, so it is
+/// tried again at the next change of the file).
+async fn apply_apis(session: &Session, running: &mut BTreeMap<String, ApiConfig>, wanted: &BTreeMap<String, ApiConfig>) {
+    running.retain(|name, _| {
+        let kept = wanted.contains_key(name);
+        if !kept {
+            session.remove_api(name);
+            tracing::info!("API `{name}` removed: its entry was removed");
+        }
+        kept
+    });
+    let changed: Vec<(&String, &ApiConfig)> =
+        wanted.iter().filter(|(name, config)| running.get(*name) != Some(*config)).collect();
+    let loads = changed.iter().map(|(name, config)| async move { (*name, *config, session.add_api(name, config).await) });
+    for (name, config, loaded) in futures::future::join_all(loads).await {
+        match loaded {
+            Ok(offered) => {
+                tracing::info!("API `{name}` loaded: {offered} operations, its entry was added or changed");
+                running.insert(name.clone(), config.clone());
+            }
+            Err(error) => tracing::warn!("{error}; its operations as they were stay"),
+        }
     }
 }
 

@@ -457,3 +457,64 @@ async fn a_client_lists_and_reads_the_downstream_servers_resources_under_the_rul
     assert!(refused.contains("`ReadMcpResourceTool(fx)`"), "{refused}");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_api_added_to_the_configuration_while_serve_runs_is_loaded_and_one_removed_leaves() {
+    let workspace = tempfile::tempdir().unwrap();
+    // A loopback API of one operation, described in a file beside the configuration.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/hello",
+        axum::routing::get(|| async {
+            axum::http::Response::builder()
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(r#"{"greeting":"hi"}"#))
+                .unwrap()
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let spec = json!({ "openapi": "3.0.3", "info": { "title": "Hello", "version": "1" }, "paths": { "/hello": { "get": {
+        "operationId": "hello", "summary": "Say hello",
+        "responses": { "200": { "description": "a greeting", "content": { "application/json": { "schema": {
+            "type": "object", "properties": { "greeting": { "type": "string" } } } } } } } } } } });
+    std::fs::write(workspace.path().join("hello.json"), spec.to_string()).unwrap();
+    let client = start(workspace.path(), ALLOW_SERVERS).await;
+    let probe = "return typeof tools.api__hello__hello";
+    assert_eq!(text(&exec(&client, probe).await), "undefined");
+
+    let fixture = fixture_mcp_server();
+    let with_api = json!({
+        "mcpServers": {
+            "fx": {"command": fixture, "env": {"FIXTURE_CANCEL_LOG": workspace.path().join("cancel.log")}},
+            "evil": {"command": fixture, "args": ["--hostile"]},
+        },
+        "apis": { "hello": { "spec": "hello.json", "baseUrl": base } },
+    });
+    std::fs::write(workspace.path().join("servers.json"), with_api.to_string()).unwrap();
+    let mut seen = String::new();
+    for _ in 0..100 {
+        seen = text(&exec(&client, probe).await);
+        if seen == "function" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, "function", "the API's operation joined the pool");
+    let greeted = exec(&client, "return await tools.api__hello__hello({})").await;
+    assert_eq!(greeted.structured_content, Some(json!({ "greeting": "hi" })), "{}", text(&greeted));
+
+    let mut without = with_api.clone();
+    without.as_object_mut().unwrap().remove("apis");
+    std::fs::write(workspace.path().join("servers.json"), without.to_string()).unwrap();
+    for _ in 0..100 {
+        seen = text(&exec(&client, probe).await);
+        if seen == "undefined" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, "undefined", "the API's operations left the pool with its entry");
+    // The servers of the file ran on through both changes.
+    assert_eq!(text(&exec(&client, "return (await tools.mcp__fx__echo({ n: 2 })).n").await), "2");
+}

@@ -148,8 +148,13 @@ impl Funnel {
             Some(settings) => settings,
             None => self.settings(&name)?,
         };
-        let Authorized { input, post_hook_input } =
-            self.authorize(&name, tool.definition().effect, input, &context, &settings, asked_before).await?;
+        // A caller that gives up while a hook runs or a person is asked stops the wait too.
+        let authorized = tokio::select! {
+            biased;
+            authorized = self.authorize(&name, tool.definition().effect, input, &context, &settings, asked_before) => authorized,
+            _ = context.cancel.cancelled() => Err(ToolError::execution(format!("`{name}` was cancelled")).into()),
+        };
+        let Authorized { input, post_hook_input } = authorized?;
         let args = object_input(&name, input)?;
         debug!(tool = %name, origin = ?context.origin, "tool call");
         if context.cancel.is_cancelled() {

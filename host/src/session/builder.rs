@@ -392,11 +392,7 @@ impl SessionBuilder {
         // Each API's operations are tools from the start, like the embedding's: a description
         // is read once, and one that cannot be read stops the session with why.
         for (name, config) in &self.servers.apis {
-            let loaded = crate::sources::openapi::load(name, config).await?;
-            for skipped in &loaded.skipped {
-                tracing::warn!(api = %name, "operation {} is not offered: {}", skipped.operation, skipped.reason);
-            }
-            tools.extend(loaded.tools);
+            tools.extend(super::load_api(name, config).await?);
         }
         let registry = Arc::new(Registry::new(tools)?);
         let mut server_auth = self.server_auth;

@@ -294,6 +294,22 @@ impl Session {
         self.inner.servers.remove(name).await
     }
 
+    /// Loads HTTP API `name` while the session runs, or loads it again (an entry that
+    /// changed): its operations replace whatever tools of that name were there, in the pool
+    /// of every later request. An API that cannot be loaded leaves the tools it had.
+    /// Gives the number of operations offered.
+    pub async fn add_api(&self, name: &str, config: &crate::sources::openapi::ApiConfig) -> Result<usize, SessionError> {
+        let tools = load_api(name, config).await?;
+        let offered = tools.len();
+        self.inner.registry.replace_api_tools(name, tools);
+        Ok(offered)
+    }
+
+    /// Takes HTTP API `name`'s operations out of the pool; false when it had none.
+    pub fn remove_api(&self, name: &str) -> bool {
+        self.inner.registry.remove_api_tools(name)
+    }
+
     /// Every MCP server added, and where it stands.
     pub fn server_states(&self) -> Vec<(String, ServerState)> {
         self.inner.servers.states()
@@ -561,4 +577,13 @@ pub(crate) fn record_exec(span: &tracing::Span, result: &ToolResult) {
     if result.is_error() {
         span.record("otel.status_code", "ERROR");
     }
+}
+
+/// API `name`'s operations as tools, each operation it could not offer logged with why.
+async fn load_api(name: &str, config: &crate::sources::openapi::ApiConfig) -> Result<Vec<Arc<dyn Tool>>, SessionError> {
+    let loaded = crate::sources::openapi::load(name, config).await?;
+    for skipped in &loaded.skipped {
+        tracing::warn!(api = %name, "operation {} is not offered: {}", skipped.operation, skipped.reason);
+    }
+    Ok(loaded.tools)
 }

@@ -103,10 +103,20 @@ impl Registry {
     /// that server and be named `mcp__<server>__...`; the server's names are unique (see
     /// `mcp::tool::tools_of`), and no fixed tool can carry them.
     pub fn replace_server_tools(&self, server: &str, tools: Vec<Arc<dyn Tool>>) {
+        self.replace_source_tools(&ToolSource::Mcp { server: server.to_string() }, tools);
+    }
+
+    /// Replaces every tool of HTTP API `api` with `tools` (each named `api__<api>__...`, from
+    /// that API): an API whose entry changed while the session runs.
+    pub fn replace_api_tools(&self, api: &str, tools: Vec<Arc<dyn Tool>>) {
+        self.replace_source_tools(&ToolSource::Api { source: api.to_string() }, tools);
+    }
+
+    fn replace_source_tools(&self, source: &ToolSource, tools: Vec<Arc<dyn Tool>>) {
         self.update(|map| {
-            map.retain(|_, tool| !is_from(tool, server));
+            map.retain(|_, tool| tool.definition().source != *source);
             for tool in tools {
-                debug_assert!(is_from(&tool, server), "a tool of another source was given for server `{server}`");
+                debug_assert!(tool.definition().source == *source, "a tool of another source was given for {source:?}");
                 map.insert(tool.definition().name.clone(), tool);
             }
         });
@@ -129,7 +139,20 @@ impl Registry {
 
     /// Removes every tool of MCP server `server`.
     pub fn remove_server_tools(&self, server: &str) {
-        self.update(|map| map.retain(|_, tool| !is_from(tool, server)));
+        let source = ToolSource::Mcp { server: server.to_string() };
+        self.update(|map| map.retain(|_, tool| tool.definition().source != source));
+    }
+
+    /// Removes every tool of HTTP API `api`; false when it had none.
+    pub fn remove_api_tools(&self, api: &str) -> bool {
+        let source = ToolSource::Api { source: api.to_string() };
+        let mut removed = false;
+        self.update(|map| {
+            let before = map.len();
+            map.retain(|_, tool| tool.definition().source != source);
+            removed = map.len() < before;
+        });
+        removed
     }
 
     fn update(&self, change: impl FnOnce(&mut BTreeMap<String, Arc<dyn Tool>>)) {
@@ -138,10 +161,6 @@ impl Registry {
         change(&mut tools);
         *current = Arc::new(ToolSet { tools });
     }
-}
-
-fn is_from(tool: &Arc<dyn Tool>, server: &str) -> bool {
-    matches!(&tool.definition().source, ToolSource::Mcp { server: s } if s == server)
 }
 
 impl std::fmt::Debug for Registry {
