@@ -518,3 +518,28 @@ async fn an_api_added_to_the_configuration_while_serve_runs_is_loaded_and_one_re
     // The servers of the file ran on through both changes.
     assert_eq!(text(&exec(&client, "return (await tools.mcp__fx__echo({ n: 2 })).n").await), "2");
 }
+
+#[tokio::test]
+async fn a_scripts_fetch_through_serve_reaches_only_the_hosts_its_rules_allow() {
+    let workspace = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new().route("/ping", axum::routing::get(|| async { "pong" }));
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    std::fs::write(workspace.path().join("web.json"), json!({ "webFetchPrivateHosts": ["127.0.0.1", "localhost"] }).to_string())
+        .unwrap();
+    let mut extra = ALLOW_SERVERS.to_vec();
+    extra.extend(["--settings", "web.json", "--allow", "WebFetch(domain:127.0.0.1)"]);
+    let client = start(workspace.path(), &extra).await;
+    let code = format!(
+        "const ok = await (await fetch('http://127.0.0.1:{port}/ping')).text();
+         let other; try {{ await fetch('http://localhost:{port}/ping') }} catch (e) {{ other = e.message }}
+         return {{ ok, other }}"
+    );
+    let result = exec(&client, &code).await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let value = result.structured_content.unwrap();
+    assert_eq!(value["ok"], "pong");
+    // `serve` asks its client, and this client declares no elicitation: the host not named is refused.
+    assert!(value["other"].as_str().unwrap().contains("WebFetch(domain:localhost)"), "{value}");
+}
