@@ -367,7 +367,9 @@ impl NestedCalls {
         match (result, asked) {
             (Err(Unfinished::Parked(request)), Some(asked)) => {
                 let (name, args_json) = *asked;
-                self.parked.push(ParkedCall { id, name, args_json, request: *request });
+                // In the order the script started them, whatever order their answers came in.
+                let at = self.parked.partition_point(|call| call.id < id);
+                self.parked.insert(at, ParkedCall { id, name, args_json, request: *request });
                 None
             }
             (result, _) => Some(result.map_err(Unfinished::or_refused)),
