@@ -61,10 +61,14 @@ pub(crate) enum Command {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum McpCommand {
-    /// Sign in to the HTTP server NAME with OAuth: opens the authorization URL with $BROWSER
-    /// (or prints it), waits for the redirect back, and keeps the tokens for `run` and `serve`.
+    /// Sign in to the HTTP server NAME, or the API NAME whose `auth` is the OAuth authorization
+    /// code flow: opens the authorization URL with $BROWSER (or prints it), waits for the
+    /// redirect back, and keeps the tokens for `run` and `serve`.
     Login {
         name: String,
+        /// NAME is the API of that name (needed only when an MCP server has the same name).
+        #[arg(long)]
+        api: bool,
         /// How long to wait for the sign-in to finish, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = exec_host::mcp::DEFAULT_LOGIN_WAIT.as_secs())]
         wait: u64,
@@ -74,11 +78,15 @@ pub(crate) enum McpCommand {
     /// Forget the tokens kept for NAME.
     Logout {
         name: String,
+        /// NAME is the API of that name (needed only when an MCP server has the same name).
+        #[arg(long)]
+        api: bool,
         #[command(flatten)]
         session: SessionFlags,
     },
     /// Each configured server: its transport, whether it connects (or why not), its tool
-    /// count, and whether it is signed in.
+    /// count, and whether it is signed in; then each API, with its operation count and, for
+    /// one a person signs in to, whether it is signed in.
     List {
         /// One JSON object per server, one per line.
         #[arg(long)]
@@ -100,8 +108,8 @@ pub(crate) struct SessionFlags {
     /// `tools.mcp__<server>__<tool>` and `tools.api__<api>__<operation>`.
     #[arg(long, value_name = "FILE")]
     pub(crate) mcp_config: Vec<PathBuf>,
-    /// Where the OAuth tokens of HTTP MCP servers are kept (`exec-host mcp login` writes
-    /// them); default `$XDG_DATA_HOME/exec-host/credentials.json`.
+    /// Where the OAuth tokens of HTTP MCP servers and APIs are kept (`exec-host mcp login`
+    /// writes them); default `$XDG_DATA_HOME/exec-host/credentials.json`.
     #[arg(long, value_name = "FILE")]
     pub(crate) mcp_credentials: Option<PathBuf>,
     /// Time each MCP server has to start and list its tools, in milliseconds.

@@ -85,11 +85,11 @@ fn main() -> ExitCode {
             resolve_session(flags.session).and_then(|session| listing::view(session, flags.id, flags.offset, flags.limit))
         }
         Command::Serve(flags) => resolve_serve(flags).and_then(serve),
-        Command::Mcp(McpCommand::Login { name, wait, session }) => {
-            resolve_session(session).and_then(|session| mcp::login(session, &name, wait))
+        Command::Mcp(McpCommand::Login { name, api, wait, session }) => {
+            resolve_session(session).and_then(|session| mcp::login(session, &name, api, wait))
         }
-        Command::Mcp(McpCommand::Logout { name, session }) => {
-            resolve_session(session).and_then(|session| mcp::logout(session, &name))
+        Command::Mcp(McpCommand::Logout { name, api, session }) => {
+            resolve_session(session).and_then(|session| mcp::logout(session, &name, api))
         }
         Command::Mcp(McpCommand::List { json, session }) => resolve_session(session).and_then(|session| mcp::list(session, json)),
         Command::Conformance(flags) => conformance::run(flags.sandbox.options(), flags.cases.as_deref(), &flags.filter),

@@ -1,10 +1,11 @@
 //! `exec-host mcp login`, `logout` and `list`: signing in to the configured MCP servers that
-//! ask for OAuth, and what each configured server is.
+//! ask for OAuth and the APIs a person signs in to, and what each configured one is.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use exec_host::mcp::{CredentialsFile, LoggedIn, Login, ServerState, SignIn, Transport};
+use exec_host::mcp::{CredentialsFile, Holder, LoggedIn, Login, ServerConfig, ServerState, SignIn, Transport};
+use exec_host::openapi::{ApiConfig, SpecPlace};
 use exec_host::{CancellationToken, Limits, SandboxOptions, error_sentence};
 use serde_json::json;
 
@@ -22,51 +23,94 @@ fn credentials(config: &SessionConfig) -> Result<&CredentialsFile, UsageError> {
     Ok(file)
 }
 
-fn server<'a>(config: &'a SessionConfig, name: &str) -> Result<&'a exec_host::mcp::ServerConfig, UsageError> {
-    config.mcp.servers.get(name).ok_or_else(|| {
-        let known: Vec<&str> = config.mcp.servers.keys().map(String::as_str).collect();
-        let known = if known.is_empty() { "none is configured (pass --mcp-config FILE)".to_string() } else { known.join(", ") };
-        UsageError(format!("no MCP server is named `{name}`; the configured ones: {known}"))
-    })
+/// What `login` signs in to.
+enum Target<'a> {
+    Server(&'a ServerConfig),
+    Api(&'a ApiConfig),
+}
+
+/// The server or API `name` (the API when `api`); an MCP server and an API may share a name,
+/// and then `--api` says which.
+fn target<'a>(config: &'a SessionConfig, name: &str, api: bool) -> Result<Target<'a>, UsageError> {
+    let (servers, apis) = (&config.mcp.servers, &config.mcp.apis);
+    match (servers.get(name), apis.get(name)) {
+        (_, Some(found)) if api => Ok(Target::Api(found)),
+        (Some(_), Some(_)) => Err(UsageError(format!(
+            "an MCP server and an API are both named `{name}`: this signs in to the server; add --api for the API"
+        ))),
+        (Some(found), None) if !api => Ok(Target::Server(found)),
+        (None, Some(found)) => Ok(Target::Api(found)),
+        _ => {
+            let known = |names: Vec<&String>| match names.is_empty() {
+                true => "none".to_string(),
+                false => names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
+            };
+            let (what, hint) = if api { ("API", "") } else { ("MCP server or API", " (pass --mcp-config FILE)") };
+            Err(UsageError(format!(
+                "no {what} is named `{name}`{hint}; the configured servers: {}; the configured APIs: {}",
+                known(servers.keys().collect()),
+                known(apis.keys().collect())
+            )))
+        }
+    }
 }
 
 /// `exec-host mcp login NAME`.
-pub(crate) fn login(config: SessionConfig, name: &str, wait: u64) -> Result<ExitCode, UsageError> {
-    let server = server(&config, name)?;
+pub(crate) fn login(config: SessionConfig, name: &str, api: bool, wait: u64) -> Result<ExitCode, UsageError> {
+    let target = target(&config, name, api)?;
     let credentials = credentials(&config)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let login = Login::browser_or_print().with_wait(Duration::from_secs(wait));
     let outcome = runtime.block_on(async {
         let signal = CancellationToken::new();
         cancel_on_stop_signals(signal.clone())?;
+        let signing_in = async {
+            match target {
+                Target::Server(server) => exec_host::mcp::log_in(name, server, credentials, &login, config.mcp_connect_timeout)
+                    .await
+                    .map_err(|reason| error_sentence(&reason)),
+                Target::Api(api) => exec_host::openapi::log_in(name, api, credentials, &login)
+                    .await
+                    .map(|()| LoggedIn::SignedIn)
+                    .map_err(|reason| reason.why),
+            }
+        };
         Ok::<_, UsageError>(tokio::select! {
-            outcome = exec_host::mcp::log_in(name, server, credentials, &login, config.mcp_connect_timeout) => Some(outcome),
+            outcome = signing_in => Some(outcome),
             _ = signal.cancelled() => None,
         })
     })?;
+    let what = match target {
+        Target::Server(_) => Holder::Server(name.to_string()),
+        Target::Api(_) => Holder::Api(name.to_string()),
+    };
     match outcome {
         None => Err(UsageError("stopped by a signal before the sign-in finished".into())),
         Some(Ok(LoggedIn::SignedIn)) => {
-            eprintln!("exec-host: signed in to `{name}`; its tokens are kept in {}", credentials.path().display());
+            eprintln!("exec-host: signed in to {what}; its tokens are kept in {}", credentials.path().display());
             Ok(ExitCode::SUCCESS)
         }
         Some(Ok(_)) => {
-            eprintln!("exec-host: `{name}` answered without asking for a sign-in; nothing was kept");
+            eprintln!("exec-host: {what} answered without asking for a sign-in; nothing was kept");
             Ok(ExitCode::SUCCESS)
         }
         Some(Err(reason)) => {
-            eprintln!("exec-host: cannot sign in to `{name}`: {}", terminal::err(&error_sentence(&reason)));
+            eprintln!("exec-host: cannot sign in to {what}: {}", terminal::err(&reason));
             Ok(ExitCode::from(1))
         }
     }
 }
 
-/// `exec-host mcp logout NAME`.
-pub(crate) fn logout(config: SessionConfig, name: &str) -> Result<ExitCode, UsageError> {
+/// `exec-host mcp logout NAME`: forgets the tokens of the server NAME, or of the API NAME
+/// (with `api`, or when only an API of that name is configured). The entry need not be
+/// configured any more.
+pub(crate) fn logout(config: SessionConfig, name: &str, api: bool) -> Result<ExitCode, UsageError> {
     let credentials = credentials(&config)?;
-    match credentials.forget(name) {
-        Ok(true) => eprintln!("exec-host: signed out of `{name}`: its tokens are removed from {}", credentials.path().display()),
-        Ok(false) => eprintln!("exec-host: `{name}` was not signed in"),
+    let only_an_api = config.mcp.apis.contains_key(name) && !config.mcp.servers.contains_key(name);
+    let holder = if api || only_an_api { Holder::Api(name.to_string()) } else { Holder::Server(name.to_string()) };
+    match credentials.forget(&holder) {
+        Ok(true) => eprintln!("exec-host: signed out of {holder}: its tokens are removed from {}", credentials.path().display()),
+        Ok(false) => eprintln!("exec-host: {holder} was not signed in"),
         Err(reason) => return Err(UsageError(error_sentence(&reason))),
     }
     Ok(ExitCode::SUCCESS)
@@ -76,13 +120,14 @@ pub(crate) fn logout(config: SessionConfig, name: &str) -> Result<ExitCode, Usag
 /// in) and says what each is.
 pub(crate) fn list(config: SessionConfig, as_json: bool) -> Result<ExitCode, UsageError> {
     let servers = config.mcp.servers.clone();
-    if servers.is_empty() {
-        eprintln!("exec-host: no MCP server is configured (pass --mcp-config FILE)");
+    let apis = config.mcp.apis.clone();
+    if servers.is_empty() && apis.is_empty() {
+        eprintln!("exec-host: no MCP server or API is configured (pass --mcp-config FILE)");
         return Ok(ExitCode::SUCCESS);
     }
     let credentials = config.mcp_credentials.clone();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let (states, failures) = runtime.block_on(async {
+    let (states, failures, operations, api_sign_ins) = runtime.block_on(async {
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
         let start = Start { login: false, ..Start::for_the_author(approve::for_this_process()) };
@@ -93,8 +138,19 @@ pub(crate) fn list(config: SessionConfig, as_json: bool) -> Result<ExitCode, Usa
         let states = session.server_states();
         let failures: Vec<(String, String)> =
             session.start_failures().iter().map(|failure| (failure.server.clone(), failure.reason())).collect();
+        let pool = session.pool().map_err(|e| UsageError(error_sentence(&e)))?;
+        let operations = |api: &str| pool.available().filter(|tool| tool.name.starts_with(&format!("api__{api}__"))).count();
+        let operations: Vec<usize> = apis.keys().map(|api| operations(api)).collect();
         session.shutdown().await;
-        Ok::<_, UsageError>((states, failures))
+        let mut api_sign_ins = Vec::new();
+        for (name, api) in &apis {
+            let state = match &credentials {
+                Some(credentials) => exec_host::openapi::sign_in_state(name, api, credentials).await.map_err(|e| e.why),
+                None => Ok(None),
+            };
+            api_sign_ins.push(state);
+        }
+        Ok::<_, UsageError>((states, failures, operations, api_sign_ins))
     })?;
     for (name, server) in &servers {
         let (transport, url) = match &server.transport {
@@ -112,10 +168,8 @@ pub(crate) fn list(config: SessionConfig, as_json: bool) -> Result<ExitCode, Usa
             _ => (false, None, Some("it did not start".to_string())),
         };
         let signed_in = match (url, &credentials) {
-            (Some(url), Some(credentials)) => match credentials.sign_in(name, url) {
-                Ok(SignIn::SignedIn) => Some("signed in"),
-                Ok(SignIn::OtherUrl) => Some("signed in for another URL (sign in again)"),
-                Ok(_) => Some("not signed in"),
+            (Some(url), Some(credentials)) => match credentials.sign_in(&Holder::Server(name.clone()), url) {
+                Ok(state) => Some(sign_in_words(state)),
                 Err(_) => Some("credentials unreadable"),
             },
             _ => None,
@@ -134,5 +188,32 @@ pub(crate) fn list(config: SessionConfig, as_json: bool) -> Result<ExitCode, Usa
             terminal::println(&terminal::out(&format!("{name}  {transport}  {status}{sign_in}")));
         }
     }
+    for (((name, api), operations), sign_in) in apis.iter().zip(operations).zip(api_sign_ins) {
+        let spec = match &api.spec {
+            SpecPlace::File(file) => file.display().to_string(),
+            SpecPlace::Url(url) => url.clone(),
+        };
+        let signed_in = match sign_in {
+            Ok(Some(state)) => Some(sign_in_words(state)),
+            Ok(None) => None,
+            Err(_) => Some("credentials unreadable"),
+        };
+        if as_json {
+            let line = json!({"name": name, "api": spec, "operations": operations, "signIn": signed_in});
+            terminal::println(&line.to_string());
+        } else {
+            let sign_in = signed_in.map(|s| format!(", {s}")).unwrap_or_default();
+            terminal::println(&terminal::out(&format!("{name}  api: {spec}  {operations} operations{sign_in}")));
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How `list` says whether a server or an API is signed in.
+fn sign_in_words(state: SignIn) -> &'static str {
+    match state {
+        SignIn::SignedIn => "signed in",
+        SignIn::OtherUrl => "signed in for another URL (sign in again)",
+        _ => "not signed in",
+    }
 }

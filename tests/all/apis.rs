@@ -17,6 +17,10 @@ use exec_host_tests::{Harness, within};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "tok-5ecret-4f9a";
+/// The access token a person's sign-in gets.
+const PERSON_TOKEN: &str = "person-tok-77c1d0";
+/// The PKCE challenge of the last authorization URL opened.
+static CHALLENGE: Mutex<Option<String>> = Mutex::new(None);
 
 const SPEC: &str = r##"
 openapi: 3.0.3
@@ -134,6 +138,26 @@ async fn answer(request: Request<Body>, seen: Seen) -> Response<Body> {
             tokio::time::sleep(Duration::from_millis(150)).await;
             HOLDING.fetch_sub(1, Ordering::SeqCst);
             json(StatusCode::OK, json!({ "held": true }))
+        }
+        // The token endpoint of a person's sign-in: the code the sign-in was given, with the
+        // PKCE verifier of the challenge the authorization URL carried.
+        ("POST", "/token") => {
+            let body = axum::body::to_bytes(request.into_body(), 1 << 20).await.unwrap();
+            let form: BTreeMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
+            let verifier = form.get("code_verifier").cloned().unwrap_or_default();
+            let challenge = {
+                use base64::Engine;
+                use sha2::Digest;
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()))
+            };
+            let expected = CHALLENGE.lock().unwrap().clone();
+            if form.get("grant_type").map(String::as_str) != Some("authorization_code")
+                || form.get("code").map(String::as_str) != Some("the-code")
+                || Some(challenge) != expected
+            {
+                return json(StatusCode::BAD_REQUEST, json!({ "error": "invalid_grant" }));
+            }
+            json(StatusCode::OK, json!({ "access_token": PERSON_TOKEN, "token_type": "Bearer", "expires_in": 3600 }))
         }
         ("GET", "/echo") => {
             Response::builder().header("content-type", "text/plain").body(Body::from(format!("{headers:?}"))).unwrap()
@@ -394,4 +418,93 @@ async fn scripts_drive_githubs_published_description_through_prism() {
         "{refused}"
     );
     assert!(!outcome.text().contains(TOKEN));
+}
+
+#[tokio::test]
+async fn a_call_that_needs_a_persons_sign_in_sends_one_person_once_and_keeps_the_tokens() {
+    let server = PetServer::start().await;
+    let spec_dir = tempfile::tempdir().unwrap();
+    let spec = spec_dir.path().join("pets.yaml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let auth = ApiAuth::AuthorizationCode {
+        authorization_url: format!("{}/authorize", server.base),
+        token_url: format!("{}/token", server.base),
+        client: exec_host::mcp::OAuthClient::registered("pets-cli"),
+        scopes: vec!["pets:read".into()],
+    };
+    let api = ApiConfig::new(SpecPlace::File(spec)).with_base_url(server.base.clone()).with_auth(auth);
+    let mut config = McpConfig::default();
+    config.apis = BTreeMap::from([("pets".to_string(), api)]);
+    let credentials = spec_dir.path().join("credentials.json");
+    let script = r#"
+        const pets = await Promise.all([1, 2, 3].map(() => tools.api__pets__pets_get_one({ petId: "rex" })));
+        return pets.map(pet => pet.auth)"#;
+
+    // Nobody to send: the call fails at once, saying how to sign in, and nothing is sent.
+    let nobody = {
+        let (config, credentials) = (config.clone(), credentials.clone());
+        Harness::with(move |builder| {
+            builder.mcp_servers(config).mcp_credentials(Some(exec_host::mcp::CredentialsFile::at(credentials)))
+        })
+        .await
+    };
+    let outcome = within(30, nobody.run(script)).await;
+    assert!(outcome.text().contains("API `pets` needs an OAuth sign-in"), "{}", outcome.text());
+    assert!(outcome.text().contains("run `exec-host mcp login pets`"), "{}", outcome.text());
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+
+    // A person to send: the first calls wait for one sign-in, and all go with its token.
+    let opened: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let login = {
+        let opened = opened.clone();
+        exec_host::mcp::Login::with_opener(move |what, address| {
+            opened.lock().unwrap().push((what.to_string(), address.to_string()));
+            let address = url::Url::parse(address).unwrap();
+            let query: BTreeMap<String, String> = address.query_pairs().into_owned().collect();
+            *CHALLENGE.lock().unwrap() = query.get("code_challenge").cloned();
+            assert_eq!(query["code_challenge_method"], "S256");
+            assert_eq!(query["client_id"], "pets-cli");
+            assert_eq!(query["scope"], "pets:read");
+            // The person agrees: the browser is sent back to the loopback listener.
+            let back = url::Url::parse(&query["redirect_uri"]).unwrap();
+            let state = query["state"].clone();
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut stream = tokio::net::TcpStream::connect((back.host_str().unwrap(), back.port().unwrap())).await.unwrap();
+                let request = format!("GET {}?code=the-code&state={state} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n", back.path());
+                stream.write_all(request.as_bytes()).await.unwrap();
+                let mut answer = Vec::new();
+                let _ = stream.read_to_end(&mut answer).await;
+            });
+            Ok(())
+        })
+    };
+    let harness = {
+        let (config, credentials) = (config.clone(), credentials.clone());
+        Harness::with(move |builder| {
+            builder.mcp_servers(config).mcp_credentials(Some(exec_host::mcp::CredentialsFile::at(credentials))).mcp_login(login)
+        })
+        .await
+    };
+    let outcome = within(60, harness.run(script)).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    assert_eq!(outcome.value().unwrap(), &json!(["Bearer [credential]", "Bearer [credential]", "Bearer [credential]"]));
+    let opened = opened.lock().unwrap().clone();
+    assert_eq!(opened.len(), 1, "one sign-in for the three calls: {opened:?}");
+    assert_eq!(opened[0].0, "API `pets`");
+    assert!(opened[0].1.starts_with(&format!("{}/authorize?", server.base)), "{}", opened[0].1);
+    let seen = server.seen.lock().unwrap().clone();
+    let pets: Vec<_> = seen.iter().filter(|(line, _)| line == "GET /pets/rex").collect();
+    assert_eq!(pets.len(), 3);
+    assert!(pets.iter().all(|(_, headers)| headers["authorization"] == format!("Bearer {PERSON_TOKEN}")), "{pets:?}");
+    assert!(!outcome.text().contains(PERSON_TOKEN));
+    // Kept for the next session, under the API's name, bound to its base URL.
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&credentials).unwrap()).unwrap();
+    assert_eq!(kept["apis"]["pets"]["resource"], server.base.as_str(), "{kept}");
+    let again = Harness::with(move |builder| {
+        builder.mcp_servers(config).mcp_credentials(Some(exec_host::mcp::CredentialsFile::at(credentials)))
+    })
+    .await;
+    let outcome = within(30, again.run(script)).await;
+    assert!(outcome.ok(), "the kept token is used without a person: {}", outcome.text());
 }

@@ -1,7 +1,8 @@
 //! HTTP APIs from the command line: a FastAPI app (tests/python/api_app.py, pinned with the
 //! MCP Python SDK's venv) described by its own /openapi.json (OpenAPI 3.1) fetched by URL,
-//! one API of it behind a bearer token from the environment and one behind OAuth 2.1's
-//! client credentials, both kept in the host.
+//! one API of it behind a bearer token from the environment, one behind OAuth 2.1's client
+//! credentials and one a person signs in to (OAuth 2.1's authorization code grant with PKCE,
+//! through `exec-host mcp login`), every credential kept in the host.
 
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
@@ -23,10 +24,15 @@ struct App {
 
 impl App {
     fn start() -> Self {
+        App::with_person_tokens_lasting(3600)
+    }
+
+    /// The app, its authorization code grant's access tokens lasting `seconds`.
+    fn with_person_tokens_lasting(seconds: u32) -> Self {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut child = Command::new(python_sdk())
             .arg(root.join("tests/python/api_app.py"))
-            .args([BEARER, CLIENT_ID, CLIENT_SECRET])
+            .args([BEARER, CLIENT_ID, CLIENT_SECRET, &seconds.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .expect("the FastAPI app starts");
@@ -147,4 +153,103 @@ fn a_scripts_fetch_reaches_the_app_only_by_a_rule_and_never_with_an_apis_credent
     assert_ne!(output.status.code(), Some(0), "{text}");
     assert!(text.contains("run with `--allow WebFetch(domain:127.0.0.1)`"), "{text}");
     assert!(!text.contains(BEARER), "the credential leaked: {text}");
+}
+
+#[test]
+fn an_api_a_person_signs_in_to_is_logged_in_once_and_its_tokens_refreshed_in_the_host() {
+    // Access tokens last 4 s: the host refreshes one that is about to expire.
+    let app = App::with_person_tokens_lasting(4);
+    let setup = Setup::new();
+    let config = json!({ "apis": { "notes": {
+        "spec": format!("{}/openapi.json", app.base), "baseUrl": app.base, "include": ["myProfile", "revokeAccessTokens"],
+        "auth": { "type": "oauth2", "flow": "authorizationCode", "authorizationUrl": format!("{}/authorize", app.base),
+                  "tokenUrl": format!("{}/token", app.base), "clientId": "notes-cli", "scopes": ["profile"] } } } });
+    std::fs::write(setup.workspace.path().join("apis.json"), config.to_string()).unwrap();
+    // Outside the workspace, where the host keeps tokens.
+    let private = tempfile::tempdir().unwrap();
+    let credentials = private.path().join("credentials.json");
+    let credentials = credentials.to_str().unwrap();
+    let with = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--mcp-config", "apis.json", "--mcp-credentials", credentials]);
+        all.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let run = |args: &[&str]| {
+        let args = with(args);
+        setup.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let script = r#"
+        const first = await tools.api__notes__myProfile({});
+        // The token is about to expire: the next call goes with a refreshed one.
+        await new Promise(resolve => setTimeout(resolve, 3500));
+        const second = await tools.api__notes__myProfile({});
+        // The API revokes every access token: it refuses the next, and the host refreshes.
+        await tools.api__notes__revokeAccessTokens({});
+        const third = await tools.api__notes__myProfile({});
+        return { first, second, third }"#;
+
+    // Not signed in: the call fails saying how to sign in, and nothing is sent anywhere.
+    let output = run(&["run", "-e", "return await tools.api__notes__myProfile({})"]);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    assert_ne!(output.status.code(), Some(0), "{said}");
+    assert!(said.contains("API `notes` needs an OAuth sign-in") && said.contains("run `exec-host mcp login notes`"), "{said}");
+    let listed = run(&["mcp", "list", "--json"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let line: Value = serde_json::from_str(stdout(&listed).trim()).unwrap();
+    assert_eq!(
+        line,
+        json!({ "name": "notes", "api": format!("{}/openapi.json", app.base), "operations": 2, "signIn": "not signed in" })
+    );
+
+    let args = with(&["mcp", "login", "notes"]);
+    let login = crate::common::exec_host(setup.workspace.path(), &setup.cache)
+        .args(&args)
+        .env("BROWSER", crate::mcp::follow_redirect(""))
+        .output()
+        .unwrap();
+    assert_eq!(login.status.code(), Some(0), "{}", stderr(&login));
+    assert!(stderr(&login).contains("to sign in to API `notes`, open this URL"), "{}", stderr(&login));
+    assert!(stderr(&login).contains("signed in to API `notes`; its tokens are kept in"), "{}", stderr(&login));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(credentials).unwrap().permissions().mode() & 0o777, 0o600);
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(credentials).unwrap()).unwrap();
+    let entry = &kept["apis"]["notes"];
+    assert_eq!(entry["resource"], app.base.as_str(), "bound to the API's base URL: {kept}");
+    let response = &entry["credentials"]["token_response"];
+    let secrets =
+        [response["access_token"].as_str().unwrap().to_string(), response["refresh_token"].as_str().unwrap().to_string()];
+    let listed = run(&["mcp", "list", "--json"]);
+    assert!(stdout(&listed).contains(r#""signIn":"signed in""#), "{}", stdout(&listed));
+
+    let output = run(&["run", "--json", "-e", script]);
+    assert_eq!(output.status.code(), Some(0), "{}\n{}", stdout(&output), stderr(&output));
+    let value = serde_json::from_str::<Value>(&stdout(&output)).unwrap()["value"].clone();
+    assert_eq!(value["first"]["user"], "ada", "{value}");
+    assert_eq!(value["first"]["grants"], json!({ "authorization_code": 1, "refresh_token": 0 }), "the login's token: {value}");
+    assert_eq!(
+        value["second"]["grants"],
+        json!({ "authorization_code": 1, "refresh_token": 1 }),
+        "refreshed before expiry: {value}"
+    );
+    assert_eq!(
+        value["third"]["grants"],
+        json!({ "authorization_code": 1, "refresh_token": 2 }),
+        "refreshed once refused: {value}"
+    );
+    let serials: Vec<&Value> = ["first", "second", "third"].iter().map(|call| &value[call]["token_serial"]).collect();
+    assert!(serials[0] != serials[1] && serials[1] != serials[2], "each call went with a new token: {value}");
+    for text in [stdout(&output), stderr(&output), stdout(&login), stderr(&login)] {
+        for secret in &secrets {
+            assert!(!text.contains(secret.as_str()), "a token was printed: {text}");
+        }
+    }
+    // The rotated refresh token was kept: a later run needs no sign-in either.
+    let output = run(&["run", "--json", "-e", "return await tools.api__notes__myProfile({})"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    let output = run(&["mcp", "logout", "notes"]);
+    assert!(stderr(&output).contains("signed out of API `notes`"), "{}", stderr(&output));
+    let output = run(&["run", "-e", "return await tools.api__notes__myProfile({})"]);
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(said.contains("run `exec-host mcp login notes`"), "{said}");
 }

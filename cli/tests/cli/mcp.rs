@@ -236,7 +236,10 @@ fn mcp_list_login_and_logout_say_what_each_server_is() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("only HTTP servers sign in with OAuth"), "{}", stderr(&output));
     let output = setup.run(&["mcp", "login", "nobody", "--mcp-config", &config, "--mcp-credentials", credentials]);
-    assert_usage_error(&output, "no MCP server is named `nobody`; the configured ones: fx, gone");
+    assert_usage_error(
+        &output,
+        "no MCP server or API is named `nobody` (pass --mcp-config FILE); the configured servers: `fx`, `gone`; the configured APIs: none",
+    );
     let output = setup.run(&["mcp", "logout", "gone", "--mcp-config", &config, "--mcp-credentials", credentials]);
     assert_eq!(output.status.code(), Some(0));
     assert!(stderr(&output).contains("`gone` was not signed in"), "{}", stderr(&output));
@@ -384,7 +387,7 @@ fn a_python_sdk_server_behind_oauth_is_signed_in_to_once_and_its_expiring_token_
 
 /// `$BROWSER` for the tests: `tests/python/follow_redirect.py`, which follows the
 /// authorization URL to the loopback listener, with its `options`.
-fn follow_redirect(options: &str) -> String {
+pub(crate) fn follow_redirect(options: &str) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     format!("{} {} {options}", crate::common::python_sdk().display(), root.join("tests/python/follow_redirect.py").display())
 }
@@ -455,7 +458,7 @@ fn a_hostile_authorization_server_gets_a_clear_refusal_quickly_and_no_token_is_k
         let _ = server.wait();
         let said = stderr(&login);
         assert_eq!(login.status.code(), Some(1), "{mode}: {said}");
-        assert!(said.contains("cannot sign in to `hostile`") && said.contains(says), "{mode}: {said}");
+        assert!(said.contains("cannot sign in to MCP server `hostile`") && said.contains(says), "{mode}: {said}");
         assert!(started.elapsed() < std::time::Duration::from_secs(15), "{mode}: no long wait ({:?})", started.elapsed());
         assert!(!said.contains("tok-for-elsewhere") && !stdout(&login).contains("tok-for-elsewhere"), "{mode}: {said}");
         let kept = std::fs::read_to_string(&credentials).unwrap_or_default();

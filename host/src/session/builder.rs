@@ -389,16 +389,16 @@ impl SessionBuilder {
         if let Some(store) = &self.store {
             tools.push(Arc::new(ViewToolCall::new(store.clone())));
         }
-        // Each API's operations are tools from the start, like the embedding's: a description
-        // is read once, and one that cannot be read stops the session with why.
-        for (name, config) in &self.servers.apis {
-            tools.extend(super::load_api(name, config).await?);
-        }
-        let registry = Arc::new(Registry::new(tools)?);
         let mut server_auth = self.server_auth;
         if let Some(dir) = &self.workspace {
             server_auth.credentials = server_auth.credentials.map(|file| file.kept_out_of(dir));
         }
+        // Each API's operations are tools from the start, like the embedding's: a description
+        // is read once, and one that cannot be read stops the session with why.
+        for (name, config) in &self.servers.apis {
+            tools.extend(super::load_api(name, config, &server_auth).await?);
+        }
+        let registry = Arc::new(Registry::new(tools)?);
         let servers = McpServers::new(registry.clone(), self.server_limits, server_auth, self.input);
         let sandbox = async {
             match self.sandbox {

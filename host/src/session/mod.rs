@@ -299,7 +299,7 @@ impl Session {
     /// of every later request. An API that cannot be loaded leaves the tools it had.
     /// Gives the number of operations offered.
     pub async fn add_api(&self, name: &str, config: &crate::sources::openapi::ApiConfig) -> Result<usize, SessionError> {
-        let tools = load_api(name, config).await?;
+        let tools = load_api(name, config, self.inner.servers.auth()).await?;
         let offered = tools.len();
         self.inner.registry.replace_api_tools(name, tools);
         Ok(offered)
@@ -580,8 +580,12 @@ pub(crate) fn record_exec(span: &tracing::Span, result: &ToolResult) {
 }
 
 /// API `name`'s operations as tools, each operation it could not offer logged with why.
-async fn load_api(name: &str, config: &crate::sources::openapi::ApiConfig) -> Result<Vec<Arc<dyn Tool>>, SessionError> {
-    let loaded = crate::sources::openapi::load(name, config).await?;
+async fn load_api(
+    name: &str,
+    config: &crate::sources::openapi::ApiConfig,
+    auth: &crate::sources::mcp::oauth::ServerAuth,
+) -> Result<Vec<Arc<dyn Tool>>, SessionError> {
+    let loaded = crate::sources::openapi::load(name, config, auth).await?;
     for skipped in &loaded.skipped {
         tracing::warn!(api = %name, "operation {} is not offered: {}", skipped.operation, skipped.reason);
     }

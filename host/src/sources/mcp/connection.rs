@@ -241,7 +241,7 @@ pub enum LoggedIn {
 /// The server refused the token it was just signed in for (a token for another resource, or
 /// none it takes): the token is forgotten rather than kept for later runs.
 fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -> ConnectError {
-    if let Err(why) = credentials.forget(server) {
+    if let Err(why) = credentials.forget(&super::credentials::Holder::Server(server.to_string())) {
         warn!("the refused token of `{server}` could not be forgotten: {}", error_sentence(&why));
     }
     ConnectError::FreshTokenRefused { url: url.to_string() }
@@ -292,7 +292,7 @@ pub async fn log_in(
         Ok((service, _)) => {
             let _ = service.cancel().await;
             // A login is for later runs: tokens this process alone holds are no login.
-            credentials.check_saved(name)?;
+            credentials.check_saved(&super::credentials::Holder::Server(name.to_string()))?;
             Ok(LoggedIn::SignedIn)
         }
         Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(name, url, credentials).into()),

@@ -1,7 +1,8 @@
-//! Where the OAuth tokens of MCP servers are kept between runs: one JSON file that only this
-//! user may read (`$XDG_DATA_HOME/exec-host/credentials.json` by default), one entry per
-//! server name, bound to the server's URL (the OAuth resource). A token kept for another URL
-//! is never sent to this one.
+//! Where the OAuth tokens of MCP servers and HTTP APIs are kept between runs: one JSON file
+//! that only this user may read (`$XDG_DATA_HOME/exec-host/credentials.json` by default), one
+//! entry per server name (`servers`) and per API name (`apis`), bound to the server's URL or
+//! the API's base URL (the OAuth resource). A token kept for another URL is never sent to
+//! this one.
 //!
 //! The file is never read or written through a link, nor anywhere the workspace reaches
 //! (inside it, or on a way through it: scripts read and write files there). One that
@@ -34,8 +35,8 @@ pub struct CredentialsFile {
     path: PathBuf,
     /// The workspace of the session, which must not reach the file.
     workspace: Option<PathBuf>,
-    /// Entries saved while the file could not be written, by server name, with why not.
-    unsaved: Arc<Mutex<BTreeMap<String, (Entry, String)>>>,
+    /// Entries saved while the file could not be written, by holder, with why not.
+    unsaved: Arc<Mutex<BTreeMap<Holder, (Entry, String)>>>,
 }
 
 /// What is wrong with where the tokens are kept.
@@ -46,8 +47,8 @@ pub enum CredentialsError {
     #[error("the credentials file {why}; keep it outside")]
     InWorkspace { path: PathBuf, why: crate::support::private::InsideWorkspace },
     /// A sign-in got tokens that could not be written to the file.
-    #[error("the sign-in to `{server}` succeeded but its tokens were NOT saved, so the next run asks again: {why}")]
-    NotSaved { server: String, why: String },
+    #[error("the sign-in to {holder} succeeded but its tokens were NOT saved, so the next run asks again: {why}")]
+    NotSaved { holder: Holder, why: String },
     /// The file cannot be read or written as it is (`what` ends the sentence that begins
     /// with it: `is not a plain file`), with the system's error when there is one.
     #[error("the credentials file {} {what}", .path.display())]
@@ -76,6 +77,43 @@ struct Entry {
 struct Contents {
     #[serde(default)]
     servers: BTreeMap<String, Entry>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    apis: BTreeMap<String, Entry>,
+}
+
+impl Contents {
+    /// The entries of `holder`'s kind.
+    fn entries(&mut self, holder: &Holder) -> &mut BTreeMap<String, Entry> {
+        match holder {
+            Holder::Server(_) => &mut self.servers,
+            Holder::Api(_) => &mut self.apis,
+        }
+    }
+}
+
+/// Whose tokens an entry holds: an MCP server's or an HTTP API's (their names are separate,
+/// as `mcp__` and `api__` tools are).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Holder {
+    Server(String),
+    Api(String),
+}
+
+impl Holder {
+    pub fn name(&self) -> &str {
+        match self {
+            Holder::Server(name) | Holder::Api(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Holder::Server(name) => write!(f, "MCP server `{name}`"),
+            Holder::Api(name) => write!(f, "API `{name}`"),
+        }
+    }
 }
 
 /// Whether a server is signed in, as `exec-host mcp list` reports it.
@@ -111,11 +149,11 @@ impl CredentialsFile {
         }
     }
 
-    /// Whether the tokens of `server` signed in to by this process are in the file: an
+    /// Whether the tokens of `holder` signed in to by this process are in the file: an
     /// error saying why not when they are kept in memory only.
-    pub fn check_saved(&self, server: &str) -> Result<(), CredentialsError> {
-        match self.unsaved.locked().get(server) {
-            Some((_, why)) => Err(CredentialsError::NotSaved { server: server.to_string(), why: why.clone() }),
+    pub fn check_saved(&self, holder: &Holder) -> Result<(), CredentialsError> {
+        match self.unsaved.locked().get(holder) {
+            Some((_, why)) => Err(CredentialsError::NotSaved { holder: holder.clone(), why: why.clone() }),
             None => Ok(()),
         }
     }
@@ -130,41 +168,41 @@ impl CredentialsFile {
         &self.path
     }
 
-    /// Whether `server` at `url` has tokens kept.
-    pub fn sign_in(&self, server: &str, url: &str) -> Result<SignIn, CredentialsError> {
-        Ok(match self.entry(server)? {
+    /// Whether `holder` at `url` has tokens kept.
+    pub fn sign_in(&self, holder: &Holder, url: &str) -> Result<SignIn, CredentialsError> {
+        Ok(match self.entry(holder)? {
             Some(entry) if entry.resource == url && entry.credentials.token_response.is_some() => SignIn::SignedIn,
             Some(entry) if entry.credentials.token_response.is_some() => SignIn::OtherUrl,
             _ => SignIn::NotSignedIn,
         })
     }
 
-    /// The scopes granted to `server` at `url` by its last sign-in.
-    pub(crate) fn granted_scopes(&self, server: &str, url: &str) -> Vec<String> {
-        match self.entry(server) {
+    /// The scopes granted to `holder` at `url` by its last sign-in.
+    pub(crate) fn granted_scopes(&self, holder: &Holder, url: &str) -> Vec<String> {
+        match self.entry(holder) {
             Ok(Some(entry)) if entry.resource == url => entry.credentials.granted_scopes,
             _ => Vec::new(),
         }
     }
 
-    /// Forgets the tokens of `server`; whether there were any.
-    pub fn forget(&self, server: &str) -> Result<bool, CredentialsError> {
-        let had = self.unsaved.locked().remove(server).is_some();
+    /// Forgets the tokens of `holder`; whether there were any.
+    pub fn forget(&self, holder: &Holder) -> Result<bool, CredentialsError> {
+        let had = self.unsaved.locked().remove(holder).is_some();
         let mut removed = false;
-        self.update(|contents| removed = contents.servers.remove(server).is_some())?;
+        self.update(|contents| removed = contents.entries(holder).remove(holder.name()).is_some())?;
         Ok(had || removed)
     }
 
-    /// The store rmcp reads and refreshes `server`'s tokens through.
-    pub(crate) fn store_for(&self, server: &str, url: &str) -> ServerCredentials {
-        ServerCredentials { file: self.clone(), server: server.to_string(), resource: url.to_string() }
+    /// The store rmcp reads and refreshes `holder`'s tokens through.
+    pub(crate) fn store_for(&self, holder: &Holder, url: &str) -> HeldCredentials {
+        HeldCredentials { file: self.clone(), holder: holder.clone(), resource: url.to_string() }
     }
 
-    fn entry(&self, server: &str) -> Result<Option<Entry>, CredentialsError> {
-        if let Some((entry, _)) = self.unsaved.locked().get(server) {
+    fn entry(&self, holder: &Holder) -> Result<Option<Entry>, CredentialsError> {
+        if let Some((entry, _)) = self.unsaved.locked().get(holder) {
             return Ok(Some(entry.clone()));
         }
-        Ok(self.read()?.servers.remove(server))
+        Ok(self.read()?.entries(holder).remove(holder.name()))
     }
 
     /// The file's entries; none when it does not exist or does not parse (said once).
@@ -290,18 +328,18 @@ impl Drop for FileLock {
     }
 }
 
-/// One server's tokens in the credentials file, as rmcp's authorization reads, refreshes and
-/// saves them.
-pub(crate) struct ServerCredentials {
+/// One server's or API's tokens in the credentials file, as rmcp's authorization reads,
+/// refreshes and saves them.
+pub(crate) struct HeldCredentials {
     file: CredentialsFile,
-    server: String,
+    holder: Holder,
     resource: String,
 }
 
 #[async_trait::async_trait]
-impl CredentialStore for ServerCredentials {
+impl CredentialStore for HeldCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let entry = self.file.entry(&self.server).map_err(|e| AuthError::CredentialStoreError(error_sentence(&e)))?;
+        let entry = self.file.entry(&self.holder).map_err(|e| AuthError::CredentialStoreError(error_sentence(&e)))?;
         // Tokens issued for another URL are not this server's.
         Ok(entry.filter(|entry| entry.resource == self.resource).map(|entry| entry.credentials))
     }
@@ -309,17 +347,17 @@ impl CredentialStore for ServerCredentials {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let entry = Entry { resource: self.resource.clone(), credentials };
         let saved = self.file.update(|contents| {
-            contents.servers.insert(self.server.clone(), entry.clone());
+            contents.entries(&self.holder).insert(self.holder.name().to_string(), entry.clone());
         });
         match saved {
             Ok(()) => {
-                self.file.unsaved.locked().remove(&self.server);
+                self.file.unsaved.locked().remove(&self.holder);
             }
             Err(why) => {
                 let why = error_sentence(&why);
-                let first = self.file.unsaved.locked().insert(self.server.clone(), (entry, why.clone())).is_none();
+                let first = self.file.unsaved.locked().insert(self.holder.clone(), (entry, why.clone())).is_none();
                 if first {
-                    warn!("server `{}`: new tokens are kept for this run only: {why}", self.server);
+                    warn!("{}: new tokens are kept for this run only: {why}", self.holder);
                 }
             }
         }
@@ -327,7 +365,7 @@ impl CredentialStore for ServerCredentials {
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.file.forget(&self.server).map(|_| ()).map_err(|e| AuthError::CredentialStoreError(error_sentence(&e)))
+        self.file.forget(&self.holder).map(|_| ()).map_err(|e| AuthError::CredentialStoreError(error_sentence(&e)))
     }
 }
 
@@ -335,29 +373,53 @@ impl CredentialStore for ServerCredentials {
 mod tests {
     use super::*;
 
+    fn server(name: &str) -> Holder {
+        Holder::Server(name.into())
+    }
+
     fn kept(file: &CredentialsFile, server: &str, url: &str) {
         let token: rmcp::transport::auth::OAuthTokenResponse =
             serde_json::from_value(serde_json::json!({"access_token": "secret-token", "token_type": "bearer"})).unwrap();
         let credentials = StoredCredentials::new("client".into(), Some(token), vec!["read".into()], Some(1));
-        futures::executor::block_on(file.store_for(server, url).save(credentials)).unwrap();
+        futures::executor::block_on(file.store_for(&Holder::Server(server.into()), url).save(credentials)).unwrap();
     }
 
     #[test]
     fn tokens_are_kept_per_server_and_url_in_a_file_only_its_user_reads() {
         let dir = tempfile::tempdir().unwrap();
         let file = CredentialsFile::at(dir.path().join("nested/credentials.json"));
-        assert_eq!(file.sign_in("crm", "https://crm.example/mcp").unwrap(), SignIn::NotSignedIn);
+        assert_eq!(file.sign_in(&server("crm"), "https://crm.example/mcp").unwrap(), SignIn::NotSignedIn);
         kept(&file, "crm", "https://crm.example/mcp");
-        assert_eq!(file.sign_in("crm", "https://crm.example/mcp").unwrap(), SignIn::SignedIn);
-        assert_eq!(file.sign_in("crm", "https://other.example/mcp").unwrap(), SignIn::OtherUrl);
-        let loaded = futures::executor::block_on(file.store_for("crm", "https://other.example/mcp").load()).unwrap();
+        assert_eq!(file.sign_in(&server("crm"), "https://crm.example/mcp").unwrap(), SignIn::SignedIn);
+        assert_eq!(file.sign_in(&server("crm"), "https://other.example/mcp").unwrap(), SignIn::OtherUrl);
+        let loaded = futures::executor::block_on(file.store_for(&server("crm"), "https://other.example/mcp").load()).unwrap();
         assert!(loaded.is_none(), "a token kept for one URL is never sent to another");
-        assert_eq!(file.granted_scopes("crm", "https://crm.example/mcp"), ["read"]);
+        assert_eq!(file.granted_scopes(&server("crm"), "https://crm.example/mcp"), ["read"]);
         let mode = std::fs::metadata(file.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        assert!(file.forget("crm").unwrap());
-        assert!(!file.forget("crm").unwrap());
-        assert_eq!(file.sign_in("crm", "https://crm.example/mcp").unwrap(), SignIn::NotSignedIn);
+        assert!(file.forget(&server("crm")).unwrap());
+        assert!(!file.forget(&server("crm")).unwrap());
+        assert_eq!(file.sign_in(&server("crm"), "https://crm.example/mcp").unwrap(), SignIn::NotSignedIn);
+    }
+
+    #[test]
+    fn an_api_and_a_server_of_one_name_keep_their_own_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = CredentialsFile::at(dir.path().join("credentials.json"));
+        let api = Holder::Api("crm".into());
+        let token: rmcp::transport::auth::OAuthTokenResponse =
+            serde_json::from_value(serde_json::json!({"access_token": "api-token", "token_type": "bearer"})).unwrap();
+        let credentials = StoredCredentials::new("client".into(), Some(token), vec![], Some(1));
+        futures::executor::block_on(file.store_for(&api, "https://crm.example/v1").save(credentials)).unwrap();
+        assert_eq!(file.sign_in(&api, "https://crm.example/v1").unwrap(), SignIn::SignedIn);
+        assert_eq!(file.sign_in(&server("crm"), "https://crm.example/v1").unwrap(), SignIn::NotSignedIn);
+        kept(&file, "crm", "https://crm.example/mcp");
+        let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
+        assert!(written["apis"]["crm"].is_object() && written["servers"]["crm"].is_object(), "{written}");
+        assert!(!file.forget(&server("other")).unwrap());
+        assert!(file.forget(&api).unwrap());
+        assert_eq!(file.sign_in(&api, "https://crm.example/v1").unwrap(), SignIn::NotSignedIn);
+        assert_eq!(file.sign_in(&server("crm"), "https://crm.example/mcp").unwrap(), SignIn::SignedIn);
     }
 
     #[test]
@@ -369,26 +431,26 @@ mod tests {
         let elsewhere = dir.path().join("elsewhere.json");
         std::fs::write(&elsewhere, "{}").unwrap();
         std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
-        assert!(file.sign_in("a", "u").unwrap_err().to_string().contains("is a link"));
-        assert!(file.forget("a").unwrap_err().to_string().contains("is a link"));
+        assert!(file.sign_in(&server("a"), "u").unwrap_err().to_string().contains("is a link"));
+        assert!(file.forget(&server("a")).unwrap_err().to_string().contains("is a link"));
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}");
         std::fs::remove_file(&path).unwrap();
         // Open to others: made private, with a warning.
         kept(&file, "a", "u");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(file.sign_in("a", "u").unwrap(), SignIn::SignedIn);
+        assert_eq!(file.sign_in(&server("a"), "u").unwrap(), SignIn::SignedIn);
         assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
         // Not JSON: read as empty, and replaced by the next save.
         std::fs::write(&path, "not json").unwrap();
-        assert_eq!(file.sign_in("a", "u").unwrap(), SignIn::NotSignedIn);
+        assert_eq!(file.sign_in(&server("a"), "u").unwrap(), SignIn::NotSignedIn);
         kept(&file, "b", "v");
-        assert_eq!(file.sign_in("b", "v").unwrap(), SignIn::SignedIn);
+        assert_eq!(file.sign_in(&server("b"), "v").unwrap(), SignIn::SignedIn);
         // Too large, or not a plain file: refused unread.
         std::fs::File::create(&path).unwrap().set_len(MAX_CREDENTIALS_FILE_BYTES + 1).unwrap();
-        assert!(file.sign_in("b", "v").unwrap_err().to_string().contains("larger than"));
+        assert!(file.sign_in(&server("b"), "v").unwrap_err().to_string().contains("larger than"));
         std::fs::remove_file(&path).unwrap();
         nix_mkfifo(&path);
-        assert!(file.sign_in("b", "v").unwrap_err().to_string().contains("not a plain file"));
+        assert!(file.sign_in(&server("b"), "v").unwrap_err().to_string().contains("not a plain file"));
     }
 
     #[test]
@@ -402,12 +464,12 @@ mod tests {
         std::fs::create_dir(&folder).unwrap();
         for (path, says) in [(&link, "is a link"), (&folder, "is not a plain file")] {
             let file = CredentialsFile::at(path);
-            assert!(file.check_saved("a").is_ok(), "nothing was saved yet");
+            assert!(file.check_saved(&server("a")).is_ok(), "nothing was saved yet");
             kept(&file, "a", "u");
-            let why = file.check_saved("a").unwrap_err().to_string();
+            let why = file.check_saved(&server("a")).unwrap_err().to_string();
             assert!(why.contains("tokens were NOT saved") && why.contains(says), "{why}");
             // This process still uses them.
-            assert_eq!(file.sign_in("a", "u").unwrap(), SignIn::SignedIn);
+            assert_eq!(file.sign_in(&server("a"), "u").unwrap(), SignIn::SignedIn);
         }
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}", "a link is not written through");
     }
@@ -423,15 +485,15 @@ mod tests {
             let file = CredentialsFile::at(&path).kept_out_of(&workspace);
             let why = file.check_place().unwrap_err().to_string();
             assert!(why.contains("is inside the workspace"), "{why}");
-            assert!(file.sign_in("a", "u").unwrap_err().to_string().contains("is inside the workspace"));
+            assert!(file.sign_in(&server("a"), "u").unwrap_err().to_string().contains("is inside the workspace"));
             kept(&file, "a", "u");
-            assert!(file.check_saved("a").unwrap_err().to_string().contains("is inside the workspace"));
+            assert!(file.check_saved(&server("a")).unwrap_err().to_string().contains("is inside the workspace"));
         }
         assert!(!dir.path().join(".rt").exists(), "no folder is made on the way");
         assert_eq!(std::fs::read_dir(&workspace).unwrap().count(), 0, "nothing is written in the workspace");
         let outside = CredentialsFile::at(dir.path().join("out/creds.json")).kept_out_of(&workspace);
         kept(&outside, "a", "u");
-        assert!(outside.check_saved("a").is_ok());
+        assert!(outside.check_saved(&server("a")).is_ok());
     }
 
     fn nix_mkfifo(path: &Path) {

@@ -29,7 +29,7 @@ pub(crate) mod tool;
 pub use crate::sources::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
 pub use config::{ConfigError, McpConfig, OAuthClient, ServerConfig, Transport};
 pub use connection::{ConnectError, LoggedIn, LoginError, log_in};
-pub use credentials::{CredentialsError, CredentialsFile, MAX_CREDENTIALS_FILE_BYTES, SignIn};
+pub use credentials::{CredentialsError, CredentialsFile, Holder, MAX_CREDENTIALS_FILE_BYTES, SignIn};
 pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS, SignInError};
 pub use resources::{
     LIST_RESOURCES, MAX_RESOURCE_DESCRIPTION_CHARS, MAX_RESOURCE_LABEL_CHARS, MAX_RESOURCE_PAGES, MAX_RESOURCE_URI_BYTES,

@@ -6,6 +6,8 @@
 //!
 //! This module owns the part a person takes: the loopback listener the authorization server
 //! redirects to, opening the authorization URL ([`Login`]), and the bounded wait between.
+//! HTTP APIs signed in to with the authorization code flow take the same part ([`authorize`]),
+//! with the endpoints their configuration names instead of discovered ones.
 //! It also owns the one rule for the URLs a server chose ([`server_url`]): what the
 //! sign-in opens or fetches is `https`, or `http` on a loopback host, and nothing else.
 //! Tokens are kept in the [`CredentialsFile`].
@@ -22,7 +24,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::config::OAuthClient;
-use super::credentials::{CredentialsError, CredentialsFile};
+use super::credentials::{CredentialsError, CredentialsFile, Holder};
 
 /// How long a login waits for the person to finish at the authorization server.
 pub const DEFAULT_LOGIN_WAIT: Duration = Duration::from_secs(300);
@@ -93,7 +95,7 @@ pub(crate) fn check_challenge(challenge: &str, url: &str) -> Result<(), RefusedU
     }
 }
 
-/// Sends a person to an authorization URL: `open(server, url)`.
+/// Sends a person to an authorization URL: `open(what, url)`.
 type Opener = dyn Fn(&str, &str) -> Result<(), String> + Send + Sync;
 
 /// Whether, and how, a person can be sent to sign in: who opens the authorization URL, and
@@ -111,7 +113,9 @@ impl std::fmt::Debug for Login {
 }
 
 impl Login {
-    /// Opens the URL with `open(server, url)`: a browser, a message to the person.
+    /// Opens the URL with `open(what, url)`: a browser, a message to the person. `what` is
+    /// what the sign-in is for, as a sentence names it: ``MCP server `notes` `` or
+    /// ``API `github` ``.
     pub fn with_opener(open: impl Fn(&str, &str) -> Result<(), String> + Send + Sync + 'static) -> Self {
         Login { open: Arc::new(open), wait: DEFAULT_LOGIN_WAIT }
     }
@@ -120,8 +124,8 @@ impl Login {
     /// as its argument (the first command of a `:`-separated list; `%s` is replaced by the
     /// URL when present).
     pub fn browser_or_print() -> Self {
-        Login::with_opener(|server, url| {
-            eprintln!("exec-host: to sign in to MCP server `{server}`, open this URL:\n  {url}");
+        Login::with_opener(|what, url| {
+            eprintln!("exec-host: to sign in to {what}, open this URL:\n  {url}");
             let Some(browser) = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty()) else {
                 return Ok(());
             };
@@ -180,8 +184,8 @@ pub enum SignInError {
     /// The person could not be sent to the authorization page (the embedding's words).
     #[error("{0}")]
     NotOpened(String),
-    #[error("no sign-in to `{server}` within {} s (the authorization server never redirected back)", .waited.as_secs())]
-    NoRedirect { server: String, waited: Duration },
+    #[error("no sign-in to {holder} within {} s (the authorization server never redirected back)", .waited.as_secs())]
+    NoRedirect { holder: Holder, waited: Duration },
     #[error("the OAuth redirect listener failed")]
     Listener(#[source] std::io::Error),
     #[error("the authorization server refused the sign-in ({0})")]
@@ -193,16 +197,16 @@ pub enum SignInError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    #[error("the kept tokens cannot be used; sign in again with `exec-host mcp login {server}`")]
+    #[error("the kept tokens of {holder} cannot be used; sign in again with `exec-host mcp login {}`", .holder.name())]
     KeptTokens {
-        server: String,
+        holder: Holder,
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    #[error("MCP server `{server}` asks for a new OAuth sign-in ({why}): run `exec-host mcp login {server}`")]
-    NobodyToAsk { server: String, why: String },
-    #[error("MCP server `{server}` still refuses the call after {MAX_STEP_UPS} new sign-ins ({why})")]
-    TooManySignIns { server: String, why: String },
+    #[error("{holder} needs an OAuth sign-in ({why}): run `exec-host mcp login {}`", .holder.name())]
+    NobodyToAsk { holder: Holder, why: String },
+    #[error("{holder} still refuses the call after {MAX_STEP_UPS} new sign-ins ({why})")]
+    TooManySignIns { holder: Holder, why: String },
 }
 
 /// What the servers of a session use to authorize: the tokens kept, and whether a person
@@ -223,10 +227,11 @@ pub(crate) async fn manager_for(
     credentials: &CredentialsFile,
 ) -> Result<AuthorizationManager, SignInError> {
     let oauth = |source: Box<dyn std::error::Error + Send + Sync>| SignInError::OAuth { url: url.to_string(), source };
-    let kept = |source: Box<dyn std::error::Error + Send + Sync>| SignInError::KeptTokens { server: server.to_string(), source };
+    let holder = Holder::Server(server.to_string());
+    let kept = |source: Box<dyn std::error::Error + Send + Sync>| SignInError::KeptTokens { holder: holder.clone(), source };
     let mut manager = AuthorizationManager::new(url).await.map_err(|e| oauth(e.into()))?;
-    manager.set_credential_store(credentials.store_for(server, url));
-    match credentials.sign_in(server, url) {
+    manager.set_credential_store(credentials.store_for(&holder, url));
+    match credentials.sign_in(&holder, url) {
         Ok(super::credentials::SignIn::SignedIn) => {}
         Ok(_) => return Ok(manager),
         // A server that asks for no token does not depend on the file; one that does is
@@ -270,11 +275,12 @@ impl StepUp {
     /// Signs in again for `challenge`; the connection's requests carry the new token after.
     pub(crate) async fn sign_in_again(&self, challenge: &str) -> Result<(), SignInError> {
         let server = &self.server;
+        let holder = || Holder::Server(server.clone());
         let Some(login) = &self.login else {
-            return Err(SignInError::NobodyToAsk { server: server.clone(), why: challenge_error(challenge, &self.url) });
+            return Err(SignInError::NobodyToAsk { holder: holder(), why: challenge_error(challenge, &self.url) });
         };
         if self.used.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= MAX_STEP_UPS {
-            return Err(SignInError::TooManySignIns { server: server.clone(), why: challenge_error(challenge, &self.url) });
+            return Err(SignInError::TooManySignIns { holder: holder(), why: challenge_error(challenge, &self.url) });
         }
         let manager = sign_in(server, &self.url, &self.client, &self.credentials, login, Some(challenge)).await?;
         *self.manager.lock().await = manager;
@@ -293,10 +299,9 @@ fn challenge_error(challenge: &str, url: &str) -> String {
     }
 }
 
-/// Signs `server` in: discovers where, sends a person there through `login`, waits for the
-/// redirect to the loopback listener, exchanges the code and keeps the tokens. `challenge`
-/// is the server's `WWW-Authenticate` header when it sent one (its scope is asked for, with
-/// the scopes granted before on a step-up).
+/// Signs `server` in: discovers where, sends a person there ([`authorize`]) and keeps the
+/// tokens. `challenge` is the server's `WWW-Authenticate` header when it sent one (its scope
+/// is asked for, with the scopes granted before on a step-up).
 pub(crate) async fn sign_in(
     server: &str,
     url: &str,
@@ -312,6 +317,42 @@ pub(crate) async fn sign_in(
     if let Some(challenge) = challenge {
         check_challenge(challenge, url).map_err(|e| fail(e.into()))?;
     }
+    let holder = Holder::Server(server.to_string());
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| fail(e.into()))?;
+    manager.set_credential_store(credentials.store_for(&holder, url));
+    let metadata = manager.resolve_metadata_from_challenge(challenge).await.map_err(|e| fail(e.into()))?;
+    check_metadata(&metadata.metadata).map_err(|e| fail(e.into()))?;
+    manager.set_metadata(metadata.metadata);
+    // A step-up asks for what was granted before and what the server now wants.
+    let mut scopes = Vec::new();
+    let wanted = challenge.and_then(|challenge| {
+        reqwest::Url::parse(url).ok().and_then(|base| WWWAuthenticateParams::parse(challenge, &base).scope)
+    });
+    if let Some(wanted) = wanted {
+        scopes = credentials.granted_scopes(&holder, url);
+        for scope in wanted.split_whitespace() {
+            if !scopes.iter().any(|kept| kept == scope) {
+                scopes.push(scope.to_string());
+            }
+        }
+    }
+    authorize(&holder, url, manager, client, scopes, challenge, login).await
+}
+
+/// The part of a sign-in a person takes, for `manager`, which knows its authorization server
+/// and keeps the tokens where `holder`'s go: a loopback listener for the redirect, the
+/// authorization URL (PKCE S256, a `state`) opened through `login`, the bounded wait, and
+/// the code exchanged for tokens. `scopes` are asked for (none: the server's choice).
+pub(crate) async fn authorize(
+    holder: &Holder,
+    url: &str,
+    manager: AuthorizationManager,
+    client: &OAuthClient,
+    scopes: Vec<String>,
+    challenge: Option<&str>,
+    login: &Login,
+) -> Result<AuthorizationManager, SignInError> {
+    let fail = |source: Box<dyn std::error::Error + Send + Sync>| SignInError::Failed { url: url.to_string(), source };
     let listener = TcpListener::bind(("127.0.0.1", client.callback_port.unwrap_or(0))).await.map_err(|source| {
         match client.callback_port {
             Some(port) => SignInError::CallbackPort { port, source },
@@ -320,12 +361,6 @@ pub(crate) async fn sign_in(
     })?;
     let port = listener.local_addr().map_err(|e| fail(e.into()))?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
-
-    let mut manager = AuthorizationManager::new(url).await.map_err(|e| fail(e.into()))?;
-    manager.set_credential_store(credentials.store_for(server, url));
-    let metadata = manager.resolve_metadata_from_challenge(challenge).await.map_err(|e| fail(e.into()))?;
-    check_metadata(&metadata.metadata).map_err(|e| fail(e.into()))?;
-    manager.set_metadata(metadata.metadata);
 
     let mut request = AuthorizationRequest::new(redirect_uri).with_client_name("exec-host");
     if let Some(id) = &client.client_id {
@@ -339,17 +374,9 @@ pub(crate) async fn sign_in(
     }
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
-        // A step-up asks for what was granted before and what the server now wants.
-        let wanted = reqwest::Url::parse(url).ok().and_then(|base| WWWAuthenticateParams::parse(challenge, &base).scope);
-        if let Some(wanted) = wanted {
-            let mut scopes: Vec<String> = credentials.granted_scopes(server, url);
-            for scope in wanted.split_whitespace() {
-                if !scopes.iter().any(|kept| kept == scope) {
-                    scopes.push(scope.to_string());
-                }
-            }
-            request = request.with_scopes(scopes);
-        }
+    }
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
     }
     let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(e.into()))?;
     let authorization_url =
@@ -358,10 +385,10 @@ pub(crate) async fn sign_in(
         .ok()
         .and_then(|parsed| parsed.query_pairs().find(|(key, _)| key == "state").map(|(_, value)| value.into_owned()))
         .ok_or_else(|| SignInError::NoState { url: url.to_string() })?;
-    (login.open)(server, &authorization_url).map_err(SignInError::NotOpened)?;
+    (login.open)(&holder.to_string(), &authorization_url).map_err(SignInError::NotOpened)?;
     let callback = tokio::time::timeout(login.wait, redirect(&listener, port, &expected_state))
         .await
-        .map_err(|_| SignInError::NoRedirect { server: server.to_string(), waited: login.wait })??;
+        .map_err(|_| SignInError::NoRedirect { holder: holder.clone(), waited: login.wait })??;
     session.handle_callback_url(&callback).await.map_err(|e| fail(e.into()))?;
     Ok(session.auth_manager)
 }

@@ -242,6 +242,12 @@ impl McpServers {
         true
     }
 
+    /// The tokens kept, and whether a person can be sent to sign in (what the session's HTTP
+    /// APIs signed in to by a person use too).
+    pub(crate) fn auth(&self) -> &ServerAuth {
+        &self.auth
+    }
+
     /// Every server added, and where it stands.
     pub fn states(&self) -> Vec<(String, ServerState)> {
         let servers = self.lock();

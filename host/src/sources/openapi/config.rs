@@ -12,8 +12,12 @@
 //! `spec` is a file (relative to the configuration file) or an `https://` URL; `baseUrl`
 //! defaults to the description's first server. `auth` is `bearer` (`token`), `apiKey` (`in`
 //! `header`, `query` or `cookie`, `name`, `value`), `basic` (`username`, `password`) or
-//! `oauth2` with `"flow": "clientCredentials"` (`tokenUrl`, `clientId`, `clientSecret`,
-//! `scopes`); its values, like every value here, may name environment variables as `${VAR}`. `include` and
+//! `oauth2`, either with `"flow": "clientCredentials"` (`tokenUrl`, `clientId`, `clientSecret`,
+//! `scopes`) or with `"flow": "authorizationCode"` (`authorizationUrl`, `tokenUrl`,
+//! `clientId`, `clientSecret` for a confidential client, `scopes`, `callbackPort`): a person
+//! signs in once with `exec-host mcp login NAME`, as for an MCP server, and the tokens are
+//! kept and refreshed in the same credentials file. Its values, like every value here, may
+//! name environment variables as `${VAR}`. `include` and
 //! `exclude` are globs over the operations' names (as in `api__<source>__<name>`). The
 //! bounds are `timeoutSeconds`, `maxResponseBytes`, `maxRedirects` and `maxConcurrent`.
 
@@ -23,6 +27,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::sources::mcp::OAuthClient;
 use crate::support::text::expand_env;
 
 /// Default bound on one answer's body: past it nothing more is read and the call fails.
@@ -86,6 +91,18 @@ pub enum ApiAuth {
         client_secret: String,
         scopes: Vec<String>,
     },
+    /// OAuth 2.1's authorization code grant with PKCE: a person signs in at
+    /// `authorization_url` (`exec-host mcp login`, or when a call first needs it and a
+    /// person can be sent), the tokens are kept in the credentials file under the API's name
+    /// and refreshed at `token_url`.
+    AuthorizationCode {
+        authorization_url: String,
+        token_url: String,
+        /// The client registered with the authorization server (`client_id` is required:
+        /// an API's server offers no registration of its own).
+        client: OAuthClient,
+        scopes: Vec<String>,
+    },
 }
 
 impl fmt::Debug for ApiAuth {
@@ -96,6 +113,9 @@ impl fmt::Debug for ApiAuth {
             ApiAuth::Basic { username, .. } => write!(f, "Basic({username}: [redacted])"),
             ApiAuth::ClientCredentials { token_url, client_id, .. } => {
                 write!(f, "ClientCredentials({client_id} at {token_url}: [redacted])")
+            }
+            ApiAuth::AuthorizationCode { authorization_url, client, .. } => {
+                write!(f, "AuthorizationCode({} at {authorization_url}: [redacted])", client.client_id.as_deref().unwrap_or(""))
             }
         }
     }
@@ -117,6 +137,8 @@ impl ApiAuth {
                 client_secret.clone(),
                 base64::engine::general_purpose::STANDARD.encode(format!("{client_id}:{client_secret}")),
             ],
+            // As above: the tokens are added by the source.
+            ApiAuth::AuthorizationCode { client, .. } => client.client_secret.iter().cloned().collect(),
         }
     }
 }
@@ -222,11 +244,13 @@ enum AuthEntry {
     #[serde(rename_all = "camelCase")]
     Oauth2 {
         flow: String,
+        authorization_url: Option<String>,
         token_url: String,
         client_id: String,
-        client_secret: String,
+        client_secret: Option<String>,
         #[serde(default)]
         scopes: Vec<String>,
+        callback_port: Option<u16>,
     },
 }
 
@@ -266,20 +290,46 @@ impl ApiEntry {
                 }
                 Some(ApiAuth::Basic { username, password: secret(&password, "auth.password")? })
             }
-            Some(AuthEntry::Oauth2 { flow, token_url, client_id, client_secret, scopes }) => {
-                if flow != "clientCredentials" {
-                    return Err(format!(
-                        "`auth.flow` {flow:?}: exec-host signs in to APIs with the client credentials flow (\"clientCredentials\")"
-                    ));
-                }
-                let token_url = expand_env(&token_url, "auth.tokenUrl")?;
-                check_base_url(&token_url).map_err(|why| why.replace("`baseUrl`", "`auth.tokenUrl`"))?;
+            Some(AuthEntry::Oauth2 { flow, authorization_url, token_url, client_id, client_secret, scopes, callback_port }) => {
+                let endpoint = |url: &str, field: &str| {
+                    let url = expand_env(url, field)?;
+                    check_base_url(&url).map_err(|why| why.replace("`baseUrl`", &format!("`{field}`")))?;
+                    Ok::<_, String>(url)
+                };
+                let token_url = endpoint(&token_url, "auth.tokenUrl")?;
                 let client_id = expand_env(&client_id, "auth.clientId")?;
                 if client_id.is_empty() || client_id.contains(':') {
                     return Err("`auth.clientId` must be given, without `:`".into());
                 }
-                let client_secret = secret(&client_secret, "auth.clientSecret")?;
-                Some(ApiAuth::ClientCredentials { token_url, client_id, client_secret, scopes })
+                let client_secret = client_secret.map(|text| secret(&text, "auth.clientSecret")).transpose()?;
+                match (flow.as_str(), authorization_url, client_secret) {
+                    ("clientCredentials", None, Some(client_secret)) if callback_port.is_none() => {
+                        Some(ApiAuth::ClientCredentials { token_url, client_id, client_secret, scopes })
+                    }
+                    ("clientCredentials", _, None) => {
+                        return Err("`auth.clientSecret` must be given for the client credentials flow".into());
+                    }
+                    ("clientCredentials", _, _) => {
+                        return Err(
+                            "`auth.authorizationUrl` and `auth.callbackPort` belong to the authorization code flow".into()
+                        );
+                    }
+                    ("authorizationCode", Some(authorization_url), client_secret) => {
+                        let authorization_url = endpoint(&authorization_url, "auth.authorizationUrl")?;
+                        let mut client = OAuthClient::registered(client_id);
+                        client.client_secret = client_secret;
+                        client.callback_port = callback_port;
+                        Some(ApiAuth::AuthorizationCode { authorization_url, token_url, client, scopes })
+                    }
+                    ("authorizationCode", None, _) => {
+                        return Err("`auth.authorizationUrl` must be given for the authorization code flow".into());
+                    }
+                    (flow, _, _) => {
+                        return Err(format!(
+                            "`auth.flow` {flow:?}: exec-host signs in to APIs with \"authorizationCode\" (a person signs in) or \"clientCredentials\""
+                        ));
+                    }
+                }
             }
         };
         let defaults = ApiLimits::default();
@@ -382,6 +432,22 @@ mod tests {
             ApiLimits { response_bytes: 1024, timeout: Duration::from_millis(2500), redirects: 0, concurrent: 2 }
         );
         assert_eq!(entry(r#"{"spec": "a.json", "disabled": true}"#).unwrap(), None);
+        let config = entry(
+            r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "authorizationCode", "authorizationUrl": "https://as.example/authorize",
+                "tokenUrl": "https://as.example/token", "clientId": "exec-host", "scopes": ["repo"], "callbackPort": 8765}}"#,
+        )
+        .unwrap()
+        .unwrap();
+        let client = OAuthClient::registered("exec-host").with_callback_port(8765);
+        assert_eq!(
+            config.auth,
+            Some(ApiAuth::AuthorizationCode {
+                authorization_url: "https://as.example/authorize".into(),
+                token_url: "https://as.example/token".into(),
+                client,
+                scopes: vec!["repo".into()],
+            })
+        );
     }
 
     #[test]
@@ -399,8 +465,24 @@ mod tests {
             (r#"{"spec": "a.json", "auth": {"type": "basic", "username": "a:b", "password": "p"}}"#, "may not contain `:`"),
             (r#"{"spec": "a.json", "auth": {"type": "oauth9"}}"#, "unknown variant"),
             (
-                r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "authorizationCode", "tokenUrl": "https://x", "clientId": "a", "clientSecret": "b"}}"#,
-                "client credentials flow",
+                r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "implicit", "tokenUrl": "https://x", "clientId": "a", "clientSecret": "b"}}"#,
+                "\"authorizationCode\" (a person signs in) or \"clientCredentials\"",
+            ),
+            (
+                r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "authorizationCode", "tokenUrl": "https://x", "clientId": "a"}}"#,
+                "`auth.authorizationUrl` must be given",
+            ),
+            (
+                r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "authorizationCode", "authorizationUrl": "http://as.example/a", "tokenUrl": "https://x", "clientId": "a"}}"#,
+                "`auth.authorizationUrl` \"http://as.example/a\": requests go over https://",
+            ),
+            (
+                r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "clientCredentials", "tokenUrl": "https://x", "clientId": "a"}}"#,
+                "`auth.clientSecret` must be given",
+            ),
+            (
+                r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "clientCredentials", "tokenUrl": "https://x", "clientId": "a", "clientSecret": "b", "callbackPort": 9}}"#,
+                "belong to the authorization code flow",
             ),
             (
                 r#"{"spec": "a.json", "auth": {"type": "oauth2", "flow": "clientCredentials", "tokenUrl": "http://example.com/t", "clientId": "a", "clientSecret": "b"}}"#,

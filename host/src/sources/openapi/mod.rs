@@ -5,9 +5,11 @@
 //! The parts: a description read with bounds (`document`), its schemas with their local
 //! references expanded (`refs`), its operations as what a tool takes and gives
 //! (`operations`), a call's arguments as the request of its operation (`request`), the
-//! configuration (`config`), a loaded API (`source`), the client credentials grant (`token`) and
-//! one operation as a tool (`tool`).
+//! configuration (`config`), a loaded API (`source`), the client credentials grant (`token`), a
+//! person's sign-in with the authorization code grant (`authorization`) and one operation as a
+//! tool (`tool`).
 
+mod authorization;
 mod config;
 mod document;
 mod operations;
@@ -25,6 +27,7 @@ pub use config::{
 pub use document::{MAX_SPEC_BYTES, SpecError};
 pub use operations::{MAX_DESCRIPTION_CHARS, MAX_OPERATION_NAME_LEN, MAX_OPERATIONS, SkippedOperation};
 pub use refs::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES};
-pub use source::{ApiError, LoadedApi, load};
+pub(crate) use source::load;
+pub use source::{ApiError, log_in, sign_in_state};
 pub use token::MAX_TOKEN_RESPONSE_BYTES;
 pub use tool::MAX_ERROR_EXCERPT_CHARS;

@@ -1,16 +1,19 @@
 //! One configured API, loaded: its description read (from a file, or fetched within the
 //! same bound), its operations chosen by the configuration's globs, one client that keeps
-//! its requests within the API's origin, and its credential.
+//! its requests within the API's origin, and its credential (for a person's sign-in, with the
+//! session's credentials file and whether a person can be sent).
 
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
+use super::authorization::{Endpoints, PersonSignIn};
 use super::config::{ApiAuth, ApiConfig, ApiLimits, SpecPlace, check_base_url};
 use super::document::{Document, MAX_SPEC_BYTES, SpecError};
 use super::operations::{SkippedOperation, operations};
 use super::token::{Client, Tokens};
 use super::tool::ApiTool;
+use crate::sources::mcp::oauth::ServerAuth;
 use crate::sources::tools::Tool;
 use crate::support::vocabulary::ToolError;
 
@@ -27,9 +30,11 @@ pub struct ApiError {
 }
 
 /// An API's tools, and the operations it could not offer.
-pub struct LoadedApi {
+pub(crate) struct LoadedApi {
     pub tools: Vec<Arc<dyn Tool>>,
     pub skipped: Vec<SkippedOperation>,
+    /// Where its requests go (without a trailing `/`): the resource its tokens are bound to.
+    pub base_url: String,
 }
 
 /// What every tool of one API shares.
@@ -42,8 +47,11 @@ pub(crate) struct ApiSource {
     pub limits: ApiLimits,
     /// Requests in flight, at most `limits.concurrent`.
     pub room: Semaphore,
-    /// The access token, for an API signed in to with client credentials.
+    /// The access token, for an API signed in to with client credentials; the tokens given
+    /// lately, for every OAuth API.
     pub tokens: Tokens,
+    /// The sign-in, for an API a person signs in to.
+    pub person: Option<PersonSignIn>,
 }
 
 impl ApiSource {
@@ -56,6 +64,16 @@ impl ApiSource {
                 let client = Client { token_url, client_id, client_secret, scopes };
                 let token = self.tokens.token(&client, self.limits.timeout, renew).await;
                 token.map(Some).map_err(|why| ToolError::execution(self.scrubbed(&format!("API `{}`: {why}", self.name))))
+            }
+            Some(ApiAuth::AuthorizationCode { .. }) => {
+                let person = self.person.as_ref().expect("an API a person signs in to has its sign-in");
+                match person.token(renew).await {
+                    Ok(token) => {
+                        self.tokens.remember(&token);
+                        Ok(Some(token))
+                    }
+                    Err(why) => Err(ToolError::execution(self.scrubbed(&crate::support::report::error_sentence(&why)))),
+                }
             }
             _ => Ok(None),
         }
@@ -82,8 +100,9 @@ const SCRUBBED: &str = "[credential]";
 /// text.
 const MIN_SCRUBBED_CHARS: usize = 6;
 
-/// Loads API `name` as `config` describes it.
-pub async fn load(name: &str, config: &ApiConfig) -> Result<LoadedApi, ApiError> {
+/// Loads API `name` as `config` describes it; `auth` is where a person's sign-in keeps its
+/// tokens, and whether a person can be sent to one.
+pub(crate) async fn load(name: &str, config: &ApiConfig, auth: &ServerAuth) -> Result<LoadedApi, ApiError> {
     let failed = |why: String| ApiError { api: name.to_string(), why };
     crate::sources::tools::names::check_source_name(name).map_err(|why| failed(why.to_string()))?;
     let text = match &config.spec {
@@ -111,14 +130,17 @@ pub async fn load(name: &str, config: &ApiConfig) -> Result<LoadedApi, ApiError>
     };
     check_base_url(&base_url).map_err(failed)?;
     let chosen = choose(config).map_err(failed)?;
+    let base_url = base_url.trim_end_matches('/').to_string();
+    let person = endpoints(config).map(|endpoints| PersonSignIn::new(name, &base_url, endpoints, auth.clone()));
     let source = Arc::new(ApiSource {
         name: name.to_string(),
-        base_url: base_url.trim_end_matches('/').to_string(),
-        auth: config.auth.clone(),
         client: client(&base_url, config.limits).map_err(failed)?,
+        base_url,
+        auth: config.auth.clone(),
         limits: config.limits,
         room: Semaphore::new(config.limits.concurrent),
         tokens: Tokens::default(),
+        person,
     });
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     let mut skipped = skipped;
@@ -129,7 +151,63 @@ pub async fn load(name: &str, config: &ApiConfig) -> Result<LoadedApi, ApiError>
             Err(error) => skipped.push(SkippedOperation { operation: label, reason: error.reason() }),
         }
     }
-    Ok(LoadedApi { tools, skipped })
+    Ok(LoadedApi { tools, skipped, base_url: source.base_url.clone() })
+}
+
+/// Where a person signs in to the API, when its credential is a person's sign-in.
+fn endpoints(config: &ApiConfig) -> Option<Endpoints> {
+    match &config.auth {
+        Some(ApiAuth::AuthorizationCode { authorization_url, token_url, client, scopes }) => Some(Endpoints {
+            authorization_url: authorization_url.clone(),
+            token_url: token_url.clone(),
+            client: client.clone(),
+            scopes: scopes.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// Sends a person to sign in to API `name`, as `exec-host mcp login NAME` does, and keeps
+/// the tokens in `credentials`: for an API whose `auth` is the authorization code flow. The
+/// tokens are bound to the API's base URL, so its description is read for its server when
+/// the configuration gives no `baseUrl`.
+pub async fn log_in(
+    name: &str,
+    config: &ApiConfig,
+    credentials: &crate::sources::mcp::CredentialsFile,
+    login: &crate::sources::mcp::Login,
+) -> Result<(), ApiError> {
+    let failed = |why: String| ApiError { api: name.to_string(), why };
+    let Some(endpoints) = endpoints(config) else {
+        return Err(failed("it is not signed in to by a person (its `auth` is not the OAuth authorization code flow)".into()));
+    };
+    let base_url = resource(name, config).await?;
+    super::authorization::log_in(name, &base_url, &endpoints, credentials, login)
+        .await
+        .map_err(|why| failed(crate::support::report::error_sentence(&why)))
+}
+
+/// Whether API `name` is signed in to in `credentials`; `None` when its `auth` is not a
+/// person's sign-in.
+pub async fn sign_in_state(
+    name: &str,
+    config: &ApiConfig,
+    credentials: &crate::sources::mcp::CredentialsFile,
+) -> Result<Option<crate::sources::mcp::SignIn>, ApiError> {
+    if endpoints(config).is_none() {
+        return Ok(None);
+    }
+    let base_url = resource(name, config).await?;
+    let holder = crate::sources::mcp::Holder::Api(name.to_string());
+    credentials.sign_in(&holder, &base_url).map(Some).map_err(|why| ApiError { api: name.to_string(), why: why.to_string() })
+}
+
+/// The base URL of API `name`: the configuration's, or its description's first server.
+async fn resource(name: &str, config: &ApiConfig) -> Result<String, ApiError> {
+    match &config.base_url {
+        Some(url) => Ok(url.trim_end_matches('/').to_string()),
+        None => Ok(load(name, config, &ServerAuth::default()).await?.base_url),
+    }
 }
 
 enum SpecText {

@@ -61,13 +61,21 @@ impl Tokens {
         let answer = ask(client, timeout).await?;
         let renew_at =
             answer.expires_in.map(|seconds| Instant::now() + Duration::from_secs(seconds).saturating_sub(EXPIRY_MARGIN));
+        self.remember(&answer.access_token);
+        *current = Some(Held { token: answer.access_token.clone(), renew_at });
+        Ok(answer.access_token)
+    }
+
+    /// Remembers `token` among those given lately (a person's sign-in gives its own).
+    pub fn remember(&self, token: &str) {
         let mut issued = self.issued.lock().unwrap_or_else(|e| e.into_inner());
-        issued.push(answer.access_token.clone());
+        if issued.last().is_some_and(|last| last == token) {
+            return;
+        }
+        issued.push(token.to_string());
         if issued.len() > TOKENS_REMEMBERED {
             issued.remove(0);
         }
-        *current = Some(Held { token: answer.access_token.clone(), renew_at });
-        Ok(answer.access_token)
     }
 
     /// The tokens given lately, for scrubbing.

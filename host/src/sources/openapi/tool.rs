@@ -61,7 +61,7 @@ impl ApiTool {
     /// Sends the request; when the API refuses an access token from its authorization server
     /// (401), once more with a new one.
     async fn send(&self, prepared: Prepared) -> Result<ToolOutput, ToolError> {
-        let renewable = matches!(self.source.auth, Some(ApiAuth::ClientCredentials { .. }));
+        let renewable = matches!(self.source.auth, Some(ApiAuth::ClientCredentials { .. } | ApiAuth::AuthorizationCode { .. }));
         let bearer = self.source.bearer(false).await?;
         match self.exchange(self.request(prepared.clone(), bearer.as_deref())?).await {
             Exchange::Unauthorized(_) if renewable => {
@@ -94,7 +94,7 @@ impl ApiTool {
             headers.insert(http::header::AUTHORIZATION, secret_header(format!("Bearer {token}"))?);
         }
         match &self.source.auth {
-            None | Some(ApiAuth::Bearer { .. } | ApiAuth::ClientCredentials { .. }) => {}
+            None | Some(ApiAuth::Bearer { .. } | ApiAuth::ClientCredentials { .. } | ApiAuth::AuthorizationCode { .. }) => {}
             Some(ApiAuth::Basic { username, password }) => {
                 use base64::Engine;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
