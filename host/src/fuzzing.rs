@@ -47,11 +47,11 @@ pub fn typescript(source: &str) -> bool {
 /// `WWW-Authenticate` challenge, whose protected resource metadata URL is checked the
 /// same way. Whether anything passed.
 pub fn oauth_metadata(data: &[u8]) -> bool {
-    use crate::sources::mcp::oauth;
+    use crate::sources::oauth;
     let metadata = serde_json::from_slice::<rmcp::transport::auth::AuthorizationMetadata>(data)
         .is_ok_and(|metadata| oauth::check_metadata(&metadata).is_ok());
     let text = String::from_utf8_lossy(data);
-    let challenge = oauth::check_challenge(&text, "http://127.0.0.1:8000/mcp").is_ok();
+    let challenge = crate::sources::mcp::oauth::check_challenge(&text, "http://127.0.0.1:8000/mcp").is_ok();
     let url = oauth::server_url("a URL", &text).is_ok();
     metadata || challenge || url
 }

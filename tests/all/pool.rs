@@ -377,3 +377,28 @@ async fn a_tool_without_an_output_schema_shows_what_it_answered_to_this_client_o
     assert_eq!(signature(&other), before);
     assert!(other.declaration_file().unwrap().contains("mcp__fx__echo(args?: {}): Promise<unknown>;"));
 }
+
+#[tokio::test]
+async fn every_global_the_declaration_file_declares_is_in_the_guest_and_is_what_it_says() {
+    let harness = Harness::new().await;
+    let file = harness.session.declaration_file().unwrap();
+    let declared: Vec<(&str, &str)> = file
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("declare ")?;
+            let (kind, rest) = rest.split_once(' ')?;
+            let name = rest.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').next()?;
+            Some((kind, name))
+        })
+        .collect();
+    assert!(declared.len() > 20, "{declared:?}");
+    let names: Vec<&str> = declared.iter().map(|(_, name)| *name).collect();
+    let outcome =
+        harness.run(&format!("return {}.map(name => typeof globalThis[name])", serde_json::to_string(&names).unwrap())).await;
+    assert!(outcome.ok(), "{}", outcome.text());
+    let kinds = outcome.value().unwrap().as_array().unwrap().clone();
+    for ((kind, name), seen) in declared.iter().zip(kinds) {
+        let expected = if *kind == "const" { "object" } else { "function" };
+        assert_eq!(seen, expected, "`declare {kind} {name}` but the guest's {name} is a {seen}");
+    }
+}

@@ -245,6 +245,34 @@ fn the_declaration_file_type_checks_scripts_written_against_it() {
         errors.contains("'q' does not exist") && errors.contains("Type 'number' is not assignable to type 'string'"),
         "{errors}"
     );
+
+    // The web globals are declared as the guest has them, and nothing it lacks.
+    let web = check(
+        "web.ts",
+        "const answer = await fetch(new URL('/notes', 'https://api.example.com'), {
+           method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 1 }),
+           signal: AbortSignal.any([AbortSignal.timeout(1000), new AbortController().signal]),
+         });
+         const data: unknown = await answer.json();
+         const text = new TextDecoder().decode(new TextEncoder().encode('hi'));
+         const id = setTimeout((n: number) => console.log(n), 10, 1);
+         clearTimeout(id);
+         for (const [key, value] of new URLSearchParams({ q: 'x' })) console.log(key, value);
+         for (const [name, value] of answer.headers) console.log(name, value);
+         const copy = structuredClone({ when: new Date() });
+         queueMicrotask(() => console.log(copy.when.getTime()));
+         const failed = new DOMException('no', 'AbortError');
+         console.log(answer.ok, answer.status, data, text, btoa(atob('aGk=')), failed.code, new Request('https://x.example').method);",
+    );
+    assert!(web.status.success(), "{}{}", stdout(&web), stderr(&web));
+    let lacking = check("lacking.ts", "setInterval(() => {}, 1); await fetch(42); new Blob();");
+    let errors = stdout(&lacking);
+    assert!(
+        errors.contains("Cannot find name 'setInterval'")
+            && errors.contains("Cannot find name 'Blob'")
+            && errors.contains("Argument of type 'number' is not assignable"),
+        "{errors}"
+    );
 }
 
 #[test]

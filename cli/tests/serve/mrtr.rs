@@ -658,3 +658,66 @@ fn a_retry_of_a_call_waiting_on_a_question_that_is_replayed_sent_to_another_repl
     assert!(metrics.contains(r#"exec_host_questions_total{event="asked"} 4"#), "{metrics}");
     assert!(metrics.contains(r#"exec_host_questions_total{event="answered"} 1"#), "{metrics}");
 }
+
+#[test]
+fn an_apis_operation_and_a_fetch_ask_a_client_of_either_revision_and_each_request_is_sent_once() {
+    // A loopback API: `POST /notes` counts what reached it, `GET /ping` answers a fetch.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let made = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let base = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let counted = made.clone();
+        let app = axum::Router::new()
+            .route(
+                "/notes",
+                axum::routing::post(move || {
+                    let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                    async move {
+                        axum::http::Response::builder()
+                            .status(201)
+                            .header("content-type", "application/json")
+                            .body(axum::body::Body::from(format!(r#"{{"id":{n}}}"#)))
+                            .unwrap()
+                    }
+                }),
+            )
+            .route("/ping", axum::routing::get(|| async { "pong" }));
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        base
+    });
+    let setup = Setup::new();
+    let spec = json!({ "openapi": "3.0.3", "info": { "title": "Notes", "version": "1" }, "paths": { "/notes": { "post": {
+        "operationId": "createNote", "summary": "Make a note",
+        "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object" } } } },
+        "responses": { "201": { "description": "made", "content": { "application/json": { "schema": {
+            "type": "object", "properties": { "id": { "type": "integer" } } } } } } } } } } });
+    std::fs::write(setup.workspace.path().join("notes.json"), spec.to_string()).unwrap();
+    let config = json!({ "apis": { "notes": { "spec": "notes.json", "baseUrl": base } } });
+    std::fs::write(setup.workspace.path().join("servers.json"), config.to_string()).unwrap();
+    std::fs::write(setup.workspace.path().join("web.json"), json!({ "webFetchPrivateHosts": ["127.0.0.1"] }).to_string())
+        .unwrap();
+    let server = setup.serve(None, &["--mcp-config", "servers.json", "--settings", "web.json"]);
+    let code = format!(
+        "const made = await tools.api__notes__createNote({{ body: {{ title: 'milk' }} }});
+         const ping = await (await fetch('{base}/ping')).text();
+         return {{ made: made.id, ping }}"
+    );
+    for (mode, protocol, n) in [("2026-07-28", "2026-07-28", 1), ("legacy", "2025-11-25", 2)] {
+        let report = drive(json!({
+            "url": server.url, "mode": mode, "decisions": ["once", "once"],
+            "calls": [{"tool": "Exec", "args": {"code": code}}],
+        }));
+        assert_eq!(report["protocol"], protocol, "{report}");
+        assert_eq!(report["calls"][0]["is_error"], false, "{report}");
+        let text = report["calls"][0]["text"].as_str().unwrap();
+        assert!(text.contains(&format!(r#""made":{n}"#)) && text.contains(r#""ping":"pong""#), "{mode}: {report}");
+        let asked: Vec<&str> = report["elicitations"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        assert_eq!(asked.len(), 2, "{mode}: {report}");
+        assert!(asked[0].contains("`api__notes__createNote` wants to run"), "{mode}: {asked:?}");
+        assert!(asked[1].contains("`WebFetch` wants to run") && asked[1].contains("127.0.0.1"), "{mode}: {asked:?}");
+        // A 2026-07-28 client's answers come back with a retry that resumes the parked Exec:
+        // the request made before the second question is not made again.
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), n, "{mode}: each note made once");
+    }
+}

@@ -13,9 +13,9 @@ use crate::calls::settings::{self, Layer, PermissionMode, Settings, SettingsFile
 use crate::catalogue::pool::DeferralTable;
 use crate::conversation::results::{MemoryResultStore, ResultStore, ViewToolCall};
 use crate::sandbox::runtime::{Limits, Sandbox, SandboxOptions};
-use crate::sources::mcp::oauth::ServerAuth;
 use crate::sources::mcp::servers::McpServers;
 use crate::sources::mcp::{CredentialsFile, Login, McpConfig, ServerLimits};
+use crate::sources::oauth::SignInSetup;
 use crate::sources::tools::builtin::{self, Workspace};
 use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::{Registry, Tool};
@@ -31,7 +31,7 @@ pub struct SessionBuilder {
     tools: Vec<Arc<dyn Tool>>,
     servers: McpConfig,
     server_limits: ServerLimits,
-    server_auth: ServerAuth,
+    server_auth: SignInSetup,
     input: Option<Arc<dyn InputHandler>>,
     backend: Option<Arc<dyn builtin::Backend>>,
     managed: Option<Layer>,
@@ -63,7 +63,7 @@ impl Default for SessionBuilder {
             tools: Vec::new(),
             servers: McpConfig::default(),
             server_limits: ServerLimits::default(),
-            server_auth: ServerAuth { credentials: CredentialsFile::default_path().map(CredentialsFile::at), login: None },
+            server_auth: SignInSetup { credentials: CredentialsFile::default_path().map(CredentialsFile::at), login: None },
             input: None,
             backend: None,
             managed: None,

@@ -583,7 +583,7 @@ pub(crate) fn record_exec(span: &tracing::Span, result: &ToolResult) {
 async fn load_api(
     name: &str,
     config: &crate::sources::openapi::ApiConfig,
-    auth: &crate::sources::mcp::oauth::ServerAuth,
+    auth: &crate::sources::oauth::SignInSetup,
 ) -> Result<Vec<Arc<dyn Tool>>, SessionError> {
     let loaded = crate::sources::openapi::load(name, config, auth).await?;
     for skipped in &loaded.skipped {

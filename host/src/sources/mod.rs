@@ -7,6 +7,7 @@
 pub mod children;
 pub mod command;
 pub mod mcp;
+pub(crate) mod oauth;
 pub mod openapi;
 pub mod tools;
 pub mod web_fetch;

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::sources::oauth::OAuthClient;
 use crate::sources::openapi::{ApiConfig, ApiEntry};
 pub(crate) use crate::sources::tools::names::check_source_name as check_name;
 use crate::support::text::expand_env as expand;
@@ -42,59 +43,6 @@ pub struct ServerConfig {
     pub always_load: bool,
     /// How this client identifies itself when an HTTP server asks for OAuth.
     pub oauth: OAuthClient,
-}
-
-/// The client identity an OAuth login uses: a client registered beforehand with the
-/// authorization server (`clientId`, and `clientSecret` for a confidential one), or a
-/// client ID metadata document's URL; with neither, the client registers itself where the
-/// authorization server allows it (RFC 7591).
-#[derive(Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct OAuthClient {
-    pub client_id: Option<String>,
-    pub client_secret: Option<String>,
-    /// The loopback port the authorization server redirects to (one registered with it);
-    /// without it, a free port.
-    pub callback_port: Option<u16>,
-    /// The URL of a client ID metadata document describing this client (used when the
-    /// authorization server supports them).
-    pub client_metadata_url: Option<String>,
-}
-
-impl std::fmt::Debug for OAuthClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthClient")
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "[hidden]"))
-            .field("callback_port", &self.callback_port)
-            .field("client_metadata_url", &self.client_metadata_url)
-            .finish()
-    }
-}
-
-impl OAuthClient {
-    /// A client registered with the authorization server beforehand as `client_id`.
-    pub fn registered(client_id: impl Into<String>) -> Self {
-        OAuthClient { client_id: Some(client_id.into()), ..OAuthClient::default() }
-    }
-
-    /// With the secret of a confidential client.
-    pub fn with_secret(mut self, secret: impl Into<String>) -> Self {
-        self.client_secret = Some(secret.into());
-        self
-    }
-
-    /// Redirected to this loopback port.
-    pub fn with_callback_port(mut self, port: u16) -> Self {
-        self.callback_port = Some(port);
-        self
-    }
-
-    /// Identified by the client ID metadata document at `url`.
-    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
-        self.client_metadata_url = Some(url.into());
-        self
-    }
 }
 
 impl McpConfig {

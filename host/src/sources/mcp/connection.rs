@@ -22,9 +22,9 @@ use tracing::{debug, error, info, warn};
 
 use super::callers::Callers;
 use super::config::{ServerConfig, Transport};
-use super::credentials::{CredentialsError, CredentialsFile};
-use super::oauth::{self, Login, ServerAuth, SignInError};
+use super::oauth;
 use super::server_process::{SpawnError, spawn, with_stderr};
+use crate::sources::oauth::{CredentialsError, CredentialsFile, Holder, Login, SignInError, SignInSetup};
 use crate::sources::tools::ToolProgress;
 use crate::sources::tools::input::InputHandler;
 use rmcp::ErrorData as McpError;
@@ -147,7 +147,7 @@ pub enum ConnectError {
 pub(crate) async fn connect(
     server: &str,
     config: &ServerConfig,
-    auth: &ServerAuth,
+    auth: &SignInSetup,
     input: Option<&Arc<dyn InputHandler>>,
     timeout: Duration,
 ) -> Result<Connection, ConnectError> {
@@ -214,7 +214,7 @@ fn step_up(
     server: &str,
     url: &str,
     config: &ServerConfig,
-    auth: &ServerAuth,
+    auth: &SignInSetup,
     manager: Option<Arc<tokio::sync::Mutex<AuthorizationManager>>>,
 ) -> Option<Arc<oauth::StepUp>> {
     Some(Arc::new(oauth::StepUp {
@@ -241,7 +241,7 @@ pub enum LoggedIn {
 /// The server refused the token it was just signed in for (a token for another resource, or
 /// none it takes): the token is forgotten rather than kept for later runs.
 fn refused_fresh_token(server: &str, url: &str, credentials: &CredentialsFile) -> ConnectError {
-    if let Err(why) = credentials.forget(&super::credentials::Holder::Server(server.to_string())) {
+    if let Err(why) = credentials.forget(&Holder::Server(server.to_string())) {
         warn!("the refused token of `{server}` could not be forgotten: {}", error_sentence(&why));
     }
     ConnectError::FreshTokenRefused { url: url.to_string() }
@@ -292,7 +292,7 @@ pub async fn log_in(
         Ok((service, _)) => {
             let _ = service.cancel().await;
             // A login is for later runs: tokens this process alone holds are no login.
-            credentials.check_saved(&super::credentials::Holder::Server(name.to_string()))?;
+            credentials.check_saved(&Holder::Server(name.to_string()))?;
             Ok(LoggedIn::SignedIn)
         }
         Err(HttpFailure::Challenged(_)) => Err(refused_fresh_token(name, url, credentials).into()),

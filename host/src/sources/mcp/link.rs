@@ -10,7 +10,8 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::callers::Callers;
-use super::oauth::{SignInError, StepUp};
+use super::oauth::StepUp;
+use crate::sources::oauth::SignInError;
 use crate::sources::tools::ProgressSink;
 
 /// What a message to a server weighs besides a call's arguments, in the bound on bytes

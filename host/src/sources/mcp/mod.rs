@@ -15,7 +15,6 @@
 mod callers;
 mod config;
 mod connection;
-mod credentials;
 pub use crate::sources::tools::input;
 pub(crate) mod link;
 pub(crate) mod oauth;
@@ -27,10 +26,14 @@ pub(crate) mod task;
 pub(crate) mod tool;
 
 pub use crate::sources::tools::names::{MCP_PREFIX, mcp_name, split_mcp_name};
-pub use config::{ConfigError, McpConfig, OAuthClient, ServerConfig, Transport};
+pub use config::{ConfigError, McpConfig, ServerConfig, Transport};
 pub use connection::{ConnectError, LoggedIn, LoginError, log_in};
-pub use credentials::{CredentialsError, CredentialsFile, Holder, MAX_CREDENTIALS_FILE_BYTES, SignIn};
-pub use oauth::{DEFAULT_LOGIN_WAIT, Login, MAX_STEP_UPS, SignInError};
+// The sign-in is shared with HTTP APIs; its names stay here, where the MCP client's users
+// have always found them.
+pub use crate::sources::oauth::{
+    CredentialsError, CredentialsFile, DEFAULT_LOGIN_WAIT, Holder, Login, MAX_CREDENTIALS_FILE_BYTES, MAX_STEP_UPS, OAuthClient,
+    SignIn, SignInError,
+};
 pub use resources::{
     LIST_RESOURCES, MAX_RESOURCE_DESCRIPTION_CHARS, MAX_RESOURCE_LABEL_CHARS, MAX_RESOURCE_PAGES, MAX_RESOURCE_URI_BYTES,
     MAX_RESOURCES_LISTED, READ_RESOURCE, RESOURCE_TOOLS,

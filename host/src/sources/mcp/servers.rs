@@ -21,9 +21,9 @@ use tracing::{info, warn};
 use super::config::{self, McpConfig, ServerConfig};
 use super::connection::{self, ConnectError, Connection};
 use super::link::ServerLink;
-use super::oauth::{ServerAuth, SignInError};
 use super::resources::ResourceServers;
 use super::tool::{SkippedTool, tools_of};
+use crate::sources::oauth::{SignInError, SignInSetup};
 use crate::sources::tools::input::InputHandler;
 use crate::sources::tools::{Registry, Tool};
 use crate::support::lock::Unpoisoned;
@@ -169,13 +169,13 @@ pub struct McpServers {
     registry: Arc<Registry>,
     resources: Arc<ResourceServers>,
     limits: ServerLimits,
-    auth: ServerAuth,
+    auth: SignInSetup,
     input: Option<Arc<dyn InputHandler>>,
     servers: Mutex<BTreeMap<String, Supervised>>,
 }
 
 impl McpServers {
-    pub fn new(registry: Arc<Registry>, limits: ServerLimits, auth: ServerAuth, input: Option<Arc<dyn InputHandler>>) -> Self {
+    pub fn new(registry: Arc<Registry>, limits: ServerLimits, auth: SignInSetup, input: Option<Arc<dyn InputHandler>>) -> Self {
         let resources = ResourceServers::new(registry.clone());
         McpServers { registry, resources, limits, auth, input, servers: Mutex::new(BTreeMap::new()) }
     }
@@ -244,7 +244,7 @@ impl McpServers {
 
     /// The tokens kept, and whether a person can be sent to sign in (what the session's HTTP
     /// APIs signed in to by a person use too).
-    pub(crate) fn auth(&self) -> &ServerAuth {
+    pub(crate) fn auth(&self) -> &SignInSetup {
         &self.auth
     }
 

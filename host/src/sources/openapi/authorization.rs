@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationMetadata, OAuthClientConfig};
 
-use crate::sources::mcp::oauth::{MAX_STEP_UPS, ServerAuth, SignInError, authorize};
-use crate::sources::mcp::{CredentialsFile, Holder, Login, OAuthClient};
+use crate::sources::oauth::{CredentialsFile, Holder, Login, MAX_STEP_UPS, OAuthClient, SignInError, SignInSetup, authorize};
 
 /// Where an API's person signs in, and with which client.
 #[derive(Clone, Debug)]
@@ -28,14 +27,14 @@ pub(crate) struct PersonSignIn {
     /// The API's base URL: the resource its tokens are bound to.
     resource: String,
     endpoints: Endpoints,
-    auth: ServerAuth,
+    auth: SignInSetup,
     manager: tokio::sync::Mutex<Option<AuthorizationManager>>,
     /// Sign-ins this process sent a person to for the API's calls.
     sign_ins: AtomicU32,
 }
 
 impl PersonSignIn {
-    pub fn new(api: &str, resource: &str, endpoints: Endpoints, auth: ServerAuth) -> Self {
+    pub fn new(api: &str, resource: &str, endpoints: Endpoints, auth: SignInSetup) -> Self {
         PersonSignIn {
             holder: Holder::Api(api.to_string()),
             resource: resource.to_string(),

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::sources::mcp::OAuthClient;
+use crate::sources::oauth::OAuthClient;
 use crate::support::text::expand_env;
 
 /// Default bound on one answer's body: past it nothing more is read and the call fails.

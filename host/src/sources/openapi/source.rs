@@ -13,7 +13,7 @@ use super::document::{Document, MAX_SPEC_BYTES, SpecError};
 use super::operations::{SkippedOperation, operations};
 use super::token::{Client, Tokens};
 use super::tool::ApiTool;
-use crate::sources::mcp::oauth::ServerAuth;
+use crate::sources::oauth::SignInSetup;
 use crate::sources::tools::Tool;
 use crate::support::vocabulary::ToolError;
 
@@ -102,7 +102,7 @@ const MIN_SCRUBBED_CHARS: usize = 6;
 
 /// Loads API `name` as `config` describes it; `auth` is where a person's sign-in keeps its
 /// tokens, and whether a person can be sent to one.
-pub(crate) async fn load(name: &str, config: &ApiConfig, auth: &ServerAuth) -> Result<LoadedApi, ApiError> {
+pub(crate) async fn load(name: &str, config: &ApiConfig, auth: &SignInSetup) -> Result<LoadedApi, ApiError> {
     let failed = |why: String| ApiError { api: name.to_string(), why };
     crate::sources::tools::names::check_source_name(name).map_err(|why| failed(why.to_string()))?;
     let text = match &config.spec {
@@ -174,8 +174,8 @@ fn endpoints(config: &ApiConfig) -> Option<Endpoints> {
 pub async fn log_in(
     name: &str,
     config: &ApiConfig,
-    credentials: &crate::sources::mcp::CredentialsFile,
-    login: &crate::sources::mcp::Login,
+    credentials: &crate::sources::oauth::CredentialsFile,
+    login: &crate::sources::oauth::Login,
 ) -> Result<(), ApiError> {
     let failed = |why: String| ApiError { api: name.to_string(), why };
     let Some(endpoints) = endpoints(config) else {
@@ -192,13 +192,13 @@ pub async fn log_in(
 pub async fn sign_in_state(
     name: &str,
     config: &ApiConfig,
-    credentials: &crate::sources::mcp::CredentialsFile,
-) -> Result<Option<crate::sources::mcp::SignIn>, ApiError> {
+    credentials: &crate::sources::oauth::CredentialsFile,
+) -> Result<Option<crate::sources::oauth::SignIn>, ApiError> {
     if endpoints(config).is_none() {
         return Ok(None);
     }
     let base_url = resource(name, config).await?;
-    let holder = crate::sources::mcp::Holder::Api(name.to_string());
+    let holder = crate::sources::oauth::Holder::Api(name.to_string());
     credentials.sign_in(&holder, &base_url).map(Some).map_err(|why| ApiError { api: name.to_string(), why: why.to_string() })
 }
 
@@ -206,7 +206,7 @@ pub async fn sign_in_state(
 async fn resource(name: &str, config: &ApiConfig) -> Result<String, ApiError> {
     match &config.base_url {
         Some(url) => Ok(url.trim_end_matches('/').to_string()),
-        None => Ok(load(name, config, &ServerAuth::default()).await?.base_url),
+        None => Ok(load(name, config, &SignInSetup::default()).await?.base_url),
     }
 }
 
