@@ -208,14 +208,20 @@ def test_a_sync_session_blocks_and_ctrl_c_aborts_the_exec_it_waits_for():
     import os
     import signal
 
-    with exec_host.SyncSession(tools=[add, greet], settings={"permissions": {"allow": ["add", "greet"]}}) as session:
-        result = session.exec("return [await tools.add({a: 1, b: 1}), await tools.greet({name: 'Bo'})]")
-        assert result.value == [2, "hello, Bo"], result.text
-        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            session.exec("await new Promise(r => setTimeout(r, 60000)); return 1")
-        assert session.exec("return 3").value == 3, "the session goes on after an interrupted Exec"
+    # Ctrl-C raises KeyboardInterrupt only under Python's own handler, which Python does not
+    # install when it starts with SIGINT ignored (a background job of a non-interactive shell).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with exec_host.SyncSession(tools=[add, greet], settings={"permissions": {"allow": ["add", "greet"]}}) as session:
+            result = session.exec("return [await tools.add({a: 1, b: 1}), await tools.greet({name: 'Bo'})]")
+            assert result.value == [2, "hello, Bo"], result.text
+            timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+            timer.start()
+            with pytest.raises(KeyboardInterrupt):
+                session.exec("await new Promise(r => setTimeout(r, 60000)); return 1")
+            assert session.exec("return 3").value == 3, "the session goes on after an interrupted Exec"
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_a_sync_session_refuses_to_block_a_running_loop():
