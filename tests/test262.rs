@@ -1,0 +1,396 @@
+//! test262, the official ECMAScript conformance suite, run through the real guest and host:
+//! every test of `built-ins`, `language`, `annexB` and `intl402` of the pinned suite
+//! (`conformance/test262/`), strict and sloppy as its flags allow, each an Exec of one
+//! session (one engine, many Execs), compared with `conformance/test262/expectations.txt`,
+//! which lists every test that fails and why. A change in either direction (a listed test
+//! that passes, an unlisted one that fails) fails the area's trial until the file says so.
+//!
+//! `cargo test --release -p exec-host-tests --test test262 [AREA]` runs the areas whose name
+//! contains AREA (`built-ins/Array`); `BLESS=1` writes the file from what came out, keeping
+//! the reason of each test still failing and guessing one for a new failure (review them).
+//! `EXEC_HOST_TEST262` names another archive or an unpacked suite.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use exec_host::{CancellationToken, Failure, Limits, Session, ToolCall, ToolResult, json};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+/// The folders of the suite that are run.
+const AREAS: [&str; 4] = ["built-ins", "language", "annexB", "intl402"];
+
+/// Execs of one area in flight at once.
+const IN_FLIGHT: usize = 4;
+
+/// The script's own time one test has (a test that loops is ended, and fails).
+const BUDGET: Duration = Duration::from_secs(10);
+
+fn main() {
+    let arguments = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the tests crate is in the workspace").to_path_buf();
+    let suite = suite(&root);
+    let expectations_file = root.join("conformance/test262/expectations.txt");
+    let expected = Arc::new(read_expectations(&expectations_file));
+    let runtime = Arc::new(
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a Tokio runtime starts"),
+    );
+    let session = Arc::new(runtime.block_on(session()));
+    let blessing = std::env::var_os("BLESS").is_some_and(|value| value == "1");
+    let blessed: Arc<Mutex<BTreeMap<(String, Mode), String>>> = Arc::default();
+    let harness = Arc::new(Harness::read(&suite.join("harness")));
+    let trials: Vec<Trial> = areas(&suite)
+        .into_iter()
+        .map(|(area, files)| {
+            let (runtime, session, expected, blessed, harness, suite) =
+                (runtime.clone(), session.clone(), expected.clone(), blessed.clone(), harness.clone(), suite.clone());
+            Trial::test(area.clone(), move || {
+                let outcomes = runtime.block_on(run_area(&session, &harness, &suite, &files));
+                compare(&area, &outcomes, &expected, blessing.then_some(&blessed))
+            })
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&arguments, trials);
+    if blessing {
+        write_expectations(&expectations_file, &expected, &blessed.lock().unwrap(), arguments.filter.as_deref());
+    }
+    conclusion.exit();
+}
+
+/// The unpacked suite: `EXEC_HOST_TEST262` (an archive or a folder), else the pinned archive
+/// unpacked once into the target folder.
+fn suite(root: &Path) -> PathBuf {
+    let given = std::env::var_os("EXEC_HOST_TEST262").map(PathBuf::from);
+    let archive = given.clone().unwrap_or_else(|| root.join("conformance/test262/test262-5ef1e57.tar.zst"));
+    if archive.is_dir() {
+        return archive;
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let name = archive.file_name().and_then(|n| n.to_str()).unwrap_or("test262").trim_end_matches(".tar.zst").to_string();
+    let place = target.join(&name);
+    let unpacked = place.join("test262");
+    if place.join(".unpacked").exists() {
+        return unpacked;
+    }
+    let file = std::fs::File::open(&archive).unwrap_or_else(|e| panic!("the test262 archive {}: {e}", archive.display()));
+    let decoder = ruzstd::decoding::StreamingDecoder::new(std::io::BufReader::new(file)).expect("a zstd archive");
+    let _ = std::fs::remove_dir_all(&place);
+    tar::Archive::new(decoder).unpack(&place).unwrap_or_else(|e| panic!("unpacking {}: {e}", archive.display()));
+    std::fs::write(place.join(".unpacked"), "").unwrap();
+    unpacked
+}
+
+/// A session with no tools of its own: the script sees the web globals and nothing else.
+async fn session() -> Session {
+    let mut limits = Limits::default();
+    limits.budget = BUDGET;
+    Session::builder().limits(limits).build().await.expect("the session starts")
+}
+
+/// Each area (`built-ins/Array`, `language/expressions`) with its test files, by path
+/// relative to `test/`.
+fn areas(suite: &Path) -> BTreeMap<String, Vec<String>> {
+    let mut areas: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for top in AREAS {
+        let base = suite.join("test").join(top);
+        for entry in walkdir::WalkDir::new(&base).sort_by_file_name() {
+            let entry = entry.expect("the suite reads");
+            let path = entry.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if !entry.file_type().is_file() || !name.ends_with(".js") || name.contains("_FIXTURE") {
+                continue;
+            }
+            let relative = path.strip_prefix(suite.join("test")).unwrap().to_string_lossy().replace('\\', "/");
+            let mut parts = relative.splitn(3, '/');
+            let area = match (parts.next(), parts.next(), parts.next()) {
+                (Some(top), Some(second), Some(_)) => format!("{top}/{second}"),
+                (Some(top), _, _) => top.to_string(),
+                _ => continue,
+            };
+            areas.entry(area).or_default().push(relative);
+        }
+    }
+    areas
+}
+
+/// Strict or sloppy: how one file was run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Mode {
+    Strict,
+    Sloppy,
+}
+
+impl Mode {
+    fn word(self) -> &'static str {
+        match self {
+            Mode::Strict => "strict",
+            Mode::Sloppy => "sloppy",
+        }
+    }
+}
+
+/// What one file's frontmatter says about running it.
+#[derive(Default, serde::Deserialize)]
+struct Meta {
+    #[serde(default)]
+    includes: Vec<String>,
+    #[serde(default)]
+    flags: Vec<String>,
+    negative: Option<Negative>,
+    #[serde(default)]
+    features: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Negative {
+    phase: String,
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+impl Meta {
+    fn read(source: &str) -> Meta {
+        let Some(start) = source.find("/*---") else { return Meta::default() };
+        let Some(end) = source[start..].find("---*/") else { return Meta::default() };
+        yaml_serde::from_str(&source[start + 5..start + end]).unwrap_or_default()
+    }
+
+    fn flag(&self, flag: &str) -> bool {
+        self.flags.iter().any(|f| f == flag)
+    }
+
+    fn modes(&self) -> Vec<Mode> {
+        if self.flag("raw") || self.flag("noStrict") {
+            vec![Mode::Sloppy]
+        } else if self.flag("onlyStrict") {
+            vec![Mode::Strict]
+        } else {
+            vec![Mode::Strict, Mode::Sloppy]
+        }
+    }
+}
+
+/// The harness files, by name.
+struct Harness(BTreeMap<String, String>);
+
+impl Harness {
+    fn read(folder: &Path) -> Harness {
+        let mut files = BTreeMap::new();
+        for entry in walkdir::WalkDir::new(folder) {
+            let entry = entry.expect("the harness reads");
+            if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "js") {
+                let name = entry.path().strip_prefix(folder).unwrap().to_string_lossy().into_owned();
+                files.insert(name, std::fs::read_to_string(entry.path()).expect("a harness file reads"));
+            }
+        }
+        Harness(files)
+    }
+
+    fn file(&self, name: &str) -> &str {
+        self.0.get(name).map(String::as_str).unwrap_or_default()
+    }
+}
+
+/// What the host provides of test262's `$262` and `print`: the global object, detaching a
+/// buffer (by transferring it) and nothing that would need another realm or agent.
+const HOST_DEFINED: &str = "var $262 = { global: globalThis, detachArrayBuffer(buffer) { buffer.transfer(); } };\n\
+                            function print(...values) { console.log(...values); }\n";
+
+/// An async test settles through `$DONE`: the Exec waits for it, and fails with its error.
+const ASYNC_PROLOGUE: &str = "let $262_settle; const $262_done = new Promise(resolve => { $262_settle = resolve; });\n\
+                              function $DONE(error) { $262_settle(error ? { error } : null); }\n";
+const ASYNC_EPILOGUE: &str = "\n;{ const settled = await $262_done; if (settled) throw settled.error; }\n";
+
+/// The script of one file in one mode, as an Exec runs it (the body of an async function).
+fn script(harness: &Harness, meta: &Meta, source: &str, mode: Mode) -> String {
+    if meta.flag("raw") {
+        return source.to_string();
+    }
+    let mut script = String::new();
+    if mode == Mode::Strict {
+        script.push_str("\"use strict\";\n");
+    }
+    script.push_str(HOST_DEFINED);
+    script.push_str(harness.file("assert.js"));
+    script.push('\n');
+    script.push_str(harness.file("sta.js"));
+    script.push('\n');
+    let asynchronous = meta.flag("async");
+    if asynchronous {
+        script.push_str(ASYNC_PROLOGUE);
+    }
+    for include in &meta.includes {
+        script.push_str(harness.file(include));
+        script.push('\n');
+    }
+    script.push_str(source);
+    if asynchronous {
+        script.push_str(ASYNC_EPILOGUE);
+    }
+    script
+}
+
+/// One failure: what happened, and the reason `BLESS=1` gives it when none is written yet.
+struct Failing {
+    why: String,
+    guessed: String,
+}
+
+/// The reason a failure most likely has, from the test's frontmatter and text and what the
+/// run said; `unreviewed` when nothing tells.
+fn guess_reason(file: &str, meta: &Meta, source: &str, why: &str) -> String {
+    let feature = |name: &str| meta.features.iter().any(|f| f == name || f.starts_with(&format!("{name}.")));
+    if meta.flag("module") {
+        "design: modules".into()
+    } else if ["$262.createRealm", "$262.evalScript", "$262.agent", "$262.IsHTMLDDA", "$262.gc"].iter().any(|s| source.contains(s)) {
+        "design: another realm, an agent or a host hook".into()
+    } else if feature("Temporal") {
+        "missing: Temporal".into()
+    } else if file.starts_with("intl402/") || source.contains("Intl.") || feature("Intl") {
+        "missing: Intl".into()
+    } else if feature("Atomics") || feature("SharedArrayBuffer") {
+        "missing: Atomics and shared memory".into()
+    } else if why.contains("EvalError") || source.contains("eval(") || source.contains("Function(") {
+        "design: code from strings (eval, Function)".into()
+    } else {
+        format!("unreviewed: {why}")
+    }
+}
+
+/// Runs every file of an area in each of its modes; the failures.
+async fn run_area(session: &Session, harness: &Harness, suite: &Path, files: &[String]) -> BTreeMap<(String, Mode), Failing> {
+    use futures::StreamExt as _;
+    let mut runs = Vec::new();
+    for file in files {
+        let source = std::fs::read_to_string(suite.join("test").join(file)).expect("a test file reads");
+        let meta = Meta::read(&source);
+        let guess = |why: &str| guess_reason(file, &meta, &source, why);
+        if meta.flag("module") {
+            // Modules never load in a sandbox that has no imports: failed by design, unrun.
+            let why = "a module".to_string();
+            runs.push((file.clone(), Mode::Sloppy, Err(Failing { guessed: guess(&why), why })));
+            continue;
+        }
+        for mode in meta.modes() {
+            let negative = meta.negative.as_ref().map(expected_error);
+            runs.push((file.clone(), mode, Ok((script(harness, &meta, &source, mode), negative, meta.features.clone(), source.clone()))));
+        }
+    }
+    let failures = futures::stream::iter(runs)
+        .map(|(file, mode, run)| async move {
+            let (script, negative, features, source) = match run {
+                Ok(run) => run,
+                Err(failing) => return Some(((file, mode), failing)),
+            };
+            let call = ToolCall::new(format!("t262-{file}-{}", mode.word()), "Exec", json!({ "code": script }));
+            let result = session.call(call, CancellationToken::new()).await;
+            let why = verdict(&result, negative.as_deref()).err()?;
+            let meta = Meta { features, flags: Vec::new(), includes: Vec::new(), negative: None };
+            let guessed = guess_reason(&file, &meta, &source, &why);
+            Some(((file, mode), Failing { why, guessed }))
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .filter_map(|failure| async move { failure })
+        .collect::<Vec<_>>()
+        .await;
+    failures.into_iter().collect()
+}
+
+/// `phase:type`, as [`verdict`] matches it.
+fn expected_error(negative: &Negative) -> String {
+    format!("{}:{}", negative.phase, negative.kind)
+}
+
+/// Whether a run did what the test expects: ended normally, or (a negative test) failed in
+/// the expected phase with the expected error.
+fn verdict(result: &ToolResult, negative: Option<&str>) -> Result<(), String> {
+    let failure = result.exec_failure();
+    match (negative, failure) {
+        (None, None) => Ok(()),
+        (None, Some(failure)) => Err(one_line(&failure.message())),
+        (Some(expected), None) => Err(format!("expected a {expected} error, and it ran to its end")),
+        (Some(expected), Some(failure)) => {
+            let (phase, kind) = expected.split_once(':').unwrap_or((expected, ""));
+            let matched = match (phase, failure) {
+                ("parse", Failure::Syntax(error)) => error.message.starts_with(kind),
+                ("runtime" | "resolution", Failure::Thrown(error)) => error.error.starts_with(kind),
+                _ => false,
+            };
+            if matched { Ok(()) } else { Err(format!("expected a {expected} error: {}", one_line(&failure.message()))) }
+        }
+    }
+}
+
+fn one_line(text: &str) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    line.chars().take(200).collect()
+}
+
+/// The failures expected: `(file, mode)` to its reason.
+type Expected = BTreeMap<(String, Mode), String>;
+
+/// Lines of `FILE<TAB>MODE<TAB>REASON`; `#` starts a comment.
+fn read_expectations(file: &Path) -> Expected {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let mut expected = Expected::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        let mode = match fields.get(1) {
+            Some(&"strict") => Mode::Strict,
+            Some(&"sloppy") => Mode::Sloppy,
+            _ => panic!("{}:{}: `FILE<TAB>strict|sloppy<TAB>REASON`", file.display(), number + 1),
+        };
+        expected.insert((fields[0].to_string(), mode), fields.get(2).unwrap_or(&"").to_string());
+    }
+    expected
+}
+
+/// The area's failures against the expected ones; when blessing, records them instead.
+fn compare(
+    area: &str,
+    failures: &BTreeMap<(String, Mode), Failing>,
+    expected: &Expected,
+    blessed: Option<&Arc<Mutex<Expected>>>,
+) -> Result<(), Failed> {
+    let in_area = |file: &str| file.starts_with(area) && file[area.len()..].starts_with('/');
+    if let Some(blessed) = blessed {
+        let mut blessed = blessed.lock().unwrap();
+        for (key, failing) in failures {
+            let reason = expected.get(key).cloned().unwrap_or_else(|| failing.guessed.clone());
+            blessed.insert(key.clone(), reason);
+        }
+        return Ok(());
+    }
+    let mut differences = Vec::new();
+    for ((file, mode), failing) in failures {
+        if !expected.contains_key(&(file.clone(), *mode)) {
+            differences.push(format!("fails, and is not listed: {file} ({}): {}", mode.word(), failing.why));
+        }
+    }
+    for (file, mode) in expected.keys().filter(|(file, _)| in_area(file)) {
+        if !failures.contains_key(&(file.clone(), *mode)) {
+            differences.push(format!("passes, and is listed as failing: {file} ({})", mode.word()));
+        }
+    }
+    if differences.is_empty() { Ok(()) } else { Err(differences.join("\n").into()) }
+}
+
+/// Writes the expectations: the blessed failures of the areas run, the old lines of the
+/// others.
+fn write_expectations(file: &Path, old: &Expected, blessed: &Expected, filter: Option<&str>) {
+    let ran = |path: &str| filter.is_none_or(|filter| path.contains(filter));
+    let mut all: Expected = old.iter().filter(|((path, _), _)| !ran(path)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    all.extend(blessed.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let mut text = String::from(
+        "# The test262 tests that fail in the sandbox, and why: FILE<TAB>strict|sloppy<TAB>REASON.\n\
+         # Written by `BLESS=1 cargo test --release -p exec-host-tests --test test262`; review each reason.\n",
+    );
+    for ((path, mode), reason) in &all {
+        text.push_str(&format!("{path}\t{}\t{reason}\n", mode.word()));
+    }
+    std::fs::write(file, text).expect("the expectations are written");
+}
