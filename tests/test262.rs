@@ -36,7 +36,8 @@ fn main() {
     let runtime = Arc::new(
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a Tokio runtime starts"),
     );
-    let session = Arc::new(runtime.block_on(session()));
+    let workspace = tempfile::tempdir().expect("a temporary workspace");
+    let session = Arc::new(runtime.block_on(session(workspace.path())));
     let blessing = std::env::var_os("BLESS").is_some_and(|value| value == "1");
     let blessed: Arc<Mutex<BTreeMap<(String, Mode), String>>> = Arc::default();
     let harness = Arc::new(Harness::read(&suite.join("harness")));
@@ -81,11 +82,11 @@ fn suite(root: &Path) -> PathBuf {
     unpacked
 }
 
-/// A session with no tools of its own: the script sees the web globals and nothing else.
-async fn session() -> Session {
+/// A session over an empty workspace (its tools give `Exec` a pool; the tests call none).
+async fn session(workspace: &Path) -> Session {
     let mut limits = Limits::default();
     limits.budget = BUDGET;
-    Session::builder().limits(limits).build().await.expect("the session starts")
+    Session::builder().workspace(workspace).limits(limits).build().await.expect("the session starts")
 }
 
 /// Each area (`built-ins/Array`, `language/expressions`) with its test files, by path
