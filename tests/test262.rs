@@ -56,6 +56,8 @@ fn main() {
     if blessing {
         write_expectations(&expectations_file, &expected, &blessed.lock().unwrap(), arguments.filter.as_deref());
     }
+    // `exit` runs no destructors: the temporary workspace goes first.
+    drop(workspace);
     conclusion.exit();
 }
 
