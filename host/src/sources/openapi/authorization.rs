@@ -128,7 +128,8 @@ async fn manager(
 }
 
 /// The manager with the kept tokens, when there are some for this client (a token kept for
-/// another client ID is not used: the next request asks for a sign-in).
+/// another client ID is not refreshed: rmcp refuses, and the next request asks for a
+/// sign-in; its access token is still sent until it expires).
 async fn kept_manager(
     holder: &Holder,
     resource: &str,
