@@ -9,6 +9,7 @@
 // parameters once flattened.
 #![allow(clippy::too_many_arguments)]
 
+mod builtins;
 mod encode;
 mod engine;
 mod json_number;

@@ -8,9 +8,11 @@
   // Captured now, so a script that patches globals changes only its own behaviour.
   const stringify = JSON.stringify;
   const getPrototypeOf = Object.getPrototypeOf;
+  const setPrototypeOf = Object.setPrototypeOf;
   const defineProperty = Object.defineProperty;
   const create = Object.create;
   const ObjectPrototype = Object.prototype;
+  const ArrayPrototype = Array.prototype;
   const ProxyCtor = Proxy;
   const ErrorCtor = Error;
   const EvalErrorCtor = EvalError;
@@ -24,26 +26,40 @@
   // ---------------------------------------------------------------- no code generation --
   // The engine itself has no eval in this realm (it was built without the Eval intrinsic),
   // so these replacements only turn its TypeError into the EvalError scripts expect, on
-  // every path that leads to a function constructor.
+  // every path that leads to a function constructor. Everything else about them is the
+  // standard's: `eval` is a method (no constructor, no `prototype`) of length 1 that returns
+  // anything but a string unchanged; each function constructor has length 1, its
+  // `prototype`, and `Function` as its prototype.
   function refuse(what) {
     throw new EvalErrorCtor(`${what} cannot compile code in Exec scripts: code generation from strings is disabled`);
   }
-  const evalReplacement = function () { refuse('eval()'); };
-  defineProperty(evalReplacement, 'name', { value: 'eval' });
-  globalThis.eval = evalReplacement;
+  globalThis.eval = {
+    eval(x) {
+      if (typeof x !== 'string') return x;
+      return refuse('eval()');
+    },
+  }.eval;
   const constructorPrototypes = [
     getPrototypeOf(function () {}),
     getPrototypeOf(async function () {}),
     getPrototypeOf(function* () {}),
     getPrototypeOf(async function* () {}),
   ];
-  for (const proto of constructorPrototypes) {
+  let FunctionReplacement;
+  for (let i = 0; i < constructorPrototypes.length; i++) {
+    const proto = constructorPrototypes[i];
     const name = proto.constructor.name;
-    const replacement = function () { refuse(`${name}()`); };
+    const replacement = function (body) { refuse(`${name}()`); };
     defineProperty(replacement, 'name', { value: name });
     defineProperty(replacement, 'prototype', { value: proto, writable: false, enumerable: false, configurable: false });
-    defineProperty(proto, 'constructor', { value: replacement, writable: false, enumerable: false, configurable: false });
-    if (name === 'Function') globalThis.Function = replacement;
+    if (i === 0) {
+      FunctionReplacement = replacement;
+      globalThis.Function = replacement;
+      defineProperty(proto, 'constructor', { value: replacement, writable: true, enumerable: false, configurable: true });
+    } else {
+      setPrototypeOf(replacement, FunctionReplacement);
+      defineProperty(proto, 'constructor', { value: replacement, writable: false, enumerable: false, configurable: true });
+    }
   }
 
   // ------------------------------------------------------------------------ tool calls --
@@ -121,13 +137,23 @@
   function errorParts(error) {
     if (!(error instanceof ErrorCtor)) {
       if (error !== null && typeof error === 'object') {
-        try { return [`Uncaught ${stringify(error)}`, '']; } catch (e) { /* fall through */ }
+        try { return [`Uncaught ${className(error)}${stringify(error)}`, '']; } catch (e) { /* fall through */ }
       }
       return [`Uncaught ${format(error)}`, ''];
     }
     let text;
     try { text = errorToString.call(error); } catch (e) { text = 'Error'; }
     return [text, typeof error.stack === 'string' ? error.stack : ''];
+  }
+
+  // `Name ` for an object made by a class of its own (`throw new Test262Error(...)`), so
+  // the report says what was thrown; nothing for plain objects and arrays.
+  function className(object) {
+    const proto = getPrototypeOf(object);
+    if (proto === null || proto === ObjectPrototype || proto === ArrayPrototype) return '';
+    const ctor = proto.constructor;
+    const name = typeof ctor === 'function' ? ctor.name : undefined;
+    return typeof name === 'string' && name !== '' ? `${name} ` : '';
   }
 
   // An error as the console writes it: `Name: message`, then the script's own frames.

@@ -17,5 +17,6 @@ mod pool;
 mod running;
 mod runtime;
 mod session;
+mod standard;
 mod state;
 mod values;

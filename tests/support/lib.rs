@@ -309,6 +309,13 @@ impl Harness {
         session.call(exec_call(code), CancellationToken::new()).await
     }
 
+    /// Runs `code` in a fresh harness and returns what it returned; panics when it failed.
+    pub async fn value_of(code: &str) -> Value {
+        let outcome = Self::new().await.run(code).await;
+        assert!(outcome.ok(), "{}", outcome.text());
+        outcome.value().cloned().unwrap_or(Value::Null)
+    }
+
     pub async fn run_options(&self, code: &str, options: CallOptions) -> ToolResult {
         self.session.call_with(exec_call(code), options).await
     }

@@ -26,6 +26,7 @@ use rquickjs::context::intrinsic;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Promise, Runtime, Value, qjs};
 
+use crate::builtins;
 use crate::encode::{Bounds, PlainPrototypes};
 use crate::exec_host::sandbox::tools;
 use crate::web;
@@ -55,6 +56,7 @@ const PRELUDE: &str = include_str!("../prelude.js");
 const PRELUDE_NAME: &CStr = c"prelude.js";
 const WEB: &str = web::SCRIPT;
 const WEB_NAME: &CStr = c"web.js";
+const ATOMICS_NAME: &CStr = c"atomics.js";
 
 type CompilerIntrinsics = (intrinsic::Eval, intrinsic::RegExpCompiler, intrinsic::RegExp);
 type SandboxIntrinsics = (
@@ -122,6 +124,9 @@ impl Engine {
         let prelude =
             compile(&compiler, PRELUDE, PRELUDE_NAME, PRELUDE).map_err(|e| format!("the prelude does not compile: {e:?}"))?;
         let web = compile(&compiler, WEB, WEB_NAME, WEB).map_err(|e| format!("the web globals do not compile: {e:?}"))?;
+        let atomics = compile(&compiler, builtins::ATOMICS, ATOMICS_NAME, builtins::ATOMICS)
+            .map_err(|e| format!("Atomics does not compile: {e:?}"))?;
+        install_shared_memory(&sandbox);
         let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
             let object: Object = ctx.globals().get::<_, Object>("Object")?.get("prototype")?;
             let array: Object = ctx.globals().get::<_, Object>("Array")?.get("prototype")?;
@@ -132,6 +137,8 @@ impl Engine {
             let hooks: Object = factory.call((host.clone(),))?;
             let install_web: Function = load(&ctx, &web)?;
             install_web.call::<_, ()>((host,))?;
+            let install_atomics: Function = load(&ctx, &atomics)?;
+            install_atomics.call::<_, ()>(())?;
             install_random(&ctx)?;
             stack::install(&ctx)?;
             Ok(Persistent::save(&ctx, hooks))
@@ -139,6 +146,31 @@ impl Engine {
         let hooks = hooks.map_err(|e| format!("the prelude failed: {e}"))?;
         Ok(Engine { runtime, compiler, sandbox, hooks })
     }
+}
+
+/// Growable `SharedArrayBuffer`s: QuickJS makes them only through allocator hooks (it
+/// allocates their maximum size at once). The hooks allocate from the engine's own heap, so
+/// a shared buffer counts against the script's heap limit like any other, and a refused
+/// allocation is the script's catchable out-of-memory error.
+fn install_shared_memory(sandbox: &Context) {
+    unsafe extern "C" fn allocate(opaque: *mut std::ffi::c_void, size: qjs::size_t) -> *mut std::ffi::c_void {
+        // SAFETY: `opaque` is the sandbox context, which lives as long as the runtime;
+        // `js_malloc` throws the engine's out-of-memory error itself when it returns null.
+        unsafe { qjs::js_malloc(opaque.cast(), size) }
+    }
+    unsafe extern "C" fn free(opaque: *mut std::ffi::c_void, data: *mut std::ffi::c_void) {
+        // SAFETY: `data` came from `allocate` with the same context.
+        unsafe { qjs::js_free(opaque.cast(), data) }
+    }
+    let hooks = qjs::JSSharedArrayBufferFunctions {
+        sab_alloc: Some(allocate),
+        sab_free: Some(free),
+        sab_dup: None,
+        sab_opaque: sandbox.with(|ctx| ctx.as_raw().as_ptr().cast()),
+    };
+    // SAFETY: QuickJS copies the hooks; the context they are given outlives every buffer,
+    // since the engine (runtime and contexts) lives as long as the instance.
+    unsafe { qjs::JS_SetSharedArrayBufferFunctions(sandbox.get_runtime_ptr(), &hooks) };
 }
 
 /// `Math.random` from a per-run seed: a snapshot would otherwise replay one sequence forever.
@@ -184,7 +216,9 @@ fn run_in(ctx: &Ctx<'_>, engine: &Engine, bytecode: &[u8], tool_names: Vec<Strin
     ctx.globals().set("tools", tools).map_err(|e| internal(ctx, e))?;
 
     let main: Function = load(ctx, bytecode).map_err(|e| thrown(ctx, &hooks, e))?;
-    let promise: Promise = main.call(()).map_err(|e| thrown(ctx, &hooks, e))?;
+    // The script's `this` is the global object, as a classic script's is, in strict code too.
+    let this = rquickjs::function::This(ctx.globals());
+    let promise: Promise = main.call((this,)).map_err(|e| thrown(ctx, &hooks, e))?;
     loop {
         drain_jobs(ctx, &hooks)?;
         match promise.state() {
