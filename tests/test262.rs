@@ -320,25 +320,21 @@ async fn run_area(session: &Session, harness: &Harness, suite: &Path, files: &[S
             runs.push((file.clone(), Mode::Sloppy, Err(Failing { guessed: guess(&why), why })));
             continue;
         }
+        // One file's modes share its frontmatter and text.
+        let (meta, source) = (Arc::new(meta), Arc::new(source));
         for mode in meta.modes() {
-            let negative = meta.negative.as_ref().map(expected_error);
-            runs.push((
-                file.clone(),
-                mode,
-                Ok((script(harness, &meta, &source, mode), negative, meta.features.clone(), meta.flags.clone(), source.clone())),
-            ));
+            runs.push((file.clone(), mode, Ok((script(harness, &meta, &source, mode), meta.clone(), source.clone()))));
         }
     }
     let failures = futures::stream::iter(runs)
         .map(|(file, mode, run)| async move {
-            let (script, negative, features, flags, source) = match run {
+            let (script, meta, source) = match run {
                 Ok(run) => run,
                 Err(failing) => return Some(((file, mode), failing)),
             };
             let call = ToolCall::new(format!("t262-{file}-{}", mode.word()), "Exec", json!({ "code": script }));
             let result = session.call(call, CancellationToken::new()).await;
-            let why = verdict(&result, negative.as_deref()).err()?;
-            let meta = Meta { features, flags, includes: Vec::new(), negative: None };
+            let why = verdict(&result, meta.negative.as_ref().map(expected_error).as_deref()).err()?;
             let guessed = guess_reason(&file, &meta, &source, &why);
             Some(((file, mode), Failing { why, guessed }))
         })
