@@ -295,8 +295,8 @@ fn guess_reason(file: &str, meta: &Meta, source: &str, why: &str) -> String {
         "design: a script cannot suspend (Atomics.wait)".into()
     } else if feature("Temporal") {
         "missing: Temporal".into()
-    } else if file.starts_with("intl402/") || source.contains("Intl.") || feature("Intl") {
-        "missing: Intl".into()
+    } else if feature("Intl.DurationFormat") || file.starts_with("intl402/DurationFormat/") {
+        "missing: Intl.DurationFormat".into()
     } else if why.contains("EvalError") {
         "design: code from strings (eval, Function)".into()
     } else if let Some(lacking) = ENGINE_LACKS.iter().find(|f| feature(f)) {

@@ -9,6 +9,8 @@
 // parameters once flattened.
 #![allow(clippy::too_many_arguments)]
 
+extern crate alloc;
+
 mod builtins;
 mod encode;
 mod engine;

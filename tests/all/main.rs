@@ -9,6 +9,7 @@ mod build;
 mod builtin_tools;
 mod fetch;
 mod hardening;
+mod intl;
 mod isolation;
 mod mcp;
 mod parking;

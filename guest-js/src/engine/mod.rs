@@ -57,6 +57,7 @@ const PRELUDE_NAME: &CStr = c"prelude.js";
 const WEB: &str = web::SCRIPT;
 const WEB_NAME: &CStr = c"web.js";
 const ATOMICS_NAME: &CStr = c"atomics.js";
+const INTL_NAME: &CStr = c"intl.js";
 
 type CompilerIntrinsics = (intrinsic::Eval, intrinsic::RegExpCompiler, intrinsic::RegExp);
 type SandboxIntrinsics = (
@@ -126,6 +127,8 @@ impl Engine {
         let web = compile(&compiler, WEB, WEB_NAME, WEB).map_err(|e| format!("the web globals do not compile: {e:?}"))?;
         let atomics = compile(&compiler, builtins::ATOMICS, ATOMICS_NAME, builtins::ATOMICS)
             .map_err(|e| format!("Atomics does not compile: {e:?}"))?;
+        let intl = compile(&compiler, builtins::intl::SCRIPT, INTL_NAME, builtins::intl::SCRIPT)
+            .map_err(|e| format!("Intl does not compile: {e:?}"))?;
         install_shared_memory(&sandbox);
         let hooks = sandbox.with(|ctx| -> rquickjs::Result<_> {
             let object: Object = ctx.globals().get::<_, Object>("Object")?.get("prototype")?;
@@ -139,6 +142,10 @@ impl Engine {
             install_web.call::<_, ()>((host,))?;
             let install_atomics: Function = load(&ctx, &atomics)?;
             install_atomics.call::<_, ()>(())?;
+            let intl_natives = Object::new(ctx.clone())?;
+            builtins::intl::natives(&ctx, &intl_natives)?;
+            let install_intl: Function = load(&ctx, &intl)?;
+            install_intl.call::<_, ()>((intl_natives,))?;
             install_random(&ctx)?;
             stack::install(&ctx)?;
             Ok(Persistent::save(&ctx, hooks))

@@ -677,3 +677,4 @@
     return follow(request, signal);
   }
   install('fetch', fetch);
+})

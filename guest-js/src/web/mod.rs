@@ -9,15 +9,13 @@
 //! `structured_clone.js`, `base64.js` (`atob`, `btoa`), `text_encoding.js`
 //! (`TextEncoder`, `TextDecoder`), `url.js` (`URL`, `URLSearchParams`), `fetch.js` (`fetch`,
 //! `Headers`, `Request`, `Response`, `AbortController`, `AbortSignal`, `Event`,
-//! `EventTarget`: each request a call of the host's `WebFetch`), and `locale.js`
-//! (`toLocaleString`), which closes it. Each file alone is a fragment of that closure;
+//! `EventTarget`: each request a call of the host's `WebFetch`), which closes it. Each file alone is a fragment of that closure;
 //! messages name the whole as `web.js`.
 //!
 //! Strings arrive well-formed: the script half replaces lone surrogates before it calls
 //! in, as the standards' USVString conversion does, so every string here is valid UTF-8.
 
 use std::cell::OnceCell;
-use std::fmt::Write;
 
 use rquickjs::convert::List;
 use rquickjs::function::{Constructor, Func, Opt};
@@ -34,7 +32,6 @@ pub const SCRIPT: &str = concat!(
     include_str!("text_encoding.js"),
     include_str!("url.js"),
     include_str!("fetch.js"),
-    include_str!("locale.js"),
 );
 
 /// QuickJS class ids of objects the public API has no test for, read from sample objects
@@ -141,13 +138,6 @@ pub fn natives<'js>(ctx: &Ctx<'js>, host: &Object<'js>) -> rquickjs::Result<()> 
     host.set("urlSet", Func::from(|href: String, part: u32, value: String| url_set(&href, part, &value)))?;
     host.set("formParse", Func::from(|text: String| form_parse(&text)))?;
     host.set("formSerialize", Func::from(|list: Vec<String>| form_serialize(&list)))?;
-    host.set("numberDigits", Func::from(|x: f64| List(number_digits(x))))?;
-    host.set(
-        "formatDecimal",
-        Func::from(|digits: String, point: i32, min_integer: u32, min_fraction: u32, max_fraction: u32, grouping: bool| {
-            format_decimal(&digits, point, min_integer, min_fraction, max_fraction, grouping)
-        }),
-    )?;
     Ok(())
 }
 
@@ -462,105 +452,9 @@ fn form_serialize(list: &[String]) -> String {
     serializer.finish()
 }
 
-/// The shortest decimal digits that read back as `x` (its magnitude), and where the
-/// decimal point falls among them: `1234.5` is `("12345", 4)`, `0.05` is `("5", -1)`.
-fn number_digits(x: f64) -> (String, i32) {
-    let text = format!("{:e}", x.abs());
-    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    (digits, exponent.parse::<i32>().unwrap_or(0) + 1)
-}
-
-/// A decimal magnitude in en-US form: `digits` with the point after `point` of them, rounded
-/// half away from zero to at most `max_fraction` fraction digits, with at least
-/// `min_fraction` fraction digits and `min_integer` integer digits, grouped by thousands
-/// when `grouping`. This is how V8's `toLocaleString` rounds: from the shortest decimal
-/// form of the number, not from its exact binary value (`1.005` rounds to `1.01`).
-fn format_decimal(digits: &str, point: i32, min_integer: u32, min_fraction: u32, max_fraction: u32, grouping: bool) -> String {
-    let mut digits: Vec<u8> = digits.bytes().filter(u8::is_ascii_digit).map(|d| d - b'0').collect();
-    let mut point = i64::from(point);
-    // Leading zeros until the point falls inside the digits, so rounding has a place.
-    if point < 1 {
-        let zeros = (1 - point) as usize;
-        digits.splice(0..0, std::iter::repeat_n(0, zeros));
-        point = 1;
-    }
-    let keep = (point + i64::from(max_fraction)) as usize;
-    if keep < digits.len() {
-        let round_up = digits[keep] >= 5;
-        digits.truncate(keep);
-        if round_up {
-            let mut i = keep;
-            loop {
-                if i == 0 {
-                    digits.insert(0, 1);
-                    point += 1;
-                    break;
-                }
-                i -= 1;
-                if digits[i] == 9 {
-                    digits[i] = 0;
-                } else {
-                    digits[i] += 1;
-                    break;
-                }
-            }
-        }
-    }
-    let point = point as usize;
-    if digits.len() < point {
-        digits.resize(point, 0);
-    }
-    let (integer, fraction) = digits.split_at(point);
-    let first = integer.iter().position(|&d| d != 0).unwrap_or(integer.len());
-    let mut integer: Vec<u8> = integer[first..].to_vec();
-    while integer.len() < min_integer.max(1) as usize {
-        integer.insert(0, 0);
-    }
-    let mut fraction = fraction.to_vec();
-    while fraction.len() > min_fraction as usize && fraction.last() == Some(&0) {
-        fraction.pop();
-    }
-    fraction.resize(fraction.len().max(min_fraction as usize), 0);
-
-    let mut out = String::with_capacity(integer.len() * 4 / 3 + fraction.len() + 2);
-    for (i, d) in integer.iter().enumerate() {
-        if grouping && i > 0 && (integer.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        let _ = write!(out, "{d}");
-    }
-    if !fraction.is_empty() {
-        out.push('.');
-        for d in &fraction {
-            let _ = write!(out, "{d}");
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn en(x: f64, min: u32, max: u32) -> String {
-        let (digits, point) = number_digits(x);
-        let sign = if x.is_sign_negative() { "-" } else { "" };
-        format!("{sign}{}", format_decimal(&digits, point, 1, min, max, true))
-    }
-
-    #[test]
-    fn numbers_format_as_v8_does_in_en_us() {
-        assert_eq!(en(1234567.891, 0, 3), "1,234,567.891");
-        assert_eq!(en(1.005, 0, 2), "1.01");
-        assert_eq!(en(0.0005, 0, 3), "0.001");
-        assert_eq!(en(0.0004, 0, 3), "0");
-        assert_eq!(en(999.9999, 0, 3), "1,000");
-        assert_eq!(en(-2.5, 0, 0), "-3");
-        assert_eq!(en(1e21, 0, 3), "1,000,000,000,000,000,000,000");
-        assert_eq!(en(5.0, 2, 2), "5.00");
-        assert_eq!(en(0.1 + 0.2, 0, 3), "0.3");
-    }
 
     #[test]
     fn forgiving_base64() {

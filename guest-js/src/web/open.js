@@ -1,6 +1,6 @@
 // The web-standard globals an Exec script may reach for: timers, queueMicrotask,
-// structuredClone, atob/btoa, TextEncoder/TextDecoder, URL/URLSearchParams, DOMException,
-// and en-US `toLocaleString` for numbers. None adds a capability: no I/O, no clock beyond
+// structuredClone, atob/btoa, TextEncoder/TextDecoder, URL/URLSearchParams, DOMException
+// and fetch. None adds a capability: no I/O, no clock beyond
 // `Date`, no code from strings. This runs once in the script's realm, after the prelude,
 // with the same native `host` hooks (see mod.rs); every function it installs is created
 // here, so each belongs to the sandbox realm. docs/script-globals.md says what each does.
@@ -15,7 +15,6 @@
   const getPrototypeOf = Object.getPrototypeOf;
   const objectKeys = Object.keys;
   const hasOwn = Object.hasOwn;
-  const isNaNumber = Number.isNaN;
   const ObjectCtor = Object;
   const ArrayCtor = Array;
   const MapCtor = Map;
