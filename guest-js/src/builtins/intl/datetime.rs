@@ -106,6 +106,8 @@ fn read_options<'js>(ctx: &Ctx<'js>, options: &Object<'js>) -> rquickjs::Result<
 /// the order `resolvedOptions()` lists them.
 fn resolved_object<'js>(ctx: &Ctx<'js>, handle: u32, resolved: &Resolved) -> rquickjs::Result<Object<'js>> {
     let object = Object::new(ctx.clone())?;
+    // No prototype: a setter a script put on `Object.prototype` must not see these.
+    object.set_prototype(None)?;
     object.set("handle", handle)?;
     object.set("locale", resolved.locale.as_str())?;
     object.set("calendar", resolved.calendar)?;

@@ -28,7 +28,11 @@
   const weakMapSet = uncurry(WeakMap.prototype.set);
   const mapGet = uncurry(Map.prototype.get);
   const mapSet = uncurry(Map.prototype.set);
-  const arrayPush = uncurry(Array.prototype.push);
+  // Appends by defining, as the standard's lists do: a setter a script put on
+  // Array.prototype never runs.
+  const arrayPush = (array, value) => {
+    defineProperty(array, array.length, { value, writable: true, enumerable: true, configurable: true });
+  };
   const arrayJoin = uncurry(Array.prototype.join);
   const arrayIndexOf = uncurry(Array.prototype.indexOf);
   const arraySort = uncurry(Array.prototype.sort);
@@ -608,7 +612,9 @@
     matcherOption(options);
     const type = getOption(options, 'type', 'string', ['cardinal', 'ordinal'], 'cardinal');
     const notation = getOption(options, 'notation', 'string', ['standard', 'scientific', 'engineering', 'compact'], 'standard');
+    const compactDisplay = getOption(options, 'compactDisplay', 'string', ['short', 'long'], 'short');
     const slot = { __proto__: null, type, notation };
+    if (notation === 'compact') slot.compactDisplay = compactDisplay;
     digitOptions(slot, options, 0, 3, notation);
     const r = resolveLocale(requested, {}, [], () => false);
     slot.locale = r.locale;
@@ -630,7 +636,9 @@
       },
       resolvedOptions() {
         const slot = slotOf(this, 'PluralRules', 'resolvedOptions');
-        const out = { locale: slot.locale, type: slot.type, notation: slot.notation, minimumIntegerDigits: slot.minimumIntegerDigits };
+        const out = { locale: slot.locale, type: slot.type, notation: slot.notation };
+        if (slot.compactDisplay !== undefined) dataProperty(out, 'compactDisplay', slot.compactDisplay);
+        dataProperty(out, 'minimumIntegerDigits', slot.minimumIntegerDigits);
         for (const key of ['minimumFractionDigits', 'maximumFractionDigits', 'minimumSignificantDigits', 'maximumSignificantDigits']) {
           if (slot[key] !== undefined) dataProperty(out, key, slot[key]);
         }

@@ -279,8 +279,12 @@ impl NumberFormat {
     /// NaN (`kind` "nan") or an infinity ("infinity"), which have no digits: the symbol in
     /// place of them, signed and with the style's affixes.
     pub fn format_special(&self, kind: &'static str, symbol: &str, negative: bool) -> Parts {
-        // NaN is signed as a positive number is ("+NaN" when the sign is always shown).
-        let sign = shown_sign(&Decimal::from(if negative { -1 } else { 1 }), self.sign_display);
+        // NaN has a sign only when every number shows one ("+NaN"); it is not "except zero".
+        let sign = match (kind, self.sign_display) {
+            ("nan", SignDisplay::Always) => Sign::Positive,
+            ("nan", _) => Sign::None,
+            _ => shown_sign(&Decimal::from(if negative { -1 } else { 1 }), self.sign_display),
+        };
         let body = vec![Part::new(kind, symbol)];
         match &self.affixes {
             Some(affixes) => affixes.wrap(body, sign),
