@@ -32,7 +32,7 @@ return {
     attempt(() => (1).toLocaleString(undefined, { maximumFractionDigits: 101 })),
     attempt(() => (1).toLocaleString(undefined, { minimumFractionDigits: 3, maximumFractionDigits: 2 })),
     attempt(() => (1).toLocaleString(undefined, { style: 'currency' })),
-    attempt(() => (1).toLocaleString(undefined, { maximumSignificantDigits: 2 })),
+    attempt(() => (1).toLocaleString(undefined, { maximumSignificantDigits: 22 })),
     attempt(() => Number.prototype.toLocaleString.call('1')),
   ],
 };

@@ -125,7 +125,7 @@
     if (locales === undefined) return seen;
     const slot = localeSlot(locales);
     const list = typeof locales === 'string' || (slot !== undefined && slot.kind === 'Locale') ? [locales] : toObject(locales);
-    const length = list.length >>> 0 === list.length ? list.length : toLength(list.length);
+    const length = toLength(list.length);
     for (let k = 0; k < length; k++) {
       if (!(k in list)) continue;
       const value = list[k];
@@ -225,14 +225,9 @@
         value = optionValue;
       }
       result[key] = value;
-      if (fromExtension) arrayPush(kept, `${key}-${value === 'true' ? '' : value}`);
+      if (fromExtension) arrayPush(kept, value === 'true' ? key : `${key}-${value}`);
     }
-    if (kept.length > 0) {
-      arraySort(kept);
-      let extension = arrayJoin(kept, '-');
-      extension = stringSplit(extension, '--').length > 1 ? arrayJoin(stringSplit(extension, '--'), '-') : extension;
-      result.locale = `${found.locale}-u-${extension[extension.length - 1] === '-' ? stringSlice(extension, 0, -1) : extension}`;
-    }
+    if (kept.length > 0) result.locale = `${found.locale}-u-${arrayJoin(arraySort(kept), '-')}`;
     result.dataLocale = found.locale;
     return result;
   }

@@ -57,11 +57,12 @@ const _: () = {
 
 const DATA: &Baked = &Baked;
 
-/// The languages whose data the artefact carries (each with its regional forms); the
-/// list `scripts/export-intl-data` exports. Any other falls back to the default locale.
-pub const SHIPPED_LANGUAGES: [&str; 31] = [
+/// The languages whose data the artefact carries (each with its regional forms): the
+/// locale families `scripts/export-intl-data` exports, and `no`, the Norwegian whose data
+/// is Bokmål's. Any other falls back to the default locale.
+pub const SHIPPED_LANGUAGES: [&str; 29] = [
     "ar", "cs", "da", "de", "el", "en", "es", "fi", "fr", "he", "hi", "hu", "id", "it", "ja", "ko", "nb", "nl", "pl", "pt", "ro",
-    "ru", "sv", "th", "tr", "uk", "vi", "zh", "no", "iw", "in",
+    "ru", "sv", "th", "tr", "uk", "vi", "zh", "no",
 ];
 
 /// Formatters of each kind one run may hold (number and the like in one table, date-time
@@ -601,4 +602,26 @@ fn segment(granularity: &str, text: &[u16]) -> Result<Vec<i32>, icu_provider::Da
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The list here and the generator's are one decision: a language shipped without
+    /// data would format as the root locale, one exported and not listed would never be used.
+    #[test]
+    fn shipped_languages_are_the_exported_families() {
+        let generator = include_str!("../../../../scripts/intl-data/src/main.rs");
+        let start = generator.find("const LOCALE_FAMILIES").expect("the generator lists its locale families");
+        let list = &generator[start..];
+        let list = &list[list.find("= &[").unwrap() + 4..list.find("];").unwrap()];
+        let mut exported: Vec<&str> =
+            list.split(',').map(|f| f.trim().trim_matches('"')).filter(|f| !f.is_empty() && *f != "@und").collect();
+        exported.push("no");
+        exported.sort_unstable();
+        let mut shipped = SHIPPED_LANGUAGES.to_vec();
+        shipped.sort_unstable();
+        assert_eq!(shipped, exported);
+    }
 }
