@@ -66,22 +66,89 @@ const CALLS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Units, durations and ranges, with what Node 24 (V8 with ICU 78, CLDR 48) returns.
+const UNIT_DURATION_RANGE_CALLS: &[(&str, &str)] = &[
+    ("new Intl.NumberFormat('en', { style: 'unit', unit: 'kilobyte' }).format(1536)", "1,536 kB"),
+    (
+        "new Intl.NumberFormat('en', { style: 'unit', unit: 'megabyte', unitDisplay: 'long', maximumFractionDigits: 1 }).format(2.25)",
+        "2.3 megabytes",
+    ),
+    (
+        "new Intl.NumberFormat('de', { style: 'unit', unit: 'kilometer-per-hour', unitDisplay: 'long' }).format(1)",
+        "1 Kilometer pro Stunde",
+    ),
+    ("new Intl.NumberFormat('en-GB', { style: 'unit', unit: 'liter', unitDisplay: 'long' }).format(3)", "3 litres"),
+    ("new Intl.NumberFormat('fr', { style: 'unit', unit: 'celsius' }).format(21.5)", "21,5 °C"),
+    ("new Intl.NumberFormat('en', { style: 'unit', unit: 'percent', signDisplay: 'always' }).format(12)", "+12%"),
+    ("new Intl.NumberFormat('ja', { style: 'unit', unit: 'hour', unitDisplay: 'long' }).format(3)", "3 時間"),
+    (
+        "new Intl.NumberFormat('en', { style: 'unit', unit: 'byte-per-second', notation: 'compact' }).format(1500000)",
+        "1.5M byte/s",
+    ),
+    (
+        "JSON.stringify(new Intl.NumberFormat('en', { style: 'unit', unit: 'mile-per-hour', unitDisplay: 'long' }).formatToParts(-1))",
+        "[{\"type\":\"minusSign\",\"value\":\"-\"},{\"type\":\"integer\",\"value\":\"1\"},{\"type\":\"literal\",\"value\":\" \"},{\"type\":\"unit\",\"value\":\"mile per hour\"}]",
+    ),
+    ("new Intl.DurationFormat('en', { style: 'long' }).format({ hours: 1, minutes: 30 })", "1 hour, 30 minutes"),
+    ("new Intl.DurationFormat('en').format({ days: 2, hours: 5, seconds: 7 })", "2 days, 5 hr, 7 sec"),
+    (
+        "new Intl.DurationFormat('en', { style: 'digital' }).format({ hours: 1, minutes: 5, seconds: 9, milliseconds: 250 })",
+        "1:05:09.25",
+    ),
+    ("new Intl.DurationFormat('de', { style: 'narrow' }).format({ minutes: 3, seconds: 20 })", "3 Min., 20 Sek."),
+    ("new Intl.DurationFormat('fi', { style: 'digital' }).format({ hours: 2, minutes: 0, seconds: 5 })", "2.00.05"),
+    (
+        "new Intl.DurationFormat('en', { style: 'digital', fractionalDigits: 2 }).format({ minutes: -1, seconds: -2, milliseconds: -345 })",
+        "-0:01:02.34",
+    ),
+    (
+        "new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 0 }).formatRange(3, 5)",
+        "$3 – $5",
+    ),
+    ("new Intl.NumberFormat('en', { style: 'unit', unit: 'kilometer' }).formatRange(3, 5)", "3–5 km"),
+    ("new Intl.NumberFormat('de', { style: 'currency', currency: 'EUR' }).formatRange(10, 20)", "10,00–20,00 €"),
+    ("new Intl.NumberFormat('en').formatRange(2.9999, 3.0001)", "~3"),
+    (
+        "new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).formatRange(Date.UTC(2024, 0, 5), Date.UTC(2024, 0, 5, 12))",
+        "Jan 5, 2024",
+    ),
+    ("new Intl.NumberFormat('zh-TW').format(NaN)", "非數值"),
+    (
+        "new Intl.NumberFormat('en', { notation: 'compact', compactDisplay: 'long' }).formatToParts(2500000).map((p) => p.type).join()",
+        "integer,decimal,fraction,literal,compact",
+    ),
+    (
+        "new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', currencySign: 'accounting', signDisplay: 'always' }).format(0)",
+        "+$0.00",
+    ),
+    ("new Intl.PluralRules('ar').resolvedOptions().pluralCategories.join()", "zero,one,two,few,many,other"),
+];
+
 #[tokio::test]
 async fn formatting_and_collation_match_v8() {
+    assert_calls_match_v8(CALLS).await;
+}
+
+#[tokio::test]
+async fn units_durations_and_ranges_match_v8() {
+    assert_calls_match_v8(UNIT_DURATION_RANGE_CALLS).await;
+}
+
+async fn assert_calls_match_v8(calls: &[(&str, &str)]) {
     let mut code = format!("const d = {DATE}; const out = [];\n");
-    for (call, _) in CALLS {
+    for (call, _) in calls {
         code.push_str(&format!("try {{ out.push(String({call})); }} catch (e) {{ out.push('threw ' + e); }}\n"));
     }
     code.push_str("return out;");
     let values = Harness::value_of(&code).await;
     let values = values.as_array().expect("an array of results");
-    let mismatches: Vec<String> = CALLS
+    let mismatches: Vec<String> = calls
         .iter()
         .zip(values)
         .filter(|((_, expected), got)| got.as_str() != Some(*expected))
         .map(|((call, expected), got)| format!("{call}\n    V8:   {expected:?}\n    ours: {got}"))
         .collect();
-    assert!(mismatches.is_empty(), "{} of {} calls differ from V8:\n{}", mismatches.len(), CALLS.len(), mismatches.join("\n"));
+    assert!(mismatches.is_empty(), "{} of {} calls differ from V8:\n{}", mismatches.len(), calls.len(), mismatches.join("\n"));
 }
 
 #[tokio::test]
@@ -181,5 +248,23 @@ async fn segmenting_is_bounded_and_exact_on_hostile_text() {
             3,
             "RangeError"
         ])
+    );
+}
+
+#[tokio::test]
+async fn locale_methods_reuse_a_plain_format_and_stay_exact_past_the_bound() {
+    // Calls with no options and one locale string share one Intl object per locale; past
+    // 256 locales each call makes its own, with the same results. Options always count.
+    // The values are Node 24's.
+    let code = "const regions = [];
+      for (let a = 65; a < 91; a++) for (let b = 65; b < 91; b++) regions.push(String.fromCharCode(a, b));
+      const out = new Set();
+      for (const region of regions.slice(0, 300)) out.add((1234.5).toLocaleString(`de-${region}`));
+      return [[...out].sort(), (1234.5).toLocaleString('de-DE'), (1234.5).toLocaleString('de-DE', { maximumFractionDigits: 0 }),
+        new Date(0).toLocaleDateString('en-GB'), new Date(0).toLocaleTimeString('en-GB'), 'a'.localeCompare('B', 'en'),
+        'a'.localeCompare('A', 'en', { sensitivity: 'base' })];";
+    assert_eq!(
+        Harness::value_of(code).await,
+        serde_json::json!([["1'234.5", "1.234,5", "1\u{a0}234,5"], "1.234,5", "1.235", "01/01/1970", "00:00:00", -1, 0])
     );
 }

@@ -59,7 +59,7 @@ pub fn natives<'js>(_ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()>
     )?;
     intl.set(
         "dateTimeFormat",
-        Func::from(|ctx: Ctx<'js>, handle: u32, epoch_ms: f64| -> rquickjs::Result<Vec<String>> {
+        Func::from(|ctx: Ctx<'js>, handle: u32, epoch_ms: f64| -> rquickjs::Result<super::DefinedArray<String>> {
             let parts = format_parts(handle, epoch_ms)
                 .ok_or_else(|| Exception::throw_type(&ctx, "Intl.DateTimeFormat: not a date-time formatter"))?;
             Ok(parts.into_iter().flat_map(|(kind, value)| [kind.to_string(), value]).collect())
@@ -1086,62 +1086,37 @@ fn date_time_join(
 /// year-month-day date; then the hour (in the locale's own hour cycle) alone, with a
 /// `numeric` minute, with a `2-digit` minute, with minutes and seconds, and with a date.
 /// V8 takes its patterns from CLDR's flexible formats and fits the fields to the options
-/// (`yMd` is `d.M.y` in German), ICU4X from the standard lengths (`dd.MM.yy`). Looked up by
-/// language, script and region, then without the script, then without the region, then by
-/// language. Found by comparing the two over the CLDR locales.
+/// (`yMd` is `d.M.y` in German), ICU4X from the standard lengths (`dd.MM.yy`). Looked up as
+/// [`super::lookup_tags`] orders the tags. Found by comparing the two over the CLDR locales; kept for the shipped
+/// languages only (a test checks).
 #[rustfmt::skip]
 const NUMERIC_WIDTHS: &[(&str, [u8; 7])] = &[
-    ("af", [0, 0, 0, 0, 1, 0, 0]), ("am", [1, 1, 0, 0, 0, 0, 0]), ("ar-MA", [0, 0, 0, 0, 1, 0, 0]),
-    ("az", [0, 0, 0, 0, 1, 0, 0]), ("be", [0, 1, 1, 0, 1, 0, 0]), ("bg", [0, 0, 0, 0, 1, 0, 0]),
-    ("bs", [0, 0, 2, 0, 1, 0, 0]), ("cs", [1, 1, 0, 0, 0, 0, 0]), ("cy", [1, 1, 0, 0, 1, 0, 0]),
-    ("da", [1, 1, 0, 0, 1, 0, 0]), ("de", [1, 1, 0, 0, 1, 0, 0]), ("en-150", [0, 0, 0, 0, 1, 0, 0]),
-    ("en-BE", [1, 1, 0, 0, 1, 0, 0]), ("en-CH", [0, 0, 0, 0, 1, 0, 0]), ("en-DE", [0, 0, 0, 0, 1, 0, 0]),
-    ("en-GB", [0, 0, 0, 0, 1, 0, 0]), ("en-IE", [1, 1, 0, 0, 1, 0, 0]), ("en-IN", [1, 1, 0, 0, 0, 0, 0]),
-    ("en-KE", [0, 0, 0, 0, 1, 0, 0]), ("en-NG", [0, 0, 0, 0, 1, 0, 0]), ("en-NL", [0, 0, 0, 0, 1, 0, 0]),
-    ("en-SE", [0, 0, 0, 0, 1, 0, 0]), ("en-ZA", [0, 0, 0, 0, 1, 0, 0]), ("es", [0, 0, 1, 1, 1, 1, 1]),
-    ("es-419", [0, 0, 0, 0, 0, 0, 0]), ("es-AR", [0, 0, 1, 1, 1, 0, 0]), ("es-CO", [0, 1, 0, 0, 0, 0, 0]),
-    ("es-CR", [0, 0, 0, 0, 0, 0, 0]), ("es-DO", [0, 0, 0, 0, 0, 0, 0]), ("es-EC", [0, 0, 0, 0, 0, 0, 0]),
-    ("es-GT", [0, 1, 0, 0, 0, 0, 0]), ("es-MX", [1, 1, 1, 1, 1, 1, 1]), ("es-PE", [0, 1, 0, 0, 0, 0, 0]),
-    ("es-PR", [0, 0, 0, 0, 0, 0, 0]), ("es-US", [0, 0, 0, 0, 0, 0, 0]), ("es-VE", [0, 0, 0, 0, 0, 0, 0]),
-    ("et", [1, 1, 0, 0, 1, 2, 2]), ("eu", [0, 0, 0, 0, 1, 0, 0]), ("fr", [0, 0, 0, 0, 1, 0, 0]),
-    ("fr-BE", [2, 0, 0, 0, 1, 0, 0]), ("ga", [0, 0, 0, 0, 1, 0, 0]), ("gd", [1, 1, 0, 0, 1, 0, 0]),
-    ("gl", [1, 1, 0, 0, 1, 0, 0]), ("gu", [0, 0, 0, 1, 1, 1, 1]), ("ha", [0, 0, 0, 0, 1, 0, 0]),
-    ("hr", [0, 0, 0, 0, 1, 0, 0]), ("id", [1, 1, 0, 0, 1, 0, 0]), ("ig", [0, 0, 0, 0, 1, 0, 0]),
-    ("is", [0, 0, 0, 0, 1, 0, 0]), ("it", [0, 0, 1, 0, 1, 0, 0]), ("ja", [1, 1, 0, 0, 0, 0, 0]),
-    ("jv", [0, 0, 0, 0, 1, 0, 0]), ("ka", [1, 1, 0, 0, 1, 0, 0]), ("kk", [0, 0, 0, 0, 1, 0, 0]),
-    ("ky", [0, 0, 0, 0, 1, 0, 0]), ("lo", [0, 0, 0, 0, 1, 0, 0]), ("lt", [0, 0, 0, 0, 1, 0, 0]),
-    ("lv", [1, 0, 0, 0, 1, 0, 0]), ("mk", [0, 0, 0, 2, 0, 2, 2]), ("mn", [0, 0, 0, 0, 1, 0, 0]),
-    ("ms", [0, 1, 0, 0, 0, 0, 0]), ("my", [1, 1, 0, 0, 1, 0, 0]), ("nb", [1, 1, 0, 0, 1, 0, 0]),
-    ("ne", [0, 0, 0, 0, 1, 0, 0]), ("nl", [1, 1, 0, 0, 1, 0, 0]), ("nl-BE", [0, 1, 0, 0, 1, 0, 0]),
-    ("nn", [1, 1, 0, 0, 1, 0, 0]), ("no", [1, 1, 0, 0, 1, 0, 0]), ("pcm", [1, 1, 0, 0, 1, 0, 0]),
-    ("pl", [1, 0, 0, 0, 1, 0, 0]), ("ps", [0, 0, 1, 1, 1, 1, 1]), ("pt", [0, 0, 0, 0, 1, 0, 0]),
-    ("ro", [0, 0, 0, 0, 1, 0, 0]), ("ru", [0, 0, 1, 0, 1, 0, 0]), ("si", [1, 1, 0, 0, 1, 0, 0]),
-    ("sl", [0, 1, 0, 0, 1, 0, 0]), ("so", [1, 1, 0, 0, 0, 0, 0]), ("sr", [0, 0, 0, 0, 1, 0, 0]),
-    ("sv", [0, 0, 0, 0, 1, 0, 0]), ("sv-FI", [1, 1, 1, 0, 1, 0, 0]), ("sw", [1, 1, 0, 0, 1, 0, 0]),
-    ("ta-LK", [0, 0, 0, 0, 1, 0, 0]), ("te", [1, 1, 0, 0, 0, 0, 0]), ("tg", [1, 1, 0, 0, 1, 0, 0]),
-    ("th", [0, 0, 0, 0, 1, 0, 0]), ("ti", [1, 1, 0, 0, 0, 0, 0]), ("tk", [0, 0, 0, 0, 1, 0, 0]),
-    ("tr", [2, 0, 0, 0, 1, 0, 0]), ("uk", [0, 0, 1, 0, 1, 0, 0]), ("uz", [0, 0, 0, 0, 1, 0, 0]),
-    ("vi", [1, 1, 0, 1, 1, 0, 0]), ("xh", [1, 1, 0, 0, 1, 0, 0]), ("zh", [0, 0, 0, 0, 1, 0, 0]),
-    ("zh-HK", [0, 0, 0, 0, 0, 0, 0]), ("zh-Hant", [0, 0, 0, 0, 0, 0, 0]), ("zh-MO", [0, 0, 0, 0, 0, 0, 0]),
-    ("zh-SG", [1, 1, 0, 0, 0, 0, 0]), ("zh-TW", [0, 0, 0, 0, 0, 0, 0]), ("zu", [0, 0, 0, 0, 1, 0, 0]),
+    ("ar-MA", [0, 0, 0, 0, 1, 0, 0]), ("cs", [1, 1, 0, 0, 0, 0, 0]), ("da", [1, 1, 0, 0, 1, 0, 0]),
+    ("de", [1, 1, 0, 0, 1, 0, 0]), ("en-150", [0, 0, 0, 0, 1, 0, 0]), ("en-BE", [1, 1, 0, 0, 1, 0, 0]),
+    ("en-CH", [0, 0, 0, 0, 1, 0, 0]), ("en-DE", [0, 0, 0, 0, 1, 0, 0]), ("en-GB", [0, 0, 0, 0, 1, 0, 0]),
+    ("en-IE", [1, 1, 0, 0, 1, 0, 0]), ("en-IN", [1, 1, 0, 0, 0, 0, 0]), ("en-KE", [0, 0, 0, 0, 1, 0, 0]),
+    ("en-NG", [0, 0, 0, 0, 1, 0, 0]), ("en-NL", [0, 0, 0, 0, 1, 0, 0]), ("en-SE", [0, 0, 0, 0, 1, 0, 0]),
+    ("en-ZA", [0, 0, 0, 0, 1, 0, 0]), ("es", [0, 0, 1, 1, 1, 1, 1]), ("es-419", [0, 0, 0, 0, 0, 0, 0]),
+    ("es-AR", [0, 0, 1, 1, 1, 0, 0]), ("es-CO", [0, 1, 0, 0, 0, 0, 0]), ("es-CR", [0, 0, 0, 0, 0, 0, 0]),
+    ("es-DO", [0, 0, 0, 0, 0, 0, 0]), ("es-EC", [0, 0, 0, 0, 0, 0, 0]), ("es-GT", [0, 1, 0, 0, 0, 0, 0]),
+    ("es-MX", [1, 1, 1, 1, 1, 1, 1]), ("es-PE", [0, 1, 0, 0, 0, 0, 0]), ("es-PR", [0, 0, 0, 0, 0, 0, 0]),
+    ("es-US", [0, 0, 0, 0, 0, 0, 0]), ("es-VE", [0, 0, 0, 0, 0, 0, 0]), ("fr", [0, 0, 0, 0, 1, 0, 0]),
+    ("fr-BE", [2, 0, 0, 0, 1, 0, 0]), ("id", [1, 1, 0, 0, 1, 0, 0]), ("it", [0, 0, 1, 0, 1, 0, 0]),
+    ("ja", [1, 1, 0, 0, 0, 0, 0]), ("nb", [1, 1, 0, 0, 1, 0, 0]), ("nl", [1, 1, 0, 0, 1, 0, 0]),
+    ("nl-BE", [0, 1, 0, 0, 1, 0, 0]), ("no", [1, 1, 0, 0, 1, 0, 0]), ("pl", [1, 0, 0, 0, 1, 0, 0]),
+    ("pt", [0, 0, 0, 0, 1, 0, 0]), ("ro", [0, 0, 0, 0, 1, 0, 0]), ("ru", [0, 0, 1, 0, 1, 0, 0]),
+    ("sv", [0, 0, 0, 0, 1, 0, 0]), ("sv-FI", [1, 1, 1, 0, 1, 0, 0]), ("th", [0, 0, 0, 0, 1, 0, 0]),
+    ("tr", [2, 0, 0, 0, 1, 0, 0]), ("uk", [0, 0, 1, 0, 1, 0, 0]), ("vi", [1, 1, 0, 1, 1, 0, 0]),
+    ("zh", [0, 0, 0, 0, 1, 0, 0]), ("zh-HK", [0, 0, 0, 0, 0, 0, 0]), ("zh-Hant", [0, 0, 0, 0, 0, 0, 0]),
+    ("zh-MO", [0, 0, 0, 0, 0, 0, 0]), ("zh-SG", [1, 1, 0, 0, 0, 0, 0]), ("zh-TW", [0, 0, 0, 0, 0, 0, 0]),
 ];
 
 /// The [`NUMERIC_WIDTHS`] entry for a locale.
 fn numeric_widths(id: &LanguageIdentifier) -> [u8; 7] {
-    let language = id.language.as_str();
-    let (script, region) = (id.script.map(|s| s.to_string()), id.region.map(|r| r.to_string()));
-    let mut candidates = Vec::with_capacity(4);
-    if let (Some(script), Some(region)) = (&script, &region) {
-        candidates.push(format!("{language}-{script}-{region}"));
-    }
-    if let Some(region) = &region {
-        candidates.push(format!("{language}-{region}"));
-    }
-    if let Some(script) = &script {
-        candidates.push(format!("{language}-{script}"));
-    }
-    candidates.push(language.to_string());
-    candidates.iter().find_map(|tag| NUMERIC_WIDTHS.iter().find(|(t, _)| t == tag).map(|&(_, widths)| widths)).unwrap_or_default()
+    super::lookup_tags(id)
+        .iter()
+        .find_map(|tag| NUMERIC_WIDTHS.iter().find(|(t, _)| t == tag).map(|&(_, widths)| widths))
+        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1338,7 +1313,8 @@ fn format_parts(handle: u32, epoch_ms: f64) -> Option<Vec<(&'static str, String)
         let write = |pattern: &DateTimePattern| {
             let formatter = fix.names.with_pattern_unchecked(pattern);
             let formatted = formatter.format(&date);
-            // A name missing from the data is written as a placeholder, not an error.
+            // For a name the data lacks, ICU4X writes its fallback (the field's number) and
+            // reports it; the date is still right, so the text is kept.
             formatted.try_write_to_string().unwrap_or_else(|(_, lossy)| lossy).into_owned()
         };
         for (kind, pattern) in &fix.patterns {
@@ -1639,6 +1615,14 @@ mod tests {
 
     /// A locale, options, and what Node 20 writes.
     type Case = (&'static str, &'static [(&'static str, &'static str)], &'static str);
+
+    #[test]
+    fn numeric_widths_are_kept_for_shipped_languages_only() {
+        for (tag, _) in NUMERIC_WIDTHS {
+            let language = tag.split('-').next().unwrap();
+            assert!(super::super::SHIPPED_LANGUAGES.contains(&language), "{tag} is not a shipped language");
+        }
+    }
 
     #[test]
     fn formats_as_node_does() {

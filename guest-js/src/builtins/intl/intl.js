@@ -18,6 +18,7 @@
   const MapCtor = Map;
   const WeakMapCtor = WeakMap;
   const SymbolCtor = Symbol;
+  const BigIntCtor = BigInt;
   const mathFloor = Math.floor;
   const isNaNumber = Number.isNaN;
   const isFiniteNumber = Number.isFinite;
@@ -36,7 +37,9 @@
   const arrayJoin = uncurry(Array.prototype.join);
   const arrayIndexOf = uncurry(Array.prototype.indexOf);
   const arraySort = uncurry(Array.prototype.sort);
+  const arraySlice = uncurry(Array.prototype.slice);
   const stringSlice = uncurry(String.prototype.slice);
+  const stringCharCodeAt = uncurry(String.prototype.charCodeAt);
   const stringSplit = uncurry(String.prototype.split);
   const stringIndexOf = uncurry(String.prototype.indexOf);
   const stringToLowerCase = uncurry(String.prototype.toLowerCase);
@@ -480,8 +483,8 @@
       slot.currencySign = currencySign;
     }
     if (style === 'unit') {
-      // ICU4X's unit formatting covers a few unit categories only, not ECMA-402's set.
-      throw new RangeErrorCtor('Intl.NumberFormat: style "unit" is not available in Exec scripts');
+      slot.unit = unit;
+      slot.unitDisplay = unitDisplay;
     }
     const notation = getOption(options, 'notation', 'string', ['standard', 'scientific', 'engineering', 'compact'], 'standard');
     slot.notation = notation;
@@ -497,6 +500,7 @@
     const defaultGrouping = notation === 'compact' ? 'min2' : 'auto';
     slot.useGrouping = groupingOption(options, defaultGrouping);
     slot.signDisplay = getOption(options, 'signDisplay', 'string', ['auto', 'never', 'always', 'exceptZero', 'negative'], 'auto');
+    slot.dataTag = dataTag(r);
     slot.handle = numberHandle(r, slot);
     return slot;
   }
@@ -521,6 +525,8 @@
       currency: slot.currency,
       currencyDisplay: slot.currencyDisplay,
       currencySign: slot.currencySign,
+      unit: slot.unit,
+      unitDisplay: slot.unitDisplay,
       notation: slot.notation,
       compactDisplay: slot.compactDisplay,
       signDisplay: slot.signDisplay,
@@ -575,6 +581,82 @@
     return intl.numberFormat(slot.handle, mathematicalValue(value));
   }
 
+  // The part types of a formatted number itself; what is around them (sign, currency,
+  // percent sign, unit, compact suffix) is its affix.
+  const numberCoreTypes = ['integer', 'group', 'decimal', 'fraction', 'nan', 'infinity', 'exponentSeparator', 'exponentMinusSign', 'exponentInteger'];
+
+  function codePoints(text) {
+    let count = 0;
+    for (let i = 0; i < text.length; i++) {
+      const unit = stringCharCodeAt(text, i);
+      if (unit < 0xdc00 || unit > 0xdfff) count++;
+    }
+    return count;
+  }
+
+  // Where the number in flat parts begins and ends (part indices, end exclusive).
+  function numberCore(flat) {
+    let first = -1;
+    let last = -1;
+    for (let i = 0; i < flat.length; i += 2) {
+      if (arrayIndexOf(numberCoreTypes, flat[i]) >= 0) {
+        if (first < 0) first = i;
+        last = i + 2;
+      }
+    }
+    return first < 0 ? [0, flat.length] : [first, last];
+  }
+
+  // PartitionNumberRangePattern. Equal texts are one approximate number ("~$3"). Otherwise
+  // an affix both share is written once, as ICU does, when it is more than one character or
+  // a unit ("+$2.90–3.10", "3–5 km", but "$3 – $5"); when an affix is repeated the range
+  // separator gets spaces if it has none.
+  function numberRangeParts(slot, start, end) {
+    if (start === undefined || end === undefined) throw new TypeErrorCtor('formatRange: the start and end are required');
+    const x = mathematicalValue(start);
+    const y = mathematicalValue(end);
+    if ((typeof x === 'number' && isNaNumber(x)) || (typeof y === 'number' && isNaNumber(y))) {
+      throw new RangeErrorCtor('formatRange: the start and end must not be NaN');
+    }
+    const xParts = intl.numberFormat(slot.handle, x);
+    const yParts = intl.numberFormat(slot.handle, y);
+    const [range, approximately] = rangePatterns(slot.dataTag);
+    const out = [];
+    if (joinParts(xParts) === joinParts(yParts)) {
+      const [before, after] = patternPieces(approximately);
+      const sign = stringTrim(before);
+      const space = stringSlice(before, sign.length);
+      if (sign !== '') sourced(out, ['approximatelySign', sign], 'shared');
+      if (space !== '') sourced(out, ['literal', space], 'shared');
+      sourced(out, xParts, 'shared');
+      if (after !== '') sourced(out, ['literal', after], 'shared');
+      return out;
+    }
+    const [xFirst, xLast] = numberCore(xParts);
+    const [yFirst, yLast] = numberCore(yParts);
+    const prefix = arraySlice(xParts, 0, xFirst);
+    const suffix = arraySlice(xParts, xLast);
+    const affix = joinParts(prefix) + joinParts(suffix);
+    const sameAffix = joinParts(prefix) === joinParts(arraySlice(yParts, 0, yFirst)) &&
+      joinParts(suffix) === joinParts(arraySlice(yParts, yLast));
+    const collapse = sameAffix && (slot.style === 'unit' || codePoints(affix) > 1);
+    let [, between] = patternPieces(range);
+    const repeated = !collapse && (affix !== '' || joinParts(yParts) !== joinParts(arraySlice(yParts, yFirst, yLast)));
+    if (repeated && !regExpTest(/\s/, between)) between = ` ${between} `;
+    if (collapse) {
+      sourced(out, prefix, 'shared');
+      sourced(out, arraySlice(xParts, xFirst, xLast), 'startRange');
+      sourced(out, ['literal', between], 'shared');
+      sourced(out, arraySlice(yParts, yFirst, yLast), 'endRange');
+      sourced(out, suffix, 'shared');
+    } else {
+      sourced(out, xParts, 'startRange');
+      sourced(out, ['literal', between], 'shared');
+      sourced(out, yParts, 'endRange');
+    }
+    return out;
+  }
+
   const NumberFormat = defineClass('NumberFormat', createNumberFormat, {
     callable: true,
     getters: {
@@ -588,6 +670,7 @@
         const slot = slotOf(this, 'NumberFormat', 'formatToParts');
         return partsArray(formatNumberParts(slot, value));
       },
+      ...rangeMethods('NumberFormat', numberRangeParts),
       resolvedOptions() {
         const slot = slotOf(this, 'NumberFormat', 'resolvedOptions');
         const out = {};
@@ -798,6 +881,63 @@
     return x === 0 ? 0 : (x < 0 ? -mathFloor(-x) : mathFloor(x));
   }
 
+  // A pattern such as `{0} – {1}` or `~{0}` cut at its placeholders.
+  function patternPieces(pattern) {
+    const first = stringIndexOf(pattern, '{0}');
+    const second = stringIndexOf(pattern, '{1}');
+    if (second < 0) return [stringSlice(pattern, 0, first), stringSlice(pattern, first + 3)];
+    return [stringSlice(pattern, 0, first), stringSlice(pattern, first + 3, second), stringSlice(pattern, second + 3)];
+  }
+
+  // Flat [type, value, ...] parts as part objects with their range source.
+  function sourced(out, flat, source) {
+    for (let i = 0; i < flat.length; i += 2) arrayPush(out, { __proto__: null, type: flat[i], value: flat[i + 1], source });
+  }
+
+  function rangePatterns(locale) {
+    return cached(`r|${locale}`, () => intl.rangePatterns(locale));
+  }
+
+  // PartitionDateTimeRangePattern: one date when both format alike, else both around the
+  // locale's range fallback pattern (the fields they share are not merged).
+  function dateRangeParts(slot, start, end) {
+    if (start === undefined || end === undefined) throw new TypeErrorCtor('formatRange: the start and end dates are required');
+    const x = +start;
+    const y = +end;
+    const xParts = intl.dateTimeFormat(slot.handle, timeValue(x));
+    const yParts = intl.dateTimeFormat(slot.handle, timeValue(y));
+    const out = [];
+    if (joinParts(xParts) === joinParts(yParts)) {
+      sourced(out, xParts, 'shared');
+      return out;
+    }
+    const [before, between, after] = patternPieces(rangePatterns(slot.resolved.locale)[2]);
+    if (before !== '') sourced(out, ['literal', before], 'shared');
+    sourced(out, xParts, 'startRange');
+    sourced(out, ['literal', between], 'shared');
+    sourced(out, yParts, 'endRange');
+    if (after !== '') sourced(out, ['literal', after], 'shared');
+    return out;
+  }
+
+  // `formatRange` and `formatRangeToParts` of a `kind` whose range parts `rangeParts` makes.
+  function rangeMethods(kind, rangeParts) {
+    return {
+      formatRange(start, end) {
+        const parts = rangeParts(slotOf(this, kind, 'formatRange'), start, end);
+        let text = '';
+        for (let i = 0; i < parts.length; i++) text += parts[i].value;
+        return text;
+      },
+      formatRangeToParts(start, end) {
+        const parts = rangeParts(slotOf(this, kind, 'formatRangeToParts'), start, end);
+        const out = [];
+        for (let i = 0; i < parts.length; i++) arrayPush(out, { type: parts[i].type, value: parts[i].value, source: parts[i].source });
+        return out;
+      },
+    };
+  }
+
   const DateTimeFormat = defineClass('DateTimeFormat', (locales, options) => createDateTimeFormat(locales, options, 'any', 'date'), {
     callable: true,
     getters: {
@@ -811,6 +951,7 @@
         const slot = slotOf(this, 'DateTimeFormat', 'formatToParts');
         return partsArray(intl.dateTimeFormat(slot.handle, timeValue(date)));
       },
+      ...rangeMethods('DateTimeFormat', dateRangeParts),
       resolvedOptions() {
         const slot = slotOf(this, 'DateTimeFormat', 'resolvedOptions');
         const out = {};
@@ -903,6 +1044,294 @@
     // With numeric "auto", -0 is "now" as 0 is; with "always" its sign says the past.
     return intl.relativeTimeFormat(slot.handle, index, slot.numeric === 'auto' && x === 0 ? 0 : x);
   }
+
+  // ----------------------------------------------------------------- DurationFormat --
+  // The units in the standard's table order: the style each may take, its style under
+  // "digital", and the NumberFormat unit of its values.
+  const durationUnits = [
+    ['years', ['long', 'short', 'narrow'], 'short', 'year'],
+    ['months', ['long', 'short', 'narrow'], 'short', 'month'],
+    ['weeks', ['long', 'short', 'narrow'], 'short', 'week'],
+    ['days', ['long', 'short', 'narrow'], 'short', 'day'],
+    ['hours', ['long', 'short', 'narrow', 'numeric', '2-digit'], 'numeric', 'hour'],
+    ['minutes', ['long', 'short', 'narrow', 'numeric', '2-digit'], 'numeric', 'minute'],
+    ['seconds', ['long', 'short', 'narrow', 'numeric', '2-digit'], 'numeric', 'second'],
+    ['milliseconds', ['long', 'short', 'narrow', 'numeric'], 'numeric', 'millisecond'],
+    ['microseconds', ['long', 'short', 'narrow', 'numeric'], 'numeric', 'microsecond'],
+    ['nanoseconds', ['long', 'short', 'narrow', 'numeric'], 'numeric', 'nanosecond'],
+  ];
+  // ToDurationRecord reads the fields in alphabetical order.
+  const durationFieldsRead = ['days', 'hours', 'microseconds', 'milliseconds', 'minutes', 'months', 'nanoseconds', 'seconds', 'weeks', 'years'];
+
+  // GetDurationUnitOptions.
+  function durationUnitOptions(options, unit, styles, digitalBase, baseStyle, prevStyle) {
+    let style = getOption(options, unit, 'string', styles, undefined);
+    let displayDefault = 'always';
+    const clock = unit === 'hours' || unit === 'minutes' || unit === 'seconds';
+    if (style === undefined) {
+      if (baseStyle === 'digital') {
+        style = digitalBase;
+        if (!clock) displayDefault = 'auto';
+      } else if (prevStyle === 'fractional' || prevStyle === 'numeric' || prevStyle === '2-digit') {
+        style = 'numeric';
+        if (unit !== 'minutes' && unit !== 'seconds') displayDefault = 'auto';
+      } else {
+        style = baseStyle;
+        displayDefault = 'auto';
+      }
+    }
+    const subsecond = unit === 'milliseconds' || unit === 'microseconds' || unit === 'nanoseconds';
+    if (style === 'numeric' && subsecond) {
+      style = 'fractional';
+      displayDefault = 'auto';
+    }
+    const display = getOption(options, `${unit}Display`, 'string', ['auto', 'always'], displayDefault);
+    if (display === 'always' && style === 'fractional') {
+      throw new RangeErrorCtor(`${unit}Display "always" cannot go with a fractional ${unit} style`);
+    }
+    if (prevStyle === 'fractional' && style !== 'fractional') {
+      throw new RangeErrorCtor(`${unit} must be numeric after a numeric smaller unit`);
+    }
+    if (prevStyle === 'numeric' || prevStyle === '2-digit') {
+      if (style !== 'fractional' && style !== 'numeric' && style !== '2-digit') {
+        throw new RangeErrorCtor(`${unit} must be numeric after a numeric larger unit`);
+      }
+      if (unit === 'minutes' || unit === 'seconds') style = '2-digit';
+    }
+    return { __proto__: null, style, display };
+  }
+
+  // ToDurationRecord: integral, finite, one sign, and within the standard's range.
+  function durationRecord(input) {
+    if (typeof input !== 'object' || input === null) {
+      if (typeof input === 'string') throw new RangeErrorCtor('Intl.DurationFormat: a duration string needs Temporal, which Exec scripts do not have');
+      throw new TypeErrorCtor('Intl.DurationFormat: the duration must be an object');
+    }
+    const record = { __proto__: null };
+    let any = false;
+    for (let i = 0; i < durationFieldsRead.length; i++) {
+      const field = durationFieldsRead[i];
+      const value = input[field];
+      record[field] = 0;
+      if (value === undefined) continue;
+      any = true;
+      const n = +value;
+      if (!isFiniteNumber(n) || mathFloor(n) !== n) throw new RangeErrorCtor(`Intl.DurationFormat: ${field} must be an integer`);
+      record[field] = n + 0; // a mathematical value: -0 is 0
+    }
+    if (!any) throw new TypeErrorCtor('Intl.DurationFormat: the duration has no unit');
+    let sign = 0;
+    for (let i = 0; i < durationFieldsRead.length; i++) {
+      const value = record[durationFieldsRead[i]];
+      const own = value > 0 ? 1 : value < 0 ? -1 : 0;
+      if (own !== 0 && sign !== 0 && own !== sign) throw new RangeErrorCtor('Intl.DurationFormat: the units must not have mixed signs');
+      if (own !== 0) sign = own;
+    }
+    record.sign = sign;
+    const limit32 = 2 ** 32;
+    if (record.years >= limit32 || record.years <= -limit32 || record.months >= limit32 || record.months <= -limit32 ||
+        record.weeks >= limit32 || record.weeks <= -limit32) {
+      throw new RangeErrorCtor('Intl.DurationFormat: years, months and weeks must be below 2^32');
+    }
+    // The time in nanoseconds, exactly: below 2^53 seconds.
+    const ns = BigIntCtor(record.days) * 86400000000000n + BigIntCtor(record.hours) * 3600000000000n +
+      BigIntCtor(record.minutes) * 60000000000n + BigIntCtor(record.seconds) * 1000000000n +
+      BigIntCtor(record.milliseconds) * 1000000n + BigIntCtor(record.microseconds) * 1000n + BigIntCtor(record.nanoseconds);
+    const bound = BigIntCtor(2 ** 53) * 1000000000n;
+    if (ns >= bound || ns <= -bound) throw new RangeErrorCtor('Intl.DurationFormat: the time must be below 2^53 seconds');
+    return record;
+  }
+
+  // The unit `unit` and the ones below it, as one exact decimal of that unit
+  // (ComputeFractionalDigits): seconds with 9 fraction digits, milliseconds with 6.
+  function fractionalValue(record, unit) {
+    let ns = BigIntCtor(record.nanoseconds);
+    let exponent = 3;
+    if (unit !== 'microseconds') {
+      ns += BigIntCtor(record.microseconds) * 1000n;
+      exponent = 6;
+      if (unit !== 'milliseconds') {
+        ns += BigIntCtor(record.milliseconds) * 1000000n;
+        exponent = 9;
+      }
+    }
+    ns += BigIntCtor(record[unit]) * 10n ** BigIntCtor(exponent);
+    const negative = ns < 0n;
+    if (negative) ns = -ns;
+    const scale = 10n ** BigIntCtor(exponent);
+    const fraction = `${ns % scale}`;
+    let text = `${ns / scale}.`;
+    for (let i = fraction.length; i < exponent; i++) text += '0';
+    return `${negative ? '-' : ''}${text}${fraction}`;
+  }
+
+  // One unit's value as NumberFormat parts, each tagged with the unit.
+  function durationNumberParts(slot, value, unit, nfOptions) {
+    nfOptions.numberingSystem = slot.numberingSystem;
+    const format = createNumberFormat(slot.locale, nfOptions);
+    const flat = formatNumberParts(format, value);
+    const out = [];
+    for (let i = 0; i < flat.length; i += 2) arrayPush(out, { __proto__: null, type: flat[i], value: flat[i + 1], unit });
+    return out;
+  }
+
+  // FormatNumericUnits: hours, minutes and seconds as one clock-like element.
+  function numericDurationParts(slot, record, firstUnit, signDisplayed) {
+    const out = [];
+    let hours = record.hours;
+    let minutes = record.minutes;
+    const subseconds = record.milliseconds !== 0 || record.microseconds !== 0 || record.nanoseconds !== 0;
+    const seconds = subseconds ? fractionalValue(record, 'seconds') : record.seconds;
+    const hoursShown = firstUnit === 'hours' && (hours !== 0 || slot.units.hours.display === 'always');
+    const secondsShown = seconds !== 0 || slot.units.seconds.display === 'always';
+    const minutesShown = (firstUnit === 'hours' || firstUnit === 'minutes') &&
+      ((hoursShown && secondsShown) || minutes !== 0 || slot.units.minutes.display === 'always');
+    const push = (parts) => { for (let i = 0; i < parts.length; i++) arrayPush(out, parts[i]); };
+    const options = (style) => {
+      const nf = { __proto__: null, useGrouping: false };
+      if (style === '2-digit') nf.minimumIntegerDigits = 2;
+      if (!signDisplayed) nf.signDisplay = 'never';
+      return nf;
+    };
+    if (hoursShown) {
+      if (hours === 0 && record.sign < 0) hours = -0;
+      push(durationNumberParts(slot, hours, 'hour', options(slot.units.hours.style)));
+      signDisplayed = false;
+    }
+    if (minutesShown) {
+      if (minutes === 0 && record.sign < 0 && signDisplayed) minutes = -0;
+      if (hoursShown) arrayPush(out, { __proto__: null, type: 'literal', value: slot.separator });
+      push(durationNumberParts(slot, minutes, 'minute', options(slot.units.minutes.style)));
+      signDisplayed = false;
+    }
+    if (secondsShown) {
+      if (minutesShown) arrayPush(out, { __proto__: null, type: 'literal', value: slot.separator });
+      const nf = options(slot.units.seconds.style);
+      nf.maximumFractionDigits = slot.fractionalDigits === undefined ? 9 : slot.fractionalDigits;
+      nf.minimumFractionDigits = slot.fractionalDigits === undefined ? 0 : slot.fractionalDigits;
+      nf.roundingMode = 'trunc';
+      push(durationNumberParts(slot, seconds, 'second', nf));
+    }
+    return out;
+  }
+
+  // PartitionDurationFormatPattern: each shown unit's parts, joined as a unit list.
+  function durationParts(slot, record) {
+    const elements = [];
+    let signDisplayed = true;
+    for (let i = 0; i < durationUnits.length; i++) {
+      const [unit, , , numberUnit] = durationUnits[i];
+      const { style, display } = slot.units[unit];
+      if (style === 'numeric' || style === '2-digit') {
+        const parts = numericDurationParts(slot, record, unit, signDisplayed);
+        if (parts.length > 0) arrayPush(elements, parts);
+        break;
+      }
+      let value = record[unit];
+      const nf = { __proto__: null };
+      let last = false;
+      if ((unit === 'seconds' || unit === 'milliseconds' || unit === 'microseconds') && slot.units[durationUnits[i + 1][0]].style === 'fractional') {
+        value = fractionalValue(record, unit);
+        nf.maximumFractionDigits = slot.fractionalDigits === undefined ? 9 : slot.fractionalDigits;
+        nf.minimumFractionDigits = slot.fractionalDigits === undefined ? 0 : slot.fractionalDigits;
+        nf.roundingMode = 'trunc';
+        last = true;
+      }
+      // A decimal text is zero only when all its digits are.
+      const zero = typeof value === 'string' ? !regExpTest(/[1-9]/, value) : value === 0;
+      if (!zero || display === 'always') {
+        if (signDisplayed) {
+          signDisplayed = false;
+          if (zero && record.sign < 0) value = typeof value === 'string' ? `-${value}` : -0;
+        } else {
+          nf.signDisplay = 'never';
+        }
+        nf.style = 'unit';
+        nf.unit = numberUnit;
+        nf.unitDisplay = style;
+        arrayPush(elements, durationNumberParts(slot, value, numberUnit, nf));
+      }
+      if (last) break;
+    }
+    // ListFormatParts.
+    const strings = [];
+    for (let i = 0; i < elements.length; i++) {
+      let text = '';
+      for (let j = 0; j < elements[i].length; j++) text += elements[i][j].value;
+      arrayPush(strings, text);
+    }
+    const listStyle = slot.style === 'digital' ? 'short' : slot.style;
+    const handle = cached(`l|${slot.dataLocale}|unit|${listStyle}`, () => intl.listFormatNew(slot.dataLocale, 'unit', listStyle));
+    const flat = intl.listFormat(handle, strings);
+    const out = [];
+    let next = 0;
+    for (let i = 0; i < flat.length; i += 2) {
+      if (flat[i] === 'element') {
+        const element = elements[next++];
+        for (let j = 0; j < element.length; j++) arrayPush(out, element[j]);
+      } else {
+        arrayPush(out, { __proto__: null, type: flat[i], value: flat[i + 1] });
+      }
+    }
+    return out;
+  }
+
+  defineClass('DurationFormat', (locales, options) => {
+    const requested = canonicalizeLocaleList(locales);
+    options = optionsObject(options);
+    matcherOption(options);
+    const numberingSystem = numberingSystemOption(options);
+    const r = resolveLocale(requested, { nu: numberingSystem }, ['nu'], supportsNumbering);
+    const slot = { __proto__: null, locale: r.locale, dataLocale: r.dataLocale, numberingSystem: resolvedNumbering(r) };
+    slot.style = getOption(options, 'style', 'string', ['long', 'short', 'narrow', 'digital'], 'short');
+    slot.units = { __proto__: null };
+    let prevStyle = '';
+    for (let i = 0; i < durationUnits.length; i++) {
+      const [unit, styles, digitalBase] = durationUnits[i];
+      const unitOptions = durationUnitOptions(options, unit, styles, digitalBase, slot.style, prevStyle);
+      slot.units[unit] = unitOptions;
+      if (i >= 4) prevStyle = unitOptions.style;
+    }
+    slot.fractionalDigits = getNumberOption(options, 'fractionalDigits', 0, 9, undefined);
+    slot.separator = intl.timeSeparator(r.dataLocale);
+    return slot;
+  }, {
+    methods: {
+      format(duration) {
+        const slot = slotOf(this, 'DurationFormat', 'format');
+        const parts = durationParts(slot, durationRecord(duration));
+        let text = '';
+        for (let i = 0; i < parts.length; i++) text += parts[i].value;
+        return text;
+      },
+      formatToParts(duration) {
+        const slot = slotOf(this, 'DurationFormat', 'formatToParts');
+        const parts = durationParts(slot, durationRecord(duration));
+        const out = [];
+        for (let i = 0; i < parts.length; i++) {
+          const part = { type: parts[i].type, value: parts[i].value };
+          if (parts[i].unit !== undefined) dataProperty(part, 'unit', parts[i].unit);
+          arrayPush(out, part);
+        }
+        return out;
+      },
+      resolvedOptions() {
+        const slot = slotOf(this, 'DurationFormat', 'resolvedOptions');
+        const out = {};
+        dataProperty(out, 'locale', slot.locale);
+        dataProperty(out, 'numberingSystem', slot.numberingSystem);
+        dataProperty(out, 'style', slot.style);
+        for (let i = 0; i < durationUnits.length; i++) {
+          const unit = durationUnits[i][0];
+          const { style, display } = slot.units[unit];
+          dataProperty(out, unit, style === 'fractional' ? 'numeric' : style);
+          dataProperty(out, `${unit}Display`, display);
+        }
+        if (slot.fractionalDigits !== undefined) dataProperty(out, 'fractionalDigits', slot.fractionalDigits);
+        return out;
+      },
+    },
+  });
 
   // ---------------------------------------------------------------------- Segmenter --
   const segmentsProto = objectCreate(ObjectCtor.prototype);
@@ -1200,15 +1629,37 @@
 
   // ------------------------------------------------- locale-taking methods of others --
   // Each makes (or reuses) the Intl object the standard says it does.
+
+  // The objects made for calls with no options and at most one locale string, by kind and
+  // locale: making one again would read nothing a script can see, so the same one serves
+  // (`(x).toLocaleString("de-DE")` in a loop costs one). Bounded; past it, each call makes
+  // its own.
+  const plainSlots = new MapCtor();
+  const MAX_PLAIN_SLOTS = 256;
+  let plainSlotCount = 0;
+  function plainSlot(kind, locales, options, make) {
+    if (options !== undefined || (locales !== undefined && typeof locales !== 'string')) return make(locales, options);
+    const key = `${kind}|${locales}`;
+    let slot = mapGet(plainSlots, key);
+    if (slot === undefined) {
+      slot = make(locales, options);
+      if (plainSlotCount < MAX_PLAIN_SLOTS) {
+        mapSet(plainSlots, key, slot);
+        plainSlotCount++;
+      }
+    }
+    return slot;
+  }
+
   const localeMethods = {
     numberToLocaleString(locales = undefined, options = undefined) {
       const x = numberValueOf(this);
-      const slot = createNumberFormat(locales, options);
+      const slot = plainSlot('number', locales, options, createNumberFormat);
       return joinParts(formatNumberParts(slot, x));
     },
     bigintToLocaleString(locales = undefined, options = undefined) {
       const x = bigintValueOf(this);
-      const slot = createNumberFormat(locales, options);
+      const slot = plainSlot('number', locales, options, createNumberFormat);
       return joinParts(formatNumberParts(slot, x));
     },
     dateToLocaleString(locales = undefined, options = undefined) {
@@ -1224,7 +1675,7 @@
       if (this === undefined || this === null) throw new TypeErrorCtor('String.prototype.localeCompare called on null or undefined');
       const s = `${this}`;
       const t = `${that}`;
-      const slot = weakMapGet(slots, new Collator(locales, options));
+      const slot = plainSlot('collator', locales, options, (l, o) => weakMapGet(slots, new Collator(l, o)));
       return intl.collatorCompare(slot.handle, toWellFormed(s), toWellFormed(t));
     },
     arrayToLocaleString(locales = undefined, options = undefined) {
@@ -1247,7 +1698,7 @@
   function formatDate(date, locales, options, required, defaults) {
     const x = dateGetTime(date);
     if (isNaNumber(x)) return 'Invalid Date';
-    const slot = createDateTimeFormat(locales, options, required, defaults);
+    const slot = plainSlot(`date|${required}|${defaults}`, locales, options, (l, o) => createDateTimeFormat(l, o, required, defaults));
     return joinParts(intl.dateTimeFormat(slot.handle, x));
   }
 

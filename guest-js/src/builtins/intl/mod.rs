@@ -32,9 +32,12 @@ use rquickjs::{Ctx, Exception, Object, Value};
 mod datetime;
 mod number;
 mod parts;
+mod unit_data;
+mod units;
 
 use number::{CurrencyDisplay, Notation, NumberFormat, NumberSpec, Rounding, RoundingKind, Style};
 use parts::{Parts, parts_of};
+use units::UnitWidth;
 
 /// The script half, run once after the web globals with the native object.
 pub const SCRIPT: &str = include_str!("intl.js");
@@ -120,6 +123,18 @@ pub fn natives<'js>(ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()> 
     )?;
     intl.set("shippedLanguages", SHIPPED_LANGUAGES.to_vec())?;
     intl.set(
+        "rangePatterns",
+        Func::from(|ctx: Ctx<'js>, tag: String| -> rquickjs::Result<DefinedArray<&'static str>> {
+            Ok(DefinedArray(units::range_patterns(&locale_of(&ctx, &tag)?).to_vec()))
+        }),
+    )?;
+    intl.set(
+        "timeSeparator",
+        Func::from(|ctx: Ctx<'js>, tag: String| -> rquickjs::Result<String> {
+            Ok(units::time_separator(&locale_of(&ctx, &tag)?).to_owned())
+        }),
+    )?;
+    intl.set(
         "defaultNumberingSystem",
         Func::from(|ctx: Ctx<'js>, tag: String| -> rquickjs::Result<String> {
             let locale = locale_of(&ctx, &tag)?;
@@ -145,7 +160,7 @@ pub fn natives<'js>(ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()> 
     )?;
     intl.set(
         "numberFormat",
-        Func::from(|ctx: Ctx<'js>, handle: u32, value: Value<'js>| -> rquickjs::Result<Vec<String>> {
+        Func::from(|ctx: Ctx<'js>, handle: u32, value: Value<'js>| -> rquickjs::Result<DefinedArray<String>> {
             with_formatter(&ctx, handle, |formatter| match formatter {
                 Formatter::Number(format) => Ok(flat(format_value(&ctx, format, &value)?)),
                 _ => Err(wrong_handle(&ctx)),
@@ -182,9 +197,15 @@ pub fn natives<'js>(ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()> 
     )?;
     intl.set(
         "pluralCategories",
-        Func::from(|ctx: Ctx<'js>, handle: u32| -> rquickjs::Result<Vec<&'static str>> {
+        Func::from(|ctx: Ctx<'js>, handle: u32| -> rquickjs::Result<DefinedArray<&'static str>> {
             with_formatter(&ctx, handle, |formatter| match formatter {
-                Formatter::Plural(rules, _) => Ok(rules.rules().categories().map(category_name).collect()),
+                Formatter::Plural(rules, _) => {
+                    // The standard's order: zero, one, two, few, many, other.
+                    const ORDER: [&str; 6] = ["zero", "one", "two", "few", "many", "other"];
+                    let mut names: Vec<_> = rules.rules().categories().map(category_name).collect();
+                    names.sort_by_key(|name| ORDER.iter().position(|o| o == name));
+                    Ok(DefinedArray(names))
+                }
                 _ => Err(wrong_handle(&ctx)),
             })
         }),
@@ -242,7 +263,7 @@ pub fn natives<'js>(ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()> 
     )?;
     intl.set(
         "listFormat",
-        Func::from(|ctx: Ctx<'js>, handle: u32, items: Vec<String>| -> rquickjs::Result<Vec<String>> {
+        Func::from(|ctx: Ctx<'js>, handle: u32, items: Vec<String>| -> rquickjs::Result<DefinedArray<String>> {
             with_formatter(&ctx, handle, |formatter| match formatter {
                 Formatter::List(format) => Ok(flat(parts_of(&format.format(items.iter().map(String::as_str))))),
                 _ => Err(wrong_handle(&ctx)),
@@ -263,7 +284,7 @@ pub fn natives<'js>(ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()> 
     )?;
     intl.set(
         "relativeTimeFormat",
-        Func::from(|ctx: Ctx<'js>, handle: u32, unit: u32, value: Value<'js>| -> rquickjs::Result<Vec<String>> {
+        Func::from(|ctx: Ctx<'js>, handle: u32, unit: u32, value: Value<'js>| -> rquickjs::Result<DefinedArray<String>> {
             let value = decimal_of(&ctx, &value)?;
             FORMATTERS.with(|table| {
                 let mut table = table.borrow_mut();
@@ -283,12 +304,12 @@ pub fn natives<'js>(ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()> 
     )?;
     intl.set(
         "segment",
-        Func::from(|ctx: Ctx<'js>, granularity: String, text: String| -> rquickjs::Result<Vec<i32>> {
+        Func::from(|ctx: Ctx<'js>, granularity: String, text: String| -> rquickjs::Result<DefinedArray<i32>> {
             let units: Vec<u16> = text.encode_utf16().collect();
             if units.len() > MAX_SEGMENT_CHARS {
                 return Err(Exception::throw_range(&ctx, "Intl.Segmenter: the text is too long to segment"));
             }
-            segment(&granularity, &units).map_err(|e| data_error(&ctx, e))
+            segment(&granularity, &units).map(DefinedArray).map_err(|e| data_error(&ctx, e))
         }),
     )?;
     intl.set(
@@ -300,6 +321,26 @@ pub fn natives<'js>(ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()> 
     )?;
     datetime::natives(ctx, intl)?;
     Ok(())
+}
+
+/// The tags a table keyed by CLDR locale is searched with for `id`, most specific first:
+/// language-script-region, language-script, language-region, language (so `en-Shaw-GB`
+/// finds `en-Shaw` before `en-GB`, as CLDR's inheritance has it).
+fn lookup_tags(id: &icu::locale::LanguageIdentifier) -> Vec<String> {
+    let language = id.language.as_str();
+    let (script, region) = (id.script.map(|s| s.to_string()), id.region.map(|r| r.to_string()));
+    let mut tags = Vec::with_capacity(4);
+    if let (Some(script), Some(region)) = (&script, &region) {
+        tags.push(format!("{language}-{script}-{region}"));
+    }
+    if let Some(script) = &script {
+        tags.push(format!("{language}-{script}"));
+    }
+    if let Some(region) = &region {
+        tags.push(format!("{language}-{region}"));
+    }
+    tags.push(language.to_string());
+    tags
 }
 
 /// The numbering system a locale's numbers use unless it asks for another.
@@ -406,13 +447,35 @@ fn with_formatter<'js, R>(ctx: &Ctx<'js>, handle: u32, f: impl FnOnce(&Formatter
 }
 
 /// Parts as the script half reads them: type, text, type, text, ...
-fn flat(parts: Parts) -> Vec<String> {
+fn flat(parts: Parts) -> DefinedArray<String> {
     let mut out = Vec::with_capacity(parts.len() * 2);
     for part in parts {
         out.push(part.kind.to_owned());
         out.push(part.text);
     }
-    out
+    DefinedArray(out)
+}
+
+/// A list handed to the script half as an array whose elements are defined, not set, as
+/// the standard makes its lists: a setter a script put on `Array.prototype` never runs.
+pub struct DefinedArray<T>(pub Vec<T>);
+
+impl<T> FromIterator<T> for DefinedArray<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        DefinedArray(items.into_iter().collect())
+    }
+}
+
+impl<'js, T: rquickjs::IntoJs<'js>> rquickjs::IntoJs<'js> for DefinedArray<T> {
+    fn into_js(self, ctx: &Ctx<'js>) -> rquickjs::Result<Value<'js>> {
+        use rquickjs::object::Property;
+        let array = rquickjs::Array::new(ctx.clone())?;
+        for (index, item) in self.0.into_iter().enumerate() {
+            let index = u32::try_from(index).map_err(|_| Exception::throw_range(ctx, "Intl: a list too long"))?;
+            array.as_object().prop(index, Property::from(item).writable().enumerable().configurable())?;
+        }
+        Ok(array.into_value())
+    }
 }
 
 /// A value the script half passes to be formatted: a finite number, or the decimal text
@@ -432,7 +495,7 @@ fn decimal_of<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> rquickjs::Result<Decim
 fn format_value<'js>(ctx: &Ctx<'js>, format: &NumberFormat, value: &Value<'js>) -> rquickjs::Result<Parts> {
     if let Some(x) = value.as_number() {
         if x.is_nan() {
-            return Ok(format.format_special("nan", "NaN", false));
+            return Ok(format.format_special("nan", format.nan, false));
         }
         if x.is_infinite() {
             return Ok(format.format_special("infinity", "∞", x < 0.0));
@@ -457,7 +520,14 @@ fn number_spec<'js>(ctx: &Ctx<'js>, spec: &Object<'js>) -> rquickjs::Result<Numb
             };
             Style::Currency { code, display, accounting: text("currencySign")? == "accounting" }
         }
-        "unit" => Style::Unit,
+        "unit" => Style::Unit {
+            unit: text("unit")?,
+            width: match text("unitDisplay")?.as_str() {
+                "long" => UnitWidth::Long,
+                "narrow" => UnitWidth::Narrow,
+                _ => UnitWidth::Short,
+            },
+        },
         _ => Style::Decimal,
     };
     let notation = match (text("notation")?.as_str(), text("compactDisplay")?.as_str()) {

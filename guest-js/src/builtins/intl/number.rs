@@ -18,6 +18,7 @@ use icu_experimental::dimension::percent::formatter::PercentFormatter;
 
 use super::DATA;
 use super::parts::{Part, Parts, parts_of};
+use super::units::{UnitPatterns, UnitWidth};
 
 /// The options of one formatter, as the script half resolved them.
 pub struct NumberSpec {
@@ -37,8 +38,12 @@ pub enum Style {
         display: CurrencyDisplay,
         accounting: bool,
     },
-    /// A unit: the number is formatted as a decimal, the unit is the script half's affix.
-    Unit,
+    /// A unit ECMA-402 sanctions (or `a-per-b` of two), written as CLDR's pattern for
+    /// the width and the number's plural category says.
+    Unit {
+        unit: String,
+        width: UnitWidth,
+    },
 }
 
 #[derive(Clone, Copy)]
@@ -193,6 +198,10 @@ pub struct NumberFormat {
     compact: Option<CompactDecimalFormatter>,
     /// `None` for the decimal and unit styles, which the digit formatter signs itself.
     affixes: Option<Affixes>,
+    /// The locale's NaN symbol.
+    pub nan: &'static str,
+    /// The unit style's patterns, and the plural rules that choose among them.
+    unit: Option<(UnitPatterns, icu::plurals::PluralRules)>,
     percent: bool,
     notation: Notation,
     sign_display: SignDisplay,
@@ -220,8 +229,15 @@ impl NumberFormat {
             _ => None,
         };
         let plain = DecimalFormatter::try_new_unstable(DATA, locale.into(), Default::default()).map_err(error)?;
+        let unit = match &spec.style {
+            Style::Unit { unit, width } => Some((
+                UnitPatterns::new(locale, unit, *width)?,
+                icu::plurals::PluralRules::try_new_cardinal_unstable(DATA, locale.into()).map_err(error)?,
+            )),
+            _ => None,
+        };
         let affixes = match spec.style {
-            Style::Decimal | Style::Unit => None,
+            Style::Decimal | Style::Unit { .. } => None,
             Style::Percent => {
                 let percent = PercentFormatter::try_new_unstable(DATA, locale.into(), Default::default()).map_err(error)?;
                 Some(Affixes::read(&plain, "percentSign", |x| percent.format(x).to_string()))
@@ -247,6 +263,8 @@ impl NumberFormat {
             digits,
             compact,
             affixes,
+            nan: super::units::nan_symbol(locale),
+            unit,
             percent: matches!(spec.style, Style::Percent),
             notation: spec.notation,
             sign_display: spec.sign_display,
@@ -257,22 +275,32 @@ impl NumberFormat {
     /// `x` formatted, as typed parts.
     pub fn format(&self, x: &Decimal) -> Parts {
         let x = if self.percent { scaled(x, 2) } else { x.clone() };
-        let (mut body, sign) = match self.notation {
+        let (body, sign, shown) = match self.notation {
             Notation::Standard => {
                 let rounded = self.rounding.apply(&x);
                 let sign = shown_sign(&rounded, self.sign_display);
-                (parts_of(&self.digits.format(&unsigned(&rounded))), sign)
+                (parts_of(&self.digits.format(&unsigned(&rounded))), sign, rounded)
             }
             Notation::Scientific | Notation::Engineering => self.scientific(&x),
             Notation::CompactShort | Notation::CompactLong => self.compacted(&x),
         };
-        match &self.affixes {
-            None => {
-                let mut out = sign_parts(&self.digits, sign);
-                out.append(&mut body);
-                out
+        self.finish(body, sign, Some(&shown))
+    }
+
+    /// The digits `body` with their sign and the style's affixes or unit; `shown` is the
+    /// value they show, whose plural category picks the unit's form (none: `other`).
+    fn finish(&self, mut body: Parts, sign: Sign, shown: Option<&Decimal>) -> Parts {
+        if let Some(affixes) = &self.affixes {
+            return affixes.wrap(body, sign);
+        }
+        let mut out = sign_parts(&self.digits, sign);
+        out.append(&mut body);
+        match &self.unit {
+            Some((patterns, rules)) => {
+                let category = shown.map_or("other", |x| super::category_name(rules.category_for(x)));
+                patterns.form(category).wrap(out)
             }
-            Some(affixes) => affixes.wrap(body, sign),
+            None => out,
         }
     }
 
@@ -285,20 +313,12 @@ impl NumberFormat {
             ("nan", _) => Sign::None,
             _ => shown_sign(&Decimal::from(if negative { -1 } else { 1 }), self.sign_display),
         };
-        let body = vec![Part::new(kind, symbol)];
-        match &self.affixes {
-            Some(affixes) => affixes.wrap(body, sign),
-            None => {
-                let mut out = sign_parts(&self.digits, sign);
-                out.extend(body);
-                out
-            }
-        }
+        self.finish(vec![Part::new(kind, symbol)], sign, None)
     }
 
     /// Scientific and engineering notation: the digits of `x` scaled into [1, 10) (or
     /// [1, 1000)), rounded, then `E` and the exponent.
-    fn scientific(&self, x: &Decimal) -> (Parts, Sign) {
+    fn scientific(&self, x: &Decimal) -> (Parts, Sign, Decimal) {
         let step = if self.notation == Notation::Engineering { 3 } else { 1 };
         let mut exponent = magnitude_of(x).div_euclid(step) * step;
         let mut mantissa = self.rounding.apply(&scaled(x, -exponent));
@@ -318,11 +338,11 @@ impl NumberFormat {
             };
             parts.push(Part { kind, text: part.text });
         }
-        (parts, sign)
+        (parts, sign, scaled(&mantissa, exponent))
     }
 
     /// Compact notation: ECMA-402's ComputeExponent, then ICU4X's compact pattern for it.
-    fn compacted(&self, x: &Decimal) -> (Parts, Sign) {
+    fn compacted(&self, x: &Decimal) -> (Parts, Sign, Decimal) {
         let compact = self.compact.as_ref().expect("compact notation has a compact formatter");
         let magnitude = magnitude_of(x);
         let mut exponent = compact.compact_exponent_for_magnitude(magnitude);
@@ -343,11 +363,12 @@ impl NumberFormat {
             // the plain digits are the honest fallback.
             Err(_) => parts_of(&self.digits.format(&unsigned)),
         };
+        // The compact suffix's space is a literal, its word ("K", "million", "億") compact.
         let parts = parts
             .into_iter()
-            .map(|p| if p.kind == "literal" && !is_space(&p.text) { Part { kind: "compact", text: p.text } } else { p })
+            .flat_map(|p| if p.kind == "literal" && !is_space(&p.text) { affix_parts(&p.text, "", "compact") } else { vec![p] })
             .collect();
-        (parts, sign)
+        (parts, sign, scaled(&significand, i16::from(exponent)))
     }
 }
 
@@ -417,8 +438,18 @@ impl Affixes {
     }
 
     fn wrap(&self, mut body: Parts, sign: Sign) -> Parts {
-        let (prefix, suffix) = if sign == Sign::None { &self.positive } else { &self.negative };
-        let mut out: Parts = Vec::with_capacity(prefix.len() + body.len() + suffix.len());
+        // A plus sign goes where the minus sign is; a negative form without one (the
+        // accounting "($1.00)") leaves it in front of the positive form.
+        let minus_in_negative = self.negative.0.iter().chain(&self.negative.1).any(|p| p.kind == "minusSign");
+        let (prefix, suffix) = match sign {
+            Sign::None => &self.positive,
+            Sign::Positive if !minus_in_negative => &self.positive,
+            _ => &self.negative,
+        };
+        let mut out: Parts = Vec::with_capacity(prefix.len() + body.len() + suffix.len() + 1);
+        if sign == Sign::Positive && !minus_in_negative {
+            out.push(Part::new("plusSign", &self.plus));
+        }
         let signed = |part: &Part| match (sign, part.kind) {
             (Sign::Positive, "minusSign") => Part::new("plusSign", &self.plus),
             _ => part.clone(),
