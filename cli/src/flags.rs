@@ -251,6 +251,10 @@ pub(crate) struct SandboxFlags {
     #[arg(long, value_name = "MICROSECONDS", default_value_t = SandboxOptions::DEFAULT_WAIT_SPIN.as_micros() as u64,
           value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_SPIN_US))]
     pub(crate) wait_spin_us: u64,
+    /// The time zone scripts see as the host's, an IANA name (Europe/Paris): Intl's default.
+    /// By default TZ when it names a zone, else the zone /etc/localtime links to, else UTC.
+    #[arg(long, value_name = "ZONE")]
+    pub(crate) time_zone: Option<String>,
 }
 
 /// The longest spin the command line takes: a second of a core per wait.
@@ -263,10 +267,14 @@ impl SandboxFlags {
             Some(path) => GuestSource::File(path.clone()),
             None => GuestSource::Builtin,
         };
-        SandboxOptions::default()
+        let options = SandboxOptions::default()
             .with_cache_dir(cache_dir)
             .with_guest(guest)
-            .with_wait_spin(std::time::Duration::from_micros(self.wait_spin_us))
+            .with_wait_spin(std::time::Duration::from_micros(self.wait_spin_us));
+        match &self.time_zone {
+            Some(zone) => options.with_time_zone(zone.clone()),
+            None => options,
+        }
     }
 }
 

@@ -24,7 +24,7 @@ import { brief, differences } from './json.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 
 // The `run-options` record: WIT field name → jco's field name, and whether it is a u64
-// (a BigInt in jco) rather than a u32 (a Number).
+// (a BigInt in jco), a u32 (a Number) or a string.
 const RUN_OPTIONS = {
   'heap-bytes': { field: 'heapBytes', u64: true },
   'stack-bytes': { field: 'stackBytes', u64: false },
@@ -32,6 +32,7 @@ const RUN_OPTIONS = {
   'argument-depth': { field: 'argumentDepth', u64: false },
   'log-line-chars': { field: 'logLineChars', u64: false },
   'random-seed': { field: 'randomSeed', u64: true },
+  'time-zone': { field: 'timeZone', string: true },
 };
 
 async function main() {
@@ -167,6 +168,11 @@ function runOptions(byWitName) {
   for (const [name, value] of Object.entries(byWitName)) {
     const spec = RUN_OPTIONS[name];
     if (!spec) throw new Error(`unknown run option "${name}"`);
+    if (spec.string) {
+      if (typeof value !== 'string') throw new Error(`run option "${name}" is not a string: ${JSON.stringify(value)}`);
+      record[spec.field] = value;
+      continue;
+    }
     if (!Number.isSafeInteger(value) || value < 0) {
       throw new Error(`run option "${name}" is not a non-negative integer: ${JSON.stringify(value)}`);
     }

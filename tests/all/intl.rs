@@ -268,3 +268,23 @@ async fn locale_methods_reuse_a_plain_format_and_stay_exact_past_the_bound() {
         serde_json::json!([["1'234.5", "1.234,5", "1\u{a0}234,5"], "1.234,5", "1.235", "01/01/1970", "00:00:00", -1, 0])
     );
 }
+
+#[tokio::test]
+async fn the_default_time_zone_is_the_one_the_host_gives() {
+    // The host's zone is data the run is given; Date's own local time stays UTC. A name
+    // the database does not know is UTC.
+    let code = "const at = Date.UTC(2024, 2, 5, 14, 7);
+      const f = new Intl.DateTimeFormat('en-US', { hour: 'numeric', minute: 'numeric' });
+      return [f.resolvedOptions().timeZone, f.format(at), new Date(at).toLocaleString('en-GB'), new Date(at).getHours()];";
+    for (zone, expected) in [
+        ("Asia/Kolkata", serde_json::json!(["Asia/Kolkata", "7:37 PM", "05/03/2024, 19:37:00", 14])),
+        ("europe/paris", serde_json::json!(["Europe/Paris", "3:07 PM", "05/03/2024, 15:07:00", 14])),
+        ("Mars/Olympus_Mons", serde_json::json!(["UTC", "2:07 PM", "05/03/2024, 14:07:00", 14])),
+    ] {
+        let options = exec_host::SandboxOptions::default().with_time_zone(zone);
+        let sandbox = exec_host::Sandbox::with_options(options).await.expect("the sandbox sets up");
+        let harness = Harness::with(|builder| builder.sandbox(sandbox)).await;
+        let outcome = harness.run(code).await;
+        assert_eq!(outcome.value(), Some(&expected), "{zone}: {}", outcome.text());
+    }
+}

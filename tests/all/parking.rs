@@ -334,3 +334,41 @@ async fn a_resume_that_may_yield_runs_on_as_a_running_exec_which_wait_gives_and_
     assert_eq!(value(&done), json!({"n": 1, "m": 2}));
     assert_eq!(counter.get(), 2, "no call ran twice");
 }
+
+#[tokio::test]
+async fn a_resumed_exec_keeps_the_time_zone_it_parked_in() {
+    // Parked on a host in Kolkata, resumed on one in New York: the script's dates are
+    // formatted in the zone it started in, before and after the wait.
+    let dir = tempfile::tempdir().unwrap();
+    let (counter, store) = (Counter::default(), folder_store(dir.path()));
+    let in_zone = |zone: &'static str| {
+        let (dir, counter, store) = (dir.path().to_path_buf(), counter.clone(), store.clone());
+        async move {
+            let options = exec_host::SandboxOptions::default().with_time_zone(zone);
+            let sandbox = exec_host::Sandbox::with_options(options).await.expect("the sandbox sets up");
+            let approver = Arc::new(SharedApprover(TestApprover::new(|_| Approval::Park)));
+            Harness::builder(&dir, &counter)
+                .await
+                .sandbox(sandbox)
+                .managed_settings(Layer::from_value(json!({"permissions": {"ask": ["count"]}})).unwrap())
+                .approver(approver)
+                .state_store(store)
+                .conversation("conv-zone")
+                .build()
+                .await
+                .expect("the session starts")
+        }
+    };
+    let code = "const zone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const before = zone(); await tools.count({});
+      return [before, zone(), new Date(Date.UTC(2024, 2, 5, 14, 7)).toLocaleTimeString('en-GB')];";
+    let kolkata = in_zone("Asia/Kolkata").await;
+    let parked = run(&kolkata, code).await.parked.expect("count asks");
+    let new_york = in_zone("America/New_York").await;
+    let done = resume(&new_york, &parked.handle, &[(parked.approvals[0].id, Approval::AllowOnce)]).await.unwrap();
+    assert_eq!(value(&done), json!(["Asia/Kolkata", "Asia/Kolkata", "19:37:00"]));
+    assert_eq!(
+        value(&run(&new_york, "return Intl.DateTimeFormat().resolvedOptions().timeZone").await),
+        json!("America/New_York")
+    );
+}

@@ -235,10 +235,16 @@ pub fn fixture_tools(counter: &Counter) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-/// The sandbox shared by every test of a process (compiling it once is the slow part).
+/// The sandbox shared by every test of a process (compiling it once is the slow part). Its
+/// time zone is UTC, whatever the machine's, so dates format the same everywhere.
 pub async fn sandbox() -> &'static Sandbox {
     static SANDBOX: OnceCell<Sandbox> = OnceCell::const_new();
-    SANDBOX.get_or_init(|| async { Sandbox::new().await.expect("the sandbox sets up") }).await
+    SANDBOX
+        .get_or_init(|| async {
+            let options = exec_host::SandboxOptions::default().with_time_zone("UTC");
+            Sandbox::with_options(options).await.expect("the sandbox sets up")
+        })
+        .await
 }
 
 /// A session on a temporary workspace with the builtin tools and the fixtures (all in the

@@ -210,6 +210,7 @@ pub fn run(script: &str, tool_names: Vec<String>, options: &RunOptions) -> Resul
             depth: options.argument_depth as usize,
         });
         LOG_LINE_CHARS.set(options.log_line_chars);
+        builtins::intl::set_default_time_zone(&options.time_zone);
         let source = format!("{SCRIPT_PREFIX}{script}{SCRIPT_SUFFIX}");
         let bytecode = compile(&engine.compiler, &source, SCRIPT_NAME, script)?;
         engine.sandbox.with(|ctx| run_in(&ctx, engine, &bytecode, tool_names))

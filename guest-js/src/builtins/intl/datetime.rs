@@ -1205,7 +1205,7 @@ fn v8_zone_name(id: TimeZone, canonical: &str) -> &str {
 /// the standard's form, or an IANA name in the database's own spelling of the name given
 /// (ECMA-402 keeps a link's name: `Asia/Calcutta` stays, `america/new_york` becomes
 /// `America/New_York`); `None` for anything else.
-fn canonical_time_zone(name: &str) -> Option<String> {
+pub(super) fn canonical_time_zone(name: &str) -> Option<String> {
     if let Some(seconds) = parse_offset(name) {
         return Some(offset_name(seconds));
     }

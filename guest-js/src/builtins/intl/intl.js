@@ -797,7 +797,12 @@
 
   // ----------------------------------------------------------------- DateTimeFormat --
   const calendars = ['buddhist', 'gregory', 'japanese'];
-  const DEFAULT_TIME_ZONE = 'UTC';
+  // DefaultTimeZone: the host's zone, which the run was given (UTC if it names none we know).
+  let defaultZone;
+  function defaultTimeZone() {
+    if (defaultZone === undefined) defaultZone = intl.defaultTimeZone();
+    return defaultZone;
+  }
   const dateTimeComponents = [
     ['weekday', ['narrow', 'short', 'long']],
     ['era', ['narrow', 'short', 'long']],
@@ -838,7 +843,7 @@
         return supportsNumbering(key, value);
       });
     let timeZone = options.timeZone;
-    timeZone = timeZone === undefined ? DEFAULT_TIME_ZONE : canonicalTimeZone(`${timeZone}`);
+    timeZone = timeZone === undefined ? defaultTimeZone() : canonicalTimeZone(`${timeZone}`);
     const bag = objectCreate(null);
     let hasExplicit = false;
     for (let i = 0; i < dateTimeComponents.length; i++) {

@@ -95,6 +95,18 @@ enum RelativeStyle {
 
 thread_local! {
     static FORMATTERS: RefCell<Vec<Formatter>> = const { RefCell::new(Vec::new()) };
+    /// The host's time zone as this run was given it; checked when a script first needs it.
+    static DEFAULT_TIME_ZONE: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Sets the run's default time zone, the host's (an IANA name). A name the time zone
+/// database does not know is taken as `UTC` when a script first asks for the default.
+pub fn set_default_time_zone(name: &str) {
+    DEFAULT_TIME_ZONE.with(|zone| {
+        let mut zone = zone.borrow_mut();
+        zone.clear();
+        zone.push_str(name);
+    });
 }
 
 /// Adds `Intl`'s native functions to `intl`.
@@ -122,6 +134,13 @@ pub fn natives<'js>(ctx: &Ctx<'js>, intl: &Object<'js>) -> rquickjs::Result<()> 
         }),
     )?;
     intl.set("shippedLanguages", SHIPPED_LANGUAGES.to_vec())?;
+    intl.set(
+        "defaultTimeZone",
+        Func::from(|| -> String {
+            let given = DEFAULT_TIME_ZONE.with(|zone| zone.borrow().clone());
+            datetime::canonical_time_zone(&given).unwrap_or_else(|| "UTC".into())
+        }),
+    )?;
     intl.set(
         "rangePatterns",
         Func::from(|ctx: Ctx<'js>, tag: String| -> rquickjs::Result<DefinedArray<&'static str>> {

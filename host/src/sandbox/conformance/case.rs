@@ -204,6 +204,9 @@ fn run_options(options: Option<&Value>) -> Result<RunOptions, String> {
     let number =
         |key: &str| merged.get(key).and_then(Value::as_u64).ok_or_else(|| format!("run option `{key}` is not a whole number"));
     let small = |key: &str| number(key).and_then(|n| u32::try_from(n).map_err(|_| format!("run option `{key}` is too large")));
+    let text = |key: &str| {
+        merged.get(key).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| format!("run option `{key}` is not a string"))
+    };
     Ok(RunOptions {
         heap_bytes: number("heap-bytes")?,
         stack_bytes: small("stack-bytes")?,
@@ -211,6 +214,7 @@ fn run_options(options: Option<&Value>) -> Result<RunOptions, String> {
         argument_depth: small("argument-depth")?,
         log_line_chars: small("log-line-chars")?,
         random_seed: number("random-seed")?,
+        time_zone: text("time-zone")?,
     })
 }
 

@@ -66,7 +66,7 @@ pub async fn run_case(sandbox: &Sandbox, case: &Case) -> CaseRun {
         watcher: None,
         console: None,
         trace: true,
-        run_options: Some(spec.options),
+        run_options: Some(spec.options.clone()),
         parking: Parking::Never,
         checkpoints: None,
     };

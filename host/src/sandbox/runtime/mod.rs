@@ -94,6 +94,10 @@ pub struct SandboxOptions {
     pub guest: GuestSource,
     /// How long a waiting Exec spins before it gives its thread back.
     pub wait_spin: Duration,
+    /// The time zone scripts see as the host's (an IANA name): the default of `Intl`'s
+    /// date formats. By default the host's own: `TZ` when it names a zone, else the zone
+    /// `/etc/localtime` links to, else `UTC`.
+    pub time_zone: String,
 }
 
 impl SandboxOptions {
@@ -147,6 +151,40 @@ impl SandboxOptions {
         self.wait_spin = spin;
         self
     }
+
+    /// The time zone scripts see as the host's, an IANA name (`"Europe/Paris"`): what
+    /// `Intl.DateTimeFormat().resolvedOptions().timeZone` says and what dates are formatted
+    /// in by default. A name the guest's time zone database does not know is taken as `UTC`.
+    pub fn with_time_zone(mut self, name: impl Into<String>) -> Self {
+        self.time_zone = name.into();
+        self
+    }
+}
+
+/// The host's time zone as an IANA name: `TZ` when it holds one (`Europe/Paris` or
+/// `:Europe/Paris`), else the zone `/etc/localtime` links to, else `UTC`. The names of UTC
+/// itself (`Etc/UTC`, `GMT`, `Zulu`, ...) are `UTC`, as V8 reports them.
+pub(crate) fn host_time_zone() -> String {
+    let from_tz = std::env::var("TZ").ok().map(|tz| tz.trim_start_matches(':').to_string());
+    let name = from_tz
+        .filter(|tz| tz.contains('/') || tz.eq_ignore_ascii_case("UTC"))
+        .or_else(|| iana_time_zone::get_timezone().ok())
+        .unwrap_or_else(|| "UTC".into());
+    let utc = [
+        "UTC",
+        "Etc/UTC",
+        "Etc/UCT",
+        "UCT",
+        "Etc/GMT",
+        "GMT",
+        "Etc/Universal",
+        "Universal",
+        "Etc/Zulu",
+        "Zulu",
+        "Etc/GMT0",
+        "GMT0",
+    ];
+    if utc.iter().any(|alias| alias.eq_ignore_ascii_case(&name)) { "UTC".into() } else { name }
 }
 
 impl Default for SandboxOptions {
@@ -156,6 +194,7 @@ impl Default for SandboxOptions {
             max_concurrent_execs: 1000,
             guest: GuestSource::Builtin,
             wait_spin: Self::DEFAULT_WAIT_SPIN,
+            time_zone: host_time_zone(),
         }
     }
 }
@@ -173,6 +212,8 @@ struct Inner {
     initialised: bool,
     ticker: Ticker,
     wait_spin: Duration,
+    /// The time zone scripts see as the host's.
+    time_zone: String,
     /// The SHA-256 of the guest component, in hex: a parked Exec resumes only in the guest
     /// it parked in.
     guest_digest: String,
@@ -235,6 +276,7 @@ impl Sandbox {
                 initialised: loaded.initialised,
                 ticker,
                 wait_spin: options.wait_spin,
+                time_zone: options.time_zone.clone(),
                 guest_digest: crate::support::hex::hex(&loaded.digest),
             }),
         })
@@ -280,17 +322,17 @@ impl Sandbox {
         state.trace = trace.then(Trace::default);
         state.wait_spin = self.inner.wait_spin;
         let (code, options, wasi_seed) = match parking {
-            Parking::Never => (code, run_options.unwrap_or_else(|| guest_options(&limits)), None),
+            Parking::Never => (code, run_options.unwrap_or_else(|| guest_options(&limits, &self.inner.time_zone)), None),
             Parking::Allowed => {
                 let seed = wasi_seed();
                 state = state.journaled(Journal::recording(), Clocks::new(true), seed);
-                (code, run_options.unwrap_or_else(|| guest_options(&limits)), Some(seed))
+                (code, run_options.unwrap_or_else(|| guest_options(&limits, &self.inner.time_zone)), Some(seed))
             }
             Parking::Resume(parked, answers) => {
                 let seed = parked.wasi_seed;
                 let journal = Journal::replaying(parked.journal.clone());
                 state = state.journaled(journal, Clocks::replaying(parked.clocks.clone()), seed);
-                let (code, options) = (parked.code.clone(), parked.options.into());
+                let (code, options) = (parked.code.clone(), parked.options.clone().into());
                 state.resume = Some((parked, answers));
                 (code, options, Some(seed))
             }
@@ -327,6 +369,7 @@ impl Sandbox {
             let pre = &self.inner.pre;
             let store = &mut store;
             let code = &code;
+            let options = &options;
             let run = Charged::new(
                 async move {
                     let sandbox = pre
@@ -444,8 +487,9 @@ fn wasi_seed() -> [u8; 32] {
     seed
 }
 
-/// What the guest is told of the limits: the host enforces its own as well.
-fn guest_options(limits: &Limits) -> RunOptions {
+/// What the guest is told of the limits (the host enforces its own as well), and the
+/// host's time zone.
+fn guest_options(limits: &Limits, time_zone: &str) -> RunOptions {
     RunOptions {
         heap_bytes: limits.heap_bytes(),
         stack_bytes: ENGINE_STACK_BYTES,
@@ -454,6 +498,7 @@ fn guest_options(limits: &Limits) -> RunOptions {
         argument_depth: MAX_ARGUMENT_DEPTH,
         // One unit past the cap, so the host still sees that the line was cut.
         log_line_chars: u32::try_from(limits.max_log_chars.saturating_add(1)).unwrap_or(u32::MAX),
+        time_zone: time_zone.to_string(),
     }
 }
 

@@ -244,7 +244,7 @@ impl ExecState {
             self,
             &checkpointing.guest,
             checkpointing.code.clone(),
-            checkpointing.options,
+            checkpointing.options.clone(),
             checkpointing.seed,
             unfinished,
         );

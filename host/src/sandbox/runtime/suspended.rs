@@ -124,8 +124,9 @@ pub(crate) struct TimersLeft {
     pub pending: Vec<(u32, Duration)>,
 }
 
-/// The guest's `run-options`, as stored.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+/// The guest's `run-options`, as stored: a parked Exec resumes with the time zone it
+/// started with, on whichever host.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct GuestOptions {
     pub heap_bytes: u64,
     pub stack_bytes: u32,
@@ -133,6 +134,13 @@ pub(crate) struct GuestOptions {
     pub argument_depth: u32,
     pub log_line_chars: u32,
     pub random_seed: u64,
+    /// Absent from Execs parked before the guest took a time zone, which ran in UTC.
+    #[serde(default = "utc")]
+    pub time_zone: String,
+}
+
+fn utc() -> String {
+    "UTC".into()
 }
 
 impl From<&RunOptions> for GuestOptions {
@@ -144,6 +152,7 @@ impl From<&RunOptions> for GuestOptions {
             argument_depth: options.argument_depth,
             log_line_chars: options.log_line_chars,
             random_seed: options.random_seed,
+            time_zone: options.time_zone.clone(),
         }
     }
 }
@@ -157,6 +166,7 @@ impl From<GuestOptions> for RunOptions {
             argument_depth: options.argument_depth,
             log_line_chars: options.log_line_chars,
             random_seed: options.random_seed,
+            time_zone: options.time_zone,
         }
     }
 }
