@@ -19,7 +19,10 @@ SPEC_JSON is one object:
                 "get_url": URL,      (poll, update and cancel through another server)
                 "one_by_one": true,  (answer several forms with one tasks/update each)
                 "bad_update": true,  (first send answers that are not elicitation results)
-                "kill_pid": PID}     (SIGKILL that process once the task is seen working)
+                "kill_pid": PID,     (SIGKILL that process once the task is seen working)
+                "kill_where": {"line": LINE, "logs": {FILE: PID, ...}}}
+                                     (once the task is seen working, wait until one FILE holds
+                                      LINE, and SIGKILL its PID: the replica running the call)
              and its entry gets "task": the task id, the statuses seen in order, the
              final tasks/get, and the answers to probes (an unknown id, cancel once ended). A "manual" call is driven
              one round at a time instead of by the SDK: its first answer must be an
@@ -106,6 +109,23 @@ def outcome_of(result):
     return {"text": text_of(result), "is_error": bool(result.is_error), "structured": result.structured_content}
 
 
+async def kill_where(where, within_s=20):
+    """SIGKILLs the process whose log first holds the line; gives its pid."""
+    deadline = anyio.current_time() + within_s
+    while anyio.current_time() < deadline:
+        for path, pid in where["logs"].items():
+            try:
+                with open(path) as log:
+                    holds = where["line"] in log.read().splitlines()
+            except FileNotFoundError:
+                holds = False
+            if holds:
+                os.kill(pid, signal.SIGKILL)
+                return pid
+        await anyio.sleep(0.05)
+    raise TimeoutError(f"no log holds {where['line']!r} within {within_s} s")
+
+
 async def main(spec):
     decisions = list(spec.get("decisions", []))
     asked = []
@@ -158,6 +178,8 @@ async def main(spec):
                 if status == "working" and how.get("kill_pid") and "killed" not in seen:
                     os.kill(how["kill_pid"], signal.SIGKILL)
                     seen["killed"] = True
+                if status == "working" and how.get("kill_where") and "killed" not in seen:
+                    seen["killed"] = await kill_where(how["kill_where"])
                 if status == "input_required":
                     pending = got.get("inputRequests") or {}
                     if how.get("bad_update") and "bad_update" not in seen:

@@ -7,6 +7,7 @@
 
 pub mod attack;
 pub mod host_cases;
+pub mod nginx;
 pub mod redis;
 
 use std::sync::Arc;

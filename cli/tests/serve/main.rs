@@ -2,7 +2,7 @@
 //! client and raw lines over stdio (`stdio`), the official TypeScript SDK client and the MCP
 //! Inspector over stdio and HTTP with the HTTP service's guards (`sdk`), clients of MCP
 //! 2026-07-28 through the official Python SDK: multi-round-trip approvals, tasks and
-//! replicas sharing Redis (`mrtr`), OpenTelemetry traces as a collector receives them
+//! replicas sharing Redis, behind nginx too (`mrtr`), OpenTelemetry traces as a collector receives them
 //! (`traces`), and the deployment files in `deploy/` (`deploy`). The soak (`serve_soak.rs`)
 //! keeps a binary of its own, so that its load never slows these suites' timed steps.
 

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use exec_host_tests::nginx::Nginx;
 use exec_host_tests::redis::RedisServer;
 use serde_json::{Value, json};
 
@@ -67,6 +68,19 @@ impl Setup {
         let mut args = vec!["--mcp-config", "servers.json", "--allow", "mcp__fx"];
         args.extend_from_slice(extra);
         self.serve(store, &args)
+    }
+
+    /// A stateless replica parking in `store`, with the fixture's tools; its fixture server
+    /// notes each slow call it starts in the log this gives, so a test can tell which
+    /// replica runs a call.
+    fn replica(&self, store: &str, name: &str, extra: &[&str]) -> (HttpServer, PathBuf) {
+        let log = self.state.path().join(format!("{name}.log"));
+        let config = json!({"mcpServers": {"fx": {"command": fixture_mcp_server(), "env": {"FIXTURE_CANCEL_LOG": log}}}});
+        let servers = format!("servers-{name}.json");
+        std::fs::write(self.workspace.path().join(&servers), config.to_string()).unwrap();
+        let mut args = vec!["--stateless", "--mcp-config", &servers, "--allow", "mcp__fx"];
+        args.extend_from_slice(extra);
+        (self.serve(Some(store), &args), log)
     }
 
     fn file(&self, name: &str) -> Option<String> {
@@ -525,6 +539,59 @@ fn a_replica_that_dies_mid_task_leaves_it_to_another_which_takes_it_up_from_its_
     assert_eq!(call["task"]["final"]["status"], "completed", "{report}");
     let text = call["text"].as_str().unwrap();
     assert!(text.contains("before") && text.contains("taken up") && text.contains("may have taken effect"), "{report}");
+}
+
+/// `host:port` of a server's URL.
+fn address(server: &HttpServer) -> String {
+    server.base().trim_start_matches("http://").to_string()
+}
+
+#[test]
+fn behind_nginx_round_robin_two_replicas_answer_approvals_and_tasks_and_a_replica_killed_mid_task_is_taken_over() {
+    let redis = RedisServer::start();
+    let setup = Setup::new();
+    let store = redis.url(0);
+    let lease = ["--running-lease", "1"];
+    let (first, first_log) = setup.replica(&store, "first", &lease);
+    let (second, second_log) = setup.replica(&store, "second", &lease);
+    let nginx = Nginx::start(&[address(&first), address(&second)]);
+    let form_then_write = format!("{SLOW_THEN} await tools.write_file({{ path: 'b.txt', content: 'B' }}); return 'wrote b'");
+    let taken_up = "try { await tools.mcp__fx__never({}); return 'the call ended'; }
+        catch (e) { return 'taken up: ' + e.message; }";
+    let logs = json!({first_log.display().to_string(): first.child.id(), second_log.display().to_string(): second.child.id()});
+    let report = drive(json!({
+        "url": nginx.url("/mcp"),
+        "mode": "2026-07-28",
+        "tasks": true,
+        "decisions": ["once", "once", "once"],
+        "calls": [
+            // An approval as multi round-trip requests: the retry goes to the next replica.
+            {"tool": "Exec", "args": {"code": WRITE_A}},
+            // A task whose form is answered by tasks/update, polled through the balancer.
+            task_call(&form_then_write, json!({})),
+            // A task whose replica is killed while its call runs: the other takes it up.
+            task_call(taken_up, json!({"kill_where": {"line": "started never", "logs": logs}})),
+            // The balancer leaves the dead replica out, and calls go on.
+            {"tool": "Exec", "args": {"code": "return 6 * 7"}},
+            {"tool": "Exec", "args": {"code": "await tools.write_file({ path: 'c.txt', content: 'C' }); return 'wrote c'"}},
+        ],
+    }));
+    let calls = report["calls"].as_array().unwrap_or_else(|| panic!("{report}\n{}", nginx.log()));
+    assert!(calls[0]["text"].as_str().unwrap().contains("wrote a"), "{report}");
+    assert_eq!(calls[1]["task"]["final"]["status"], "completed", "{report}");
+    assert_eq!(calls[1]["task"]["forms"].as_array().unwrap().len(), 1, "{report}");
+    assert!(calls[1]["text"].as_str().unwrap().contains("wrote b"), "{report}");
+    let killed = calls[2]["task"]["killed"].as_u64().unwrap_or_else(|| panic!("no replica was killed: {report}"));
+    assert!([first.child.id(), second.child.id()].contains(&(killed as u32)), "{report}");
+    assert_eq!(calls[2]["task"]["final"]["status"], "completed", "{report}");
+    let text = calls[2]["text"].as_str().unwrap();
+    assert!(text.contains("taken up") && text.contains("may have taken effect"), "{report}");
+    assert!(calls[3]["text"].as_str().unwrap().contains("42"), "{report}");
+    assert!(calls[4]["text"].as_str().unwrap().contains("wrote c"), "{report}");
+    assert_eq!(report["elicitations"].as_array().unwrap().len(), 3, "one form for each write: {report}");
+    for (file, content) in [("a.txt", "A"), ("b.txt", "B"), ("c.txt", "C")] {
+        assert_eq!(setup.file(file).as_deref(), Some(content), "{file}");
+    }
 }
 
 /// [`common::EXEC_CALL_HEADERS`] as reqwest sends them.

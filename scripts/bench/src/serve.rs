@@ -10,7 +10,9 @@
 //!   one server (folder store) and across two stateless replicas sharing a Redis;
 //! - a `tasks/get` round trip for a working task, on the replica running it and on another;
 //! - the throughput of trivial Execs with 100 concurrent clients of each protocol revision:
-//!   2025-11-25 (an MCP session each) and 2026-07-28 (no sessions: a request per call).
+//!   2025-11-25 (an MCP session each) and 2026-07-28 (no sessions: a request per call);
+//! - the same hundred clients of 2026-07-28 through nginx (`deploy/nginx/exec-host.conf`),
+//!   round-robin over two stateless replicas sharing one Redis, against one replica alone.
 //!
 //! ```text
 //! cargo build --release --workspace --bins
@@ -19,6 +21,8 @@
 //!
 //! Clients and server share the machine: on 2 cores the clients' own work is part of every
 //! figure, as it is for a client on the same machine.
+
+#![recursion_limit = "256"]
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -107,6 +111,7 @@ async fn main() -> Result<()> {
     let legacy_100 = sessions_throughput(&many.url, MANY_CLIENTS, sizes.throughput_for).await?;
     let modern_100 = modern_throughput(&many.url, MANY_CLIENTS, sizes.throughput_for).await?;
     drop(many);
+    let balanced = balanced(&binary, &workdir, &cache, sizes.throughput_for).await?;
 
     let rounds = if quick { 20 } else { 100 };
     let approvals = approvals(&binary, &workdir, &cache, rounds).await?;
@@ -137,6 +142,11 @@ async fn main() -> Result<()> {
             "clients_100_modern_execs_per_s": round1(modern_100.per_second),
             "clients_100_modern_p50_ms": round2(modern_100.p50_ms), "clients_100_modern_p99_ms": round2(modern_100.p99_ms),
             "clients_100_modern_busy": modern_100.busy,
+            "clients_100_one_replica_execs_per_s": round1(balanced.alone.per_second),
+            "clients_100_one_replica_p50_ms": round2(balanced.alone.p50_ms), "clients_100_one_replica_p99_ms": round2(balanced.alone.p99_ms),
+            "clients_100_nginx_execs_per_s": round1(balanced.nginx.per_second),
+            "clients_100_nginx_p50_ms": round2(balanced.nginx.p50_ms), "clients_100_nginx_p99_ms": round2(balanced.nginx.p99_ms),
+            "clients_100_nginx_busy": balanced.nginx.busy,
         })
     );
     println!();
@@ -187,7 +197,59 @@ async fn main() -> Result<()> {
             sizes.throughput_for, figures.per_second, figures.p50_ms, figures.p99_ms, figures.busy
         );
     }
+    println!(
+        "HTTP, {MANY_CLIENTS} clients of 2026-07-28 for {:?}, stateless replicas sharing one Redis: \
+         one replica alone {:.0} Execs/s (p50 {:.2} ms, p99 {:.2} ms); two behind nginx, round-robin \
+         (deploy/nginx/exec-host.conf) {:.0} Execs/s (p50 {:.2} ms, p99 {:.2} ms, {} busy answers): {:.2}x the throughput, \
+         {:.2}x the p99",
+        sizes.throughput_for,
+        balanced.alone.per_second,
+        balanced.alone.p50_ms,
+        balanced.alone.p99_ms,
+        balanced.nginx.per_second,
+        balanced.nginx.p50_ms,
+        balanced.nginx.p99_ms,
+        balanced.nginx.busy,
+        balanced.nginx.per_second / balanced.alone.per_second,
+        balanced.nginx.p99_ms / balanced.alone.p99_ms,
+    );
     Ok(())
+}
+
+/// A hundred clients of 2026-07-28 against one stateless replica alone, and through nginx
+/// configured by the deployment's file, round-robin over two such replicas sharing one Redis.
+struct Balanced {
+    alone: Throughput,
+    nginx: Throughput,
+}
+
+async fn balanced(binary: &Path, workdir: &Path, cache: &Path, duration: Duration) -> Result<Balanced> {
+    let (_, key) = state_folder(workdir)?;
+    let redis = exec_host_tests::redis::RedisServer::start();
+    let store = redis.url(0);
+    let flags = ["--stateless", "--state-store", &store, "--state-key-file", &key, "--concurrency", "128"];
+    let alone = {
+        let replica = HttpServer::start_with(binary, workdir, cache, &flags)?;
+        modern_throughput(&replica.url, MANY_CLIENTS, duration).await?
+    };
+    let first = HttpServer::start_with(binary, workdir, cache, &flags)?;
+    let second = HttpServer::start_with(binary, workdir, cache, &flags)?;
+    let address = |server: &HttpServer| server.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let nginx = exec_host_tests::nginx::Nginx::start(&[address(&first), address(&second)]);
+    let nginx = modern_throughput(&nginx.url("/mcp"), MANY_CLIENTS, duration).await?;
+    Ok(Balanced { alone, nginx })
+}
+
+/// A folder for the state store beside the workspace (never in it: the host refuses a store
+/// scripts could read), and the path of the key file written in it.
+fn state_folder(workdir: &Path) -> Result<(std::path::PathBuf, String)> {
+    let state = workdir.with_file_name("serve-bench-state");
+    std::fs::create_dir_all(&state)?;
+    let key = state.join("state.key");
+    std::fs::write(&key, "5a".repeat(32))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;
+    Ok((state.clone(), key.display().to_string()))
 }
 
 /// Medians of the two requests of one approval (microseconds): on one server, and parked on
@@ -201,14 +263,7 @@ struct Approvals {
 }
 
 async fn approvals(binary: &Path, workdir: &Path, cache: &Path, rounds: usize) -> Result<Approvals> {
-    // Beside the workspace, never in it (the host refuses a store scripts could read).
-    let state = workdir.with_file_name("serve-bench-state");
-    std::fs::create_dir_all(&state)?;
-    let key = state.join("state.key");
-    std::fs::write(&key, "5a".repeat(32))?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;
-    let key = key.display().to_string();
+    let (state, key) = state_folder(workdir)?;
     let folder = state.join("store").display().to_string();
     let http = reqwest::Client::new();
     // The fixture server's `never` keeps a task's Exec working for as long as it is polled.
