@@ -97,6 +97,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "checkpoint_calls_100", samples: 10, quick_samples: 2, warmup: 1 },
     Bench { name: "bash_true", samples: 30, quick_samples: 5, warmup: 3 },
     Bench { name: "bash_output_kept", samples: 5, quick_samples: 2, warmup: 1 },
+    Bench { name: "bash_vs_bwrap", samples: 30, quick_samples: 5, warmup: 3 },
 ];
 
 /// The parking benchmarks (see `parking.rs`), measured by exec-host alone.
@@ -537,6 +538,42 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
             anyhow::ensure!(outcome.exit_code == Some(0), "bash_true: {outcome:?}");
             Sample { us, script_us: None, extra }
         }
+        // The same `bash -c true` three ways in one sample, in turn: bare, under bubblewrap
+        // with the layers of ours it has (user, mount, PID and network namespaces, a new
+        // session, a private /tmp, a fresh /proc, the workspace bound writable and the rest
+        // read-only, killed with its parent), and through the engine with every layer on
+        // (Landlock, seccomp and the limits besides). Claude Code confines its commands with
+        // bubblewrap on Linux.
+        "bash_vs_bwrap" => {
+            let folder = workdir.join("bash-workspace");
+            std::fs::create_dir_all(&folder)?;
+            let bwrap = which("bwrap").context("bash_vs_bwrap needs bubblewrap (Debian's package `bubblewrap`)")?;
+            let timed = |command: &mut Command| -> Result<f64> {
+                let started = Instant::now();
+                let status = command.stdin(std::process::Stdio::null()).status()?;
+                anyhow::ensure!(status.success(), "{command:?} failed");
+                Ok(started.elapsed().as_secs_f64() * 1e6)
+            };
+            extra.insert("bare_shell_us", timed(Command::new("/bin/bash").args(["-c", "true"]).current_dir(&folder))?);
+            let workspace = folder.canonicalize()?;
+            let workspace = workspace.to_str().context("a workspace path in UTF-8")?;
+            let mut wrapped = Command::new(&bwrap);
+            wrapped
+                .args(["--unshare-user", "--unshare-pid", "--unshare-net", "--new-session", "--die-with-parent"])
+                .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+                .args(["--bind", workspace, workspace, "--chdir", workspace, "--clearenv", "--setenv", "HOME", "/tmp"])
+                .args(["/bin/bash", "-c", "true"]);
+            extra.insert("bwrap_us", timed(&mut wrapped)?);
+            let confinement = exec_host::command::Confinement::new(&folder, exec_host::command::Layers::default());
+            let cancel = exec_host::CancellationToken::new();
+            let started = Instant::now();
+            let outcome = exec_host::command::run("true", &confinement, Duration::from_secs(10), &cancel, &|_| {})
+                .await
+                .map_err(anyhow::Error::msg)?;
+            let us = started.elapsed().as_secs_f64() * 1e6;
+            anyhow::ensure!(outcome.exit_code == Some(0), "bash_vs_bwrap: {outcome:?}");
+            Sample { us, script_us: None, extra }
+        }
         // A confined command that prints 200 MB in 2,000 lines: the memory this process
         // gains while it runs (its resident size, sampled at every line) beside the bytes
         // the engine keeps by design (head and tail).
@@ -781,7 +818,19 @@ fn summarize(name: &str, samples: &[Sample]) -> Value {
             }
         }
     }
+    if name == "bash_vs_bwrap" {
+        let ours = line["median_us"].as_f64().unwrap_or(f64::NAN);
+        let (bwrap, bare) = (line["bwrap_us"].as_f64().unwrap_or(f64::NAN), line["bare_shell_us"].as_f64().unwrap_or(f64::NAN));
+        line["ours_over_bwrap"] = json!((ours / bwrap * 100.0).round() / 100.0);
+        line["ours_above_bare_us"] = json!(round1(ours - bare));
+        line["bwrap_above_bare_us"] = json!(round1(bwrap - bare));
+    }
     line
+}
+
+/// The path of `program` on `PATH`, if it is there.
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(program)).find(|path| path.is_file())
 }
 
 /// Runs one peer configuration's suite; returns its JSON lines by benchmark name.
@@ -1067,6 +1116,19 @@ async fn main() -> Result<()> {
     }
     if let Some(file) = &options.record {
         record(file, &ours, options.quick)?;
+    }
+    if let Some(line) = ours.get("bash_vs_bwrap") {
+        let ms = |key: &str| line[key].as_f64().unwrap_or(f64::NAN) / 1e3;
+        println!(
+            "bash -c true, medians: bare {:.2} ms, bubblewrap {:.2} ms, exec-host's engine {:.2} ms: {:.2}x bubblewrap's time, \
+             {:.2} ms above bare (bubblewrap {:.2} ms above)",
+            ms("bare_shell_us"),
+            ms("bwrap_us"),
+            ms("median_us"),
+            line["ours_over_bwrap"].as_f64().unwrap_or(f64::NAN),
+            ms("ours_above_bare_us"),
+            ms("bwrap_above_bare_us"),
+        );
     }
 
     if selected.iter().any(|b| b.name.starts_with("mcp_")) {

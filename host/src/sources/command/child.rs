@@ -26,6 +26,19 @@ pub(super) struct ChildView {
     pub(super) workspace: *const libc::c_char,
     pub(super) tmp_path: Vec<*const libc::c_char>,
     pub(super) host_text: HostText,
+    /// What the command execs, when the init starts it (see [`ChildView::spawn_command`]).
+    pub(super) exec: ExecView,
+    /// The stack the command runs on until it execs: `(start, length)`.
+    pub(super) command_stack: (*mut u8, usize),
+}
+
+/// The program, arguments and environment of the command as `execve` takes them (each list
+/// ends with a null pointer).
+#[derive(Clone, Copy)]
+pub(super) struct ExecView {
+    pub(super) program: *const libc::c_char,
+    pub(super) argv: *const *const libc::c_char,
+    pub(super) envp: *const *const libc::c_char,
 }
 
 // SAFETY: the pointers are into a `Prepared` that the spawning thread keeps alive until the
@@ -60,8 +73,16 @@ impl ChildView {
             }
         }
         if self.layers.namespaces {
-            self.enter_namespaces()?;
+            // Returns only to report why the command could not start: the keeper and the
+            // init wait for it, and the command execs from a process of its own.
+            return self.enter_namespaces();
         }
+        self.restrict()
+    }
+
+    /// The layers a process takes on itself just before it execs the command: the limits,
+    /// `no_new_privs`, Landlock and seccomp; and no descriptor of the host's passes on.
+    fn restrict(&self) -> std::io::Result<()> {
         if self.layers.limits {
             self.set_limits()?;
         }
@@ -88,8 +109,8 @@ impl ChildView {
     }
 
     /// Unshares the namespaces, forks the keeper off, and makes the PID namespace's init,
-    /// which forks the process that returns to be exec'd, sets up the mounts in it, and
-    /// waits for it.
+    /// which sets up the mounts, starts the command (restricted, then exec'd) and waits for
+    /// it. Returns only with the reason the command could not start.
     fn enter_namespaces(&self) -> std::io::Result<()> {
         let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
         if !self.network {
@@ -133,17 +154,41 @@ impl ChildView {
             add_landlock_rule(ruleset, c"/proc", self.proc_access)?;
             add_landlock_rule(ruleset, c"/tmp", self.tmp_access)?;
         }
-        let command = unsafe { libc::fork() };
+        let command = self.spawn_command()?;
+        init_forwards_signals(command);
+        keep(command, true);
+    }
+
+    /// Starts the command from the init, sharing the init's memory until it execs, as
+    /// `posix_spawn` does: a fork would copy the page tables of the whole host (the init is
+    /// a copy of it) only for exec to tear them down again, which cost more than the rest
+    /// of a short command. The init is suspended meanwhile (`CLONE_VFORK`), so the command
+    /// runs on a stack of its own in memory nothing else touches; it writes only its start's
+    /// `error`, which the init reads once it resumes.
+    fn spawn_command(&self) -> std::io::Result<libc::pid_t> {
+        let start = CommandStart { view: self, error: std::sync::atomic::AtomicI32::new(0) };
+        let (stack, length) = self.command_stack;
+        // The stack grows down from its end, aligned to 16 bytes as the ABI asks.
+        let top = (stack as usize + length) & !15;
+        let command = unsafe {
+            libc::clone(
+                start_command,
+                top as *mut libc::c_void,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (&start as *const CommandStart).cast_mut().cast(),
+            )
+        };
         if command < 0 {
             return Err(os_error());
         }
-        if command > 0 {
-            init_forwards_signals(command);
-            keep(command, true);
+        match start.error.load(std::sync::atomic::Ordering::Acquire) {
+            0 => Ok(command),
+            error => {
+                let mut status = 0;
+                unsafe { libc::waitpid(command, &mut status, 0) };
+                Err(std::io::Error::from_raw_os_error(error))
+            }
         }
-        // The command: a process group of its own inside the namespace, for SIGTERM.
-        unsafe { libc::setpgid(0, 0) };
-        Ok(())
     }
 
     /// The mount namespace's view: private, the protected places read-only, a private
@@ -212,6 +257,33 @@ impl ChildView {
         }
         Ok(())
     }
+}
+
+/// What the command's process is started with: the init's view, and where it writes why it
+/// could not exec.
+struct CommandStart<'a> {
+    view: &'a ChildView,
+    error: std::sync::atomic::AtomicI32,
+}
+
+/// The command's process until it execs: a process group of its own inside the namespace
+/// (for SIGTERM), the last layers, then the command. On failure it leaves the reason in its
+/// start and exits, and the init reports it to the host as a failed start.
+extern "C" fn start_command(start: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `start` points at the init's `CommandStart`, which lives until this process
+    // has exec'd or exited (the init is suspended until then); only system calls follow.
+    let start = unsafe { &*(start as *const CommandStart) };
+    unsafe { libc::setpgid(0, 0) };
+    let failed = match start.view.restrict() {
+        Ok(()) => {
+            let exec = start.view.exec;
+            unsafe { libc::execve(exec.program, exec.argv, exec.envp) };
+            os_error()
+        }
+        Err(error) => error,
+    };
+    start.error.store(failed.raw_os_error().unwrap_or(libc::EINVAL), std::sync::atomic::Ordering::Release);
+    unsafe { libc::_exit(127) }
 }
 
 /// Writes `text` to `file` (a /proc file of this process).

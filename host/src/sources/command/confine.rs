@@ -28,7 +28,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::cgroup::{PidsCgroup, processes_bounded};
-use super::child::{ChildView, HostText};
+use super::child::{ChildView, ExecView, HostText};
 use super::error::CommandError;
 use super::landlock_rules::{landlock_abi, landlock_ruleset};
 use super::protect::Protection;
@@ -132,12 +132,12 @@ pub fn unavailable() -> Option<&'static CommandError> {
                 return Some(why);
             }
             let confinement = Confinement::new(&std::env::temp_dir(), Layers::default());
-            let prepared = match Prepared::new(&confinement) {
+            let mut prepared = match Prepared::new(&confinement) {
                 Ok(prepared) => prepared,
                 Err(why) => return Some(why),
             };
             let mut probe = std::process::Command::new("/bin/sh");
-            probe.args(["-c", "exit 0"]).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+            probe.args(["-c", "exit 0"]).env_clear().stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
             probe.stderr(std::process::Stdio::null()).current_dir(&confinement.workspace);
             prepared.apply(&mut probe);
             match probe.status() {
@@ -178,6 +178,48 @@ pub struct Prepared {
     /// Where this process keeps its command line and environment, which the init (a copy
     /// of it, readable as `/proc/1/cmdline`) wipes.
     host_text: HostText,
+    /// What the init execs as the command, taken from the `Command` being applied.
+    exec: ExecLine,
+    /// The stack the command runs on between its start and its exec.
+    command_stack: Vec<u8>,
+}
+
+/// Bytes of the stack the command runs on between its start from the init and its exec:
+/// a few system calls deep, with room to spare.
+const COMMAND_STACK_BYTES: usize = 256 * 1024;
+
+/// A command's program, arguments and environment as C strings, with the null-ended lists
+/// of pointers `execve` takes.
+#[derive(Default)]
+struct ExecLine {
+    program: CString,
+    _strings: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the pointers are into the strings this value owns, which never change.
+unsafe impl Send for ExecLine {}
+unsafe impl Sync for ExecLine {}
+
+impl ExecLine {
+    /// What `command` would exec: its program (a path), its arguments after it, and as its
+    /// environment exactly the variables it sets (the engine clears the rest).
+    fn of(command: &std::process::Command) -> Self {
+        let c_string = |bytes: &[u8]| CString::new(bytes).unwrap_or_default();
+        let program = c_string(command.get_program().as_bytes());
+        let mut strings = vec![program.clone()];
+        strings.extend(command.get_args().map(|arg| c_string(arg.as_bytes())));
+        let arguments = strings.len();
+        for (name, value) in command.get_envs() {
+            if let Some(value) = value {
+                strings.push(c_string(&[name.as_bytes(), b"=", value.as_bytes()].concat()));
+            }
+        }
+        let pointers = |list: &[CString]| list.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>();
+        let (argv, envp) = (pointers(&strings[..arguments]), pointers(&strings[arguments..]));
+        ExecLine { program, _strings: strings, argv, envp }
+    }
 }
 
 impl Prepared {
@@ -228,15 +270,22 @@ impl Prepared {
                 false => Vec::new(),
             },
             host_text: HostText::of_this_process(),
+            exec: ExecLine::default(),
+            command_stack: match layers.namespaces {
+                true => vec![0; COMMAND_STACK_BYTES],
+                false => Vec::new(),
+            },
         })
     }
 
     /// Makes `command` start confined: in its own session, and with every layer. With the
     /// namespaces, the process the host waits on is a small keeper outside the PID
     /// namespace (it ignores SIGTERM, so that the command's init gets it and passes it on),
-    /// whose exit is the command's.
-    pub fn apply(&self, command: &mut std::process::Command) {
+    /// whose exit is the command's. The command's environment must be what `command` sets
+    /// after `env_clear`, as the engine's are: that is what the init execs.
+    pub fn apply(&mut self, command: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
+        self.exec = ExecLine::of(command);
         let this = self.child_view();
         // SAFETY: the closure runs in the forked child before exec and only makes system
         // calls on data prepared beforehand: no allocation, no lock.
@@ -245,7 +294,7 @@ impl Prepared {
         }
     }
 
-    fn child_view(&self) -> ChildView {
+    fn child_view(&mut self) -> ChildView {
         ChildView {
             layers: self.layers,
             network: self.network,
@@ -263,6 +312,8 @@ impl Prepared {
             workspace: self.workspace.as_ptr(),
             tmp_path: self.tmp_path.iter().map(|folder| folder.as_ptr()).collect(),
             host_text: self.host_text,
+            exec: ExecView { program: self.exec.program.as_ptr(), argv: self.exec.argv.as_ptr(), envp: self.exec.envp.as_ptr() },
+            command_stack: (self.command_stack.as_mut_ptr(), self.command_stack.len()),
         }
     }
 }

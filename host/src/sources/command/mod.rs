@@ -105,7 +105,7 @@ pub async fn run(
     watch: &(dyn Fn(CommandEvent) + Send + Sync),
 ) -> Result<CommandOutcome, CommandError> {
     let started = Instant::now();
-    let prepared = confine::Prepared::new(confinement)?;
+    let mut prepared = confine::Prepared::new(confinement)?;
     let (reader, writer) = std::io::pipe().map_err(CommandError::Pipe)?;
     let mut process = std::process::Command::new(shell());
     process.arg("-c").arg(command).current_dir(&confinement.workspace).env_clear();
