@@ -386,6 +386,7 @@ async fn a_timeout_stops_a_command_and_one_that_ignores_sigterm_is_killed_after_
     let started = Instant::now();
     let polite = command::run("sleep 30", &confinement, short, &cancel, &|_| {}).await.unwrap();
     assert_eq!(polite.ended, Ended::TimedOut);
+    assert_eq!((polite.exit_code, polite.signal), (None, Some(libc::SIGTERM)), "{polite:?}");
     assert!(started.elapsed() < command::GRACE, "SIGTERM reached it through the init: {:?}", started.elapsed());
     let started = Instant::now();
     let stubborn = command::run("trap '' TERM; sleep 30", &confinement, short, &cancel, &|_| {}).await.unwrap();
@@ -402,7 +403,28 @@ async fn a_timeout_stops_a_command_and_one_that_ignores_sigterm_is_killed_after_
     let started = Instant::now();
     let aborted = command::run("trap '' TERM; sleep 30", &confinement, Duration::from_secs(60), &abort, &|_| {}).await.unwrap();
     assert_eq!(aborted.ended, Ended::Aborted);
+    assert_eq!((aborted.exit_code, aborted.signal), (None, Some(libc::SIGKILL)), "{aborted:?}");
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}
+
+/// How a command ended reaches the host as it was: its exit code, or the signal that ended
+/// it, though the process the host waits on is the init of its namespaces (which cannot
+/// die of a signal it sends itself); the same with every layer and with none.
+#[tokio::test]
+async fn a_command_s_exit_code_or_the_signal_that_ended_it_is_reported_with_every_layer_and_with_none() {
+    let place = Place::new();
+    let cancel = CancellationToken::new();
+    for layers in [Layers::default(), Layers::only("none")] {
+        let confinement = place.confinement(layers);
+        let second = Duration::from_secs(10);
+        let exited = command::run("echo out; echo err >&2; exit 7", &confinement, second, &cancel, &|_| {}).await.unwrap();
+        assert_eq!((exited.exit_code, exited.signal, exited.output.as_str()), (Some(7), None, "out\nerr\n"), "{layers:?}");
+        let killed = command::run("kill -SEGV $$", &confinement, second, &cancel, &|_| {}).await.unwrap();
+        assert_eq!((killed.exit_code, killed.signal), (None, Some(libc::SIGSEGV)), "{layers:?}: {killed:?}");
+        let environment = command::run("echo $HOME $TMPDIR; pwd", &confinement, second, &cancel, &|_| {}).await.unwrap();
+        let workspace = std::fs::canonicalize(&confinement.workspace).unwrap();
+        assert_eq!(environment.output, format!("/tmp /tmp\n{}\n", workspace.display()), "{layers:?}");
+    }
 }
 
 /// With the clock paused, time jumps to each timer while the command runs (its real

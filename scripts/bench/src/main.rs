@@ -98,6 +98,7 @@ const BENCHES: &[Bench] = &[
     Bench { name: "bash_true", samples: 30, quick_samples: 5, warmup: 3 },
     Bench { name: "bash_output_kept", samples: 5, quick_samples: 2, warmup: 1 },
     Bench { name: "bash_vs_bwrap", samples: 30, quick_samples: 5, warmup: 3 },
+    Bench { name: "process_bash_vs_bwrap", samples: 10, quick_samples: 3, warmup: 1 },
 ];
 
 /// The parking benchmarks (see `parking.rs`), measured by exec-host alone.
@@ -574,6 +575,46 @@ async fn sample(name: &str, sessions: &Sessions, binary: &Path, workdir: &Path) 
             anyhow::ensure!(outcome.exit_code == Some(0), "bash_vs_bwrap: {outcome:?}");
             Sample { us, script_us: None, extra }
         }
+        // The same comparison as whole processes, as a user meets it: `exec-host run` of a
+        // script making 20 `Bash` calls of `true`, less the same run without them, per call;
+        // beside it 20 `bwrap` processes (the layers above) and 20 bare `bash -c true`, per
+        // process. `median_us` is ours.
+        "process_bash_vs_bwrap" => {
+            const CALLS: u32 = 20;
+            let folder = workdir.join("bash-workspace");
+            std::fs::create_dir_all(&folder)?;
+            let calls = format!("for (let i = 0; i < {CALLS}; i++) await tools.Bash({{ command: 'true' }});\nreturn 2");
+            std::fs::write(folder.join("bash_calls.js"), calls)?;
+            std::fs::write(folder.join("no_calls.js"), "return 2")?;
+            let run = |script: &str| -> Result<f64> {
+                let started = Instant::now();
+                let output = Command::new(binary)
+                    .args(["run", "--enable-bash", "--allow", "Bash", script])
+                    .current_dir(&folder)
+                    .output()?;
+                anyhow::ensure!(output.status.success(), "{script}: {}", String::from_utf8_lossy(&output.stderr));
+                Ok(started.elapsed().as_secs_f64() * 1e6)
+            };
+            let us = (run("bash_calls.js")? - run("no_calls.js")?) / CALLS as f64;
+            let bwrap = which("bwrap").context("process_bash_vs_bwrap needs bubblewrap (Debian's package `bubblewrap`)")?;
+            let workspace = folder.canonicalize()?;
+            let workspace = workspace.to_str().context("a workspace path in UTF-8")?;
+            let each = |program: &Path, args: &[&str]| -> Result<f64> {
+                let started = Instant::now();
+                for _ in 0..CALLS {
+                    let status = Command::new(program).args(args).stdin(std::process::Stdio::null()).status()?;
+                    anyhow::ensure!(status.success(), "{} failed", program.display());
+                }
+                Ok(started.elapsed().as_secs_f64() * 1e6 / CALLS as f64)
+            };
+            let mut wrapped = vec!["--unshare-user", "--unshare-pid", "--unshare-net", "--new-session", "--die-with-parent"];
+            wrapped.extend(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]);
+            wrapped.extend(["--bind", workspace, workspace, "--chdir", workspace, "--clearenv", "--setenv", "HOME", "/tmp"]);
+            wrapped.extend(["/bin/bash", "-c", "true"]);
+            extra.insert("bwrap_us", each(&bwrap, &wrapped)?);
+            extra.insert("bare_shell_us", each(Path::new("/bin/bash"), &["-c", "true"])?);
+            Sample { us, script_us: None, extra }
+        }
         // A confined command that prints 200 MB in 2,000 lines: the memory this process
         // gains while it runs (its resident size, sampled at every line) beside the bytes
         // the engine keeps by design (head and tail).
@@ -818,7 +859,7 @@ fn summarize(name: &str, samples: &[Sample]) -> Value {
             }
         }
     }
-    if name == "bash_vs_bwrap" {
+    if name == "bash_vs_bwrap" || name == "process_bash_vs_bwrap" {
         let ours = line["median_us"].as_f64().unwrap_or(f64::NAN);
         let (bwrap, bare) = (line["bwrap_us"].as_f64().unwrap_or(f64::NAN), line["bare_shell_us"].as_f64().unwrap_or(f64::NAN));
         line["ours_over_bwrap"] = json!((ours / bwrap * 100.0).round() / 100.0);
@@ -1034,6 +1075,8 @@ fn record(file: &Path, ours: &BTreeMap<String, Value>, quick: bool) -> Result<()
                 "after_hop_us",
                 "after_idle_ms_us",
                 "compiling_us",
+                "bwrap_us",
+                "bare_shell_us",
             ]
             .into_iter()
             .filter_map(move |key| line.get(key).map(|value| (format!("{name}.{key}"), value)))
@@ -1117,10 +1160,11 @@ async fn main() -> Result<()> {
     if let Some(file) = &options.record {
         record(file, &ours, options.quick)?;
     }
-    if let Some(line) = ours.get("bash_vs_bwrap") {
+    for (name, how) in [("bash_vs_bwrap", "in this process"), ("process_bash_vs_bwrap", "as whole processes")] {
+        let Some(line) = ours.get(name) else { continue };
         let ms = |key: &str| line[key].as_f64().unwrap_or(f64::NAN) / 1e3;
         println!(
-            "bash -c true, medians: bare {:.2} ms, bubblewrap {:.2} ms, exec-host's engine {:.2} ms: {:.2}x bubblewrap's time, \
+            "bash -c true {how}, medians: bare {:.2} ms, bubblewrap {:.2} ms, exec-host's engine {:.2} ms: {:.2}x bubblewrap's time, \
              {:.2} ms above bare (bubblewrap {:.2} ms above)",
             ms("bare_shell_us"),
             ms("bwrap_us"),

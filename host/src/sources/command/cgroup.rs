@@ -11,6 +11,7 @@ use super::error::CommandError;
 /// dropped (the command's processes are gone by then).
 pub(super) struct PidsCgroup {
     dir: PathBuf,
+    /// The file the command's first process writes `0` to, to enter the cgroup.
     pub(super) procs: CString,
 }
 
@@ -20,22 +21,28 @@ impl PidsCgroup {
     /// where none can be made.
     pub(super) fn new(max: u64) -> Option<Self> {
         let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        // With each hierarchy, the file through which a process enters: in cgroup v1, `tasks`,
+        // which moves the writing thread alone (the command's first process has no other)
+        // and so skips the lock on every process's thread group that `cgroup.procs` takes,
+        // whose wait for an RCU grace period cost about 8 ms a command when commands were
+        // not back to back (a kernel that elides it for a single thread: 6.x); in v2,
+        // `cgroup.procs`, the only one a domain cgroup has.
         let mut bases = Vec::new();
         for line in own.lines() {
             let mut fields = line.splitn(3, ':');
             let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
             let path = path.trim_start_matches('/');
             if controllers.split(',').any(|c| c == "pids") {
-                bases.push(Path::new("/sys/fs/cgroup/pids").join(path));
+                bases.push((Path::new("/sys/fs/cgroup/pids").join(path), "tasks"));
             } else if controllers.is_empty() {
-                bases.push(Path::new("/sys/fs/cgroup").join(path));
+                bases.push((Path::new("/sys/fs/cgroup").join(path), "cgroup.procs"));
             }
         }
         let name = format!("exec-host-{}-{:x}", std::process::id(), rand::random::<u64>());
-        bases.into_iter().find_map(|base| {
+        bases.into_iter().find_map(|(base, entry)| {
             let dir = base.join(&name);
             std::fs::create_dir(&dir).ok()?;
-            let made = PidsCgroup { procs: CString::new(dir.join("cgroup.procs").as_os_str().as_bytes()).ok()?, dir };
+            let made = PidsCgroup { procs: CString::new(dir.join(entry).as_os_str().as_bytes()).ok()?, dir };
             std::fs::write(made.dir.join("pids.max"), max.to_string()).ok()?;
             Some(made)
         })

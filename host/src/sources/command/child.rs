@@ -1,6 +1,6 @@
-//! What the forked child does before `exec`: enter the namespaces, mount its view, take
+//! What the child the host clones does before `exec`: as the init of its namespaces, mount its view, take
 //! the limits, Landlock and seccomp, with system calls only on what the host prepared (no
-//! allocation, no lock); and the keeper and init processes the namespaces need.
+//! allocation, no lock); and the init process the namespaces need.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -11,7 +11,6 @@ use super::protect::ProtectionView;
 /// The pointers the child reads: the [`Prepared`] it came from outlives the spawn.
 pub(super) struct ChildView {
     pub(super) layers: Layers,
-    pub(super) network: bool,
     pub(super) limits: CommandLimits,
     pub(super) ruleset: Option<i32>,
     pub(super) filters: Vec<(usize, *const libc::sock_filter)>,
@@ -30,6 +29,18 @@ pub(super) struct ChildView {
     pub(super) exec: ExecView,
     /// The stack the command runs on until it execs: `(start, length)`.
     pub(super) command_stack: (*mut u8, usize),
+    /// Where the init writes the command's wait status before it exits.
+    pub(super) status_fd: libc::c_int,
+}
+
+/// The descriptors the host gives the child it clones, as they are in that child.
+#[derive(Clone, Copy)]
+pub(super) struct ChildFds {
+    pub(super) stdin: libc::c_int,
+    pub(super) output: libc::c_int,
+    /// Written with the error number when the command could not start; closed by every
+    /// process once it started.
+    pub(super) report: libc::c_int,
 }
 
 /// The program, arguments and environment of the command as `execve` takes them (each list
@@ -51,11 +62,42 @@ pub(super) fn os_error() -> std::io::Error {
 }
 
 impl ChildView {
-    /// In the forked child: every layer, in the order each needs (mounts before Landlock
-    /// and seccomp forbid them).
-    pub(super) fn enter(&self) -> std::io::Result<()> {
+    /// In the child the host cloned, with the namespaces already its own when that layer is
+    /// on: its standard input, output and error, then every layer in the order each needs
+    /// (mounts before Landlock and seccomp forbid them), then the command. Never returns:
+    /// it execs, or writes why it could not start to `report` (the error number, in the
+    /// host's byte order) and exits.
+    pub(super) fn start(&self, fds: ChildFds) -> ! {
+        let Err(error) = self.set_up(fds);
+        let code = error.raw_os_error().unwrap_or(libc::EINVAL).to_ne_bytes();
+        // SAFETY: write(2) and _exit(2) with a buffer that outlives them.
+        unsafe {
+            libc::write(fds.report, code.as_ptr().cast(), code.len());
+            libc::_exit(127)
+        }
+    }
+
+    fn set_up(&self, fds: ChildFds) -> std::io::Result<std::convert::Infallible> {
         // SAFETY (this function and those it calls): system calls on this process with
         // buffers that outlive them.
+        // No signal blocked and SIGPIPE at its default, whatever the host's thread had (Rust
+        // programs ignore SIGPIPE): what a program expects to start with.
+        unsafe {
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+        for (from, to) in [(fds.stdin, 0), (fds.output, 1), (fds.output, 2)] {
+            // dup2 onto itself would keep close-on-exec: clear it instead.
+            let done = match from == to {
+                true => unsafe { libc::fcntl(to, libc::F_SETFD, 0) },
+                false => unsafe { libc::dup2(from, to) },
+            };
+            if done < 0 {
+                return Err(os_error());
+            }
+        }
         if unsafe { libc::setsid() } < 0 {
             return Err(os_error());
         }
@@ -73,11 +115,20 @@ impl ChildView {
             }
         }
         if self.layers.namespaces {
-            // Returns only to report why the command could not start: the keeper and the
-            // init wait for it, and the command execs from a process of its own.
-            return self.enter_namespaces();
+            return self.be_init();
         }
-        self.restrict()
+        if unsafe { libc::chdir(self.workspace) } != 0 {
+            return Err(os_error());
+        }
+        self.restrict()?;
+        self.exec()
+    }
+
+    /// Execs the command; returns only with the reason it could not.
+    fn exec(&self) -> std::io::Result<std::convert::Infallible> {
+        let exec = self.exec;
+        unsafe { libc::execve(exec.program, exec.argv, exec.envp) };
+        Err(os_error())
     }
 
     /// The layers a process takes on itself just before it execs the command: the limits,
@@ -101,42 +152,21 @@ impl ChildView {
             }
         }
         // Nothing the host holds passes to the command: descriptors it inherited from its
-        // own parent (Landlock checks paths, not open descriptors) and its own. Last, after
-        // every fork here: a fork handler of the engine's gives each child a descriptor of
-        // its own open across exec (its `/proc/self/pagemap`, put in the old one's place).
+        // own parent (Landlock checks paths, not open descriptors) and its own.
         crate::sources::children::close_on_exec_from(3);
         Ok(())
     }
 
-    /// Unshares the namespaces, forks the keeper off, and makes the PID namespace's init,
-    /// which sets up the mounts, starts the command (restricted, then exec'd) and waits for
-    /// it. Returns only with the reason the command could not start.
-    fn enter_namespaces(&self) -> std::io::Result<()> {
-        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
-        if !self.network {
-            flags |= libc::CLONE_NEWNET;
-        }
-        if unsafe { libc::unshare(flags) } != 0 {
-            return Err(os_error());
-        }
+    /// As the init of the namespaces it was cloned into (pid 1 of its PID namespace): maps
+    /// its user, sets up the mounts, starts the command (restricted, then exec'd) and waits
+    /// for it, then exits as it did. Returns only with the reason the command could not
+    /// start.
+    fn be_init(&self) -> std::io::Result<std::convert::Infallible> {
         write_file(c"/proc/self/setgroups", b"deny")?;
         write_file(c"/proc/self/uid_map", unsafe { std::slice::from_raw_parts(self.uid_map.0, self.uid_map.1) })?;
         write_file(c"/proc/self/gid_map", unsafe { std::slice::from_raw_parts(self.gid_map.0, self.gid_map.1) })?;
-        let init = unsafe { libc::fork() };
-        if init < 0 {
-            return Err(os_error());
-        }
-        if init > 0 {
-            // The keeper: SIGTERM is for the command (its init passes it on), not for it.
-            unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
-            keep(init, false);
-        }
-        // The init (pid 1): it dies with the keeper, and every process of the namespace with it.
-        let keeper = unsafe { libc::getppid() };
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
-        if unsafe { libc::getppid() } != keeper {
-            unsafe { libc::_exit(137) };
-        }
+        // The init dies with the host (its parent-death signal, set above), and every process
+        // of the namespace with it.
         // It is a copy of the host, visible to the command as pid 1: it carries nothing of
         // the host's that the command could read (its command line and name; its memory and
         // environment, by refusing to be traced or read through /proc).
@@ -156,7 +186,7 @@ impl ChildView {
         }
         let command = self.spawn_command()?;
         init_forwards_signals(command);
-        keep(command, true);
+        keep(command, self.status_fd);
     }
 
     /// Starts the command from the init, sharing the init's memory until it execs, as
@@ -406,20 +436,26 @@ fn init_forwards_signals(command: libc::pid_t) {
     }
 }
 
-/// Waits for `child` and exits as it did; never returns. The keeper and the init hold no
-/// descriptor: not the command's pipes (their ends must close with the command), nor the
-/// one through which the host learns that the command started (the host's spawn waits
-/// until every copy of it is closed). The init (`reap_all`) reaps every orphan of its
-/// namespace on the way.
-fn keep(child: libc::pid_t, reap_all: bool) -> ! {
-    if unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) } != 0 {
-        for fd in 0..65_536 {
+/// The init's last task: waits for the command, reaping every orphan of its namespace on
+/// the way, writes the command's wait status to `status` (the host's only way to learn of
+/// a death by signal: a namespace's init cannot die of a signal it sends itself) and exits
+/// as the command did. It holds no other descriptor meanwhile: not the command's pipes
+/// (their ends must close with the command), nor the one through which the host learns
+/// that the command started (which ends when every copy of it is closed).
+fn keep(child: libc::pid_t, status_fd: libc::c_int) -> ! {
+    let status_fd = status_fd as u32;
+    let closed = unsafe {
+        (status_fd == 0 || libc::syscall(libc::SYS_close_range, 0u32, status_fd - 1, 0u32) == 0)
+            && libc::syscall(libc::SYS_close_range, status_fd + 1, u32::MAX, 0u32) == 0
+    };
+    if !closed {
+        for fd in (0..65_536).filter(|fd| *fd != status_fd as i32) {
             unsafe { libc::close(fd) };
         }
     }
     let mut status = 0;
     loop {
-        let waited = unsafe { libc::waitpid(if reap_all { -1 } else { child }, &mut status, 0) };
+        let waited = unsafe { libc::waitpid(-1, &mut status, 0) };
         if waited == child {
             break;
         }
@@ -427,17 +463,10 @@ fn keep(child: libc::pid_t, reap_all: bool) -> ! {
             unsafe { libc::_exit(127) };
         }
     }
-    if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        unsafe {
-            libc::signal(signal, libc::SIG_DFL);
-            let mut unblocked: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut unblocked);
-            libc::sigaddset(&mut unblocked, signal);
-            libc::sigprocmask(libc::SIG_UNBLOCK, &unblocked, std::ptr::null_mut());
-            libc::kill(libc::getpid(), signal);
-        }
-        unsafe { libc::_exit(128 + signal) };
+    let raw = status.to_ne_bytes();
+    unsafe { libc::write(status_fd as i32, raw.as_ptr().cast(), raw.len()) };
+    match libc::WIFSIGNALED(status) {
+        true => unsafe { libc::_exit(128 + libc::WTERMSIG(status)) },
+        false => unsafe { libc::_exit(libc::WEXITSTATUS(status)) },
     }
-    unsafe { libc::_exit(libc::WEXITSTATUS(status)) }
 }

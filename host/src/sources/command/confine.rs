@@ -20,19 +20,27 @@
 //!   delegated cgroup), which binds root too.
 //!
 //! Everything is prepared in the host (the Landlock ruleset, the BPF programs, the paths as
-//! C strings); the forked child only makes system calls on it: no allocation, no lock.
+//! C strings); the cloned child only makes system calls on it: no allocation, no lock.
+//!
+//! How a command starts (`spawn`): the host clones one process straight into the new
+//! namespaces (it becomes their init), which mounts the command's view and starts the
+//! command sharing its memory until exec (`CLONE_VM | CLONE_VFORK`), so the host's address
+//! space is copied once, by the first clone. The init moves itself into the pids cgroup
+//! through `tasks` in cgroup v1 (see `cgroup`). Without the namespaces the clone is the
+//! command.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::cgroup::{PidsCgroup, processes_bounded};
-use super::child::{ChildView, ExecView, HostText};
+use super::child::{ChildFds, ChildView, ExecView, HostText};
 use super::error::CommandError;
 use super::landlock_rules::{landlock_abi, landlock_ruleset};
 use super::protect::Protection;
 use super::seccomp::seccomp_filters;
+use super::spawn::{self, Started};
 
 /// Which layers confine a command. All are on for every command the host runs; turning one
 /// off exists so that each layer's tests can show what it stops on its own.
@@ -136,20 +144,21 @@ pub fn unavailable() -> Option<&'static CommandError> {
                 Ok(prepared) => prepared,
                 Err(why) => return Some(why),
             };
-            let mut probe = std::process::Command::new("/bin/sh");
-            probe.args(["-c", "exit 0"]).env_clear().stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
-            probe.stderr(std::process::Stdio::null()).current_dir(&confinement.workspace);
-            prepared.apply(&mut probe);
-            match probe.status() {
+            let probe = ExecLine::new("/bin/sh", ["-c", "exit 0"].map(OsStr::new), []);
+            let output = match std::fs::OpenOptions::new().write(true).open("/dev/null") {
+                Ok(null) => OwnedFd::from(null),
+                Err(e) => return Some(CommandError::Spawn(e)),
+            };
+            match prepared.spawn(probe, output).and_then(|mut started| started.blocking_wait().map_err(CommandError::Spawn)) {
                 Ok(status) if status.success() => None,
                 Ok(status) => Some(CommandError::NamespacesRefused(status)),
-                Err(e) => Some(CommandError::Spawn(e)),
+                Err(why) => Some(why),
             }
         })
         .as_ref()
 }
 
-/// A confinement made ready in the host, for the forked child to apply.
+/// A confinement made ready in the host, for the cloned child to apply.
 pub struct Prepared {
     layers: Layers,
     network: bool,
@@ -182,6 +191,8 @@ pub struct Prepared {
     exec: ExecLine,
     /// The stack the command runs on between its start and its exec.
     command_stack: Vec<u8>,
+    /// The descriptor the init writes the command's wait status to, while it starts.
+    status_fd: libc::c_int,
 }
 
 /// Bytes of the stack the command runs on between its start from the init and its exec:
@@ -191,7 +202,7 @@ const COMMAND_STACK_BYTES: usize = 256 * 1024;
 /// A command's program, arguments and environment as C strings, with the null-ended lists
 /// of pointers `execve` takes.
 #[derive(Default)]
-struct ExecLine {
+pub(super) struct ExecLine {
     program: CString,
     _strings: Vec<CString>,
     argv: Vec<*const libc::c_char>,
@@ -203,18 +214,19 @@ unsafe impl Send for ExecLine {}
 unsafe impl Sync for ExecLine {}
 
 impl ExecLine {
-    /// What `command` would exec: its program (a path), its arguments after it, and as its
-    /// environment exactly the variables it sets (the engine clears the rest).
-    fn of(command: &std::process::Command) -> Self {
+    /// `program` (a path) with `args` after it, and exactly `env` as its environment.
+    pub(super) fn new<'a>(
+        program: &str,
+        args: impl IntoIterator<Item = &'a OsStr>,
+        env: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>,
+    ) -> Self {
         let c_string = |bytes: &[u8]| CString::new(bytes).unwrap_or_default();
-        let program = c_string(command.get_program().as_bytes());
+        let program = c_string(program.as_bytes());
         let mut strings = vec![program.clone()];
-        strings.extend(command.get_args().map(|arg| c_string(arg.as_bytes())));
+        strings.extend(args.into_iter().map(|arg| c_string(arg.as_bytes())));
         let arguments = strings.len();
-        for (name, value) in command.get_envs() {
-            if let Some(value) = value {
-                strings.push(c_string(&[name.as_bytes(), b"=", value.as_bytes()].concat()));
-            }
+        for (name, value) in env {
+            strings.push(c_string(&[name.as_bytes(), b"=", value.as_bytes()].concat()));
         }
         let pointers = |list: &[CString]| list.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>();
         let (argv, envp) = (pointers(&strings[..arguments]), pointers(&strings[arguments..]));
@@ -275,29 +287,67 @@ impl Prepared {
                 true => vec![0; COMMAND_STACK_BYTES],
                 false => Vec::new(),
             },
+            status_fd: -1,
         })
     }
 
-    /// Makes `command` start confined: in its own session, and with every layer. With the
-    /// namespaces, the process the host waits on is a small keeper outside the PID
-    /// namespace (it ignores SIGTERM, so that the command's init gets it and passes it on),
-    /// whose exit is the command's. The command's environment must be what `command` sets
-    /// after `env_clear`, as the engine's are: that is what the init execs.
-    pub fn apply(&mut self, command: &mut std::process::Command) {
-        use std::os::unix::process::CommandExt;
-        self.exec = ExecLine::of(command);
-        let this = self.child_view();
-        // SAFETY: the closure runs in the forked child before exec and only makes system
-        // calls on data prepared beforehand: no allocation, no lock.
-        unsafe {
-            command.pre_exec(move || this.enter());
+    /// Starts `line` confined: the host clones a process straight into the command's
+    /// namespaces (with that layer on), which becomes their init and starts the command;
+    /// without them, the clone is the command. Either way it is a session of its own, whose
+    /// leader the host waits on. Returns once the command has exec'd, or with the reason it
+    /// could not, as the child reported it.
+    pub(super) fn spawn(&mut self, line: ExecLine, output: OwnedFd) -> Result<Started, CommandError> {
+        self.exec = line;
+        let stdin = std::fs::File::open("/dev/null").map_err(CommandError::Spawn)?;
+        let (mut report, report_end) = std::io::pipe().map_err(CommandError::Pipe)?;
+        let status = match self.layers.namespaces {
+            true => Some(std::io::pipe().map_err(CommandError::Pipe)?),
+            false => None,
+        };
+        self.status_fd = status.as_ref().map_or(-1, |(_, end)| end.as_raw_fd());
+        let view = self.child_view();
+        let fds = ChildFds { stdin: stdin.as_raw_fd(), output: output.as_raw_fd(), report: report_end.as_raw_fd() };
+        let mut flags = 0;
+        if self.layers.namespaces {
+            flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+            if !self.network {
+                flags |= libc::CLONE_NEWNET;
+            }
+        }
+        let (pid, pidfd) = match spawn::clone_process(flags as u64) {
+            Ok(spawn::Cloned::Child) => view.start(fds),
+            Ok(spawn::Cloned::Parent(pid, pidfd)) => (pid, pidfd),
+            Err(e) => return Err(CommandError::Spawn(e)),
+        };
+        // The child's copies are the only ones left: the report ends when it has exec'd.
+        drop((stdin, output, report_end));
+        let status = status.map(|(reader, end)| {
+            drop(end);
+            OwnedFd::from(reader)
+        });
+        let mut started = Started::new(pid, pidfd, status);
+        let mut code = [0u8; 4];
+        let mut read = 0;
+        while read < code.len() {
+            match std::io::Read::read(&mut report, &mut code[read..]) {
+                Ok(0) => break,
+                Ok(n) => read += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(CommandError::Spawn(e)),
+            }
+        }
+        match read {
+            0 => Ok(started),
+            _ => {
+                started.blocking_wait().map_err(CommandError::Spawn)?;
+                Err(CommandError::Spawn(std::io::Error::from_raw_os_error(i32::from_ne_bytes(code))))
+            }
         }
     }
 
     fn child_view(&mut self) -> ChildView {
         ChildView {
             layers: self.layers,
-            network: self.network,
             limits: self.limits,
             ruleset: self.ruleset.as_ref().map(|fd| fd.as_raw_fd()),
             // seccompiler's `sock_filter` is the kernel's, field for field.
@@ -314,6 +364,7 @@ impl Prepared {
             host_text: self.host_text,
             exec: ExecView { program: self.exec.program.as_ptr(), argv: self.exec.argv.as_ptr(), envp: self.exec.envp.as_ptr() },
             command_stack: (self.command_stack.as_mut_ptr(), self.command_stack.len()),
+            status_fd: self.status_fd,
         }
     }
 }

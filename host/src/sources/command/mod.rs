@@ -18,10 +18,11 @@ mod landlock_rules;
 mod protect;
 mod readable;
 mod seccomp;
+mod spawn;
 
 use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
@@ -107,24 +108,18 @@ pub async fn run(
     let started = Instant::now();
     let mut prepared = confine::Prepared::new(confinement)?;
     let (reader, writer) = std::io::pipe().map_err(CommandError::Pipe)?;
-    let mut process = std::process::Command::new(shell());
-    process.arg("-c").arg(command).current_dir(&confinement.workspace).env_clear();
-    for name in COMMAND_ENV {
-        if let Some(value) = std::env::var_os(name) {
-            process.env(name, value);
-        }
-    }
-    process.env("HOME", "/tmp").env("TMPDIR", "/tmp");
-    let error_end = writer.try_clone().map_err(CommandError::Pipe)?;
-    process.stdin(Stdio::null()).stdout(writer).stderr(error_end);
-    prepared.apply(&mut process);
-    let mut process = tokio::process::Command::from(process);
-    let spawned = process.spawn();
-    // The host's copies of the pipe's write end go with the command description, so that
+    let mut env: Vec<(&OsStr, OsString)> =
+        COMMAND_ENV.iter().filter_map(|name| std::env::var_os(name).map(|value| (OsStr::new(name), value))).collect();
+    env.extend([(OsStr::new("HOME"), "/tmp".into()), (OsStr::new("TMPDIR"), "/tmp".into())]);
+    let line = confine::ExecLine::new(
+        shell(),
+        [OsStr::new("-c"), OsStr::new(command)],
+        env.iter().map(|(name, value)| (*name, value.as_os_str())),
+    );
+    // The command's copy of the write end is the only one left once it started, so that
     // the output ends when the command's processes have all closed theirs.
-    drop(process);
-    let mut child = spawned.map_err(CommandError::Spawn)?;
-    let group = child.id().map(|id| id as libc::pid_t);
+    let mut child = prepared.spawn(line, OwnedFd::from(writer))?;
+    let group = Some(child.pid);
     let mut output = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(CommandError::Output)?;
 
     let mut capture = Capture::default();
@@ -196,7 +191,7 @@ pub async fn run(
     })
 }
 
-/// Sends `signal` to the command's process group (the keeper and the init of its PID
+/// Sends `signal` to the session the host started (the init of the command's PID
 /// namespace, which passes SIGTERM on; SIGKILL there ends the whole namespace).
 fn signal_group(group: Option<libc::pid_t>, signal: libc::c_int) {
     if let Some(group) = group.filter(|group| *group > 0) {
