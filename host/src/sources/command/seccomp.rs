@@ -59,8 +59,19 @@ const NEW_NAMESPACES: &[i32] = &[
 ];
 
 /// The seccomp programs: `clone3` answered ENOSYS (its flags sit in memory a filter cannot
-/// read; C libraries then use `clone`), then the denied calls answered EPERM.
+/// read; C libraries then use `clone`), then the denied calls answered EPERM. They depend
+/// on `network` alone, so each of the two is built once per process.
 pub(super) fn seccomp_filters(network: bool) -> Result<Vec<seccompiler::BpfProgram>, CommandError> {
+    static BUILT: [std::sync::OnceLock<Vec<seccompiler::BpfProgram>>; 2] = [const { std::sync::OnceLock::new() }; 2];
+    let slot = &BUILT[usize::from(network)];
+    if let Some(programs) = slot.get() {
+        return Ok(programs.clone());
+    }
+    let programs = build_filters(network)?;
+    Ok(slot.get_or_init(|| programs).clone())
+}
+
+fn build_filters(network: bool) -> Result<Vec<seccompiler::BpfProgram>, CommandError> {
     use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch};
     use std::collections::BTreeMap;
     let fail = |e: seccompiler::BackendError| CommandError::Seccomp(Box::new(e));
