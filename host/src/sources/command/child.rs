@@ -1,6 +1,6 @@
-//! What the child the host clones does before `exec`: as the init of its namespaces, mount its view, take
-//! the limits, Landlock and seccomp, with system calls only on what the host prepared (no
-//! allocation, no lock); and the init process the namespaces need.
+//! What the child the host clones does before `exec`: as the init of its namespaces, mount
+//! its view and start the command, which takes the limits, Landlock and seccomp; system
+//! calls only, on what the host prepared (no allocation, no lock).
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -52,8 +52,8 @@ pub(super) struct ExecView {
     pub(super) envp: *const *const libc::c_char,
 }
 
-// SAFETY: the pointers are into a `Prepared` that the spawning thread keeps alive until the
-// child has exec'd; the closure only runs in the child.
+// SAFETY: the pointers are into a `Prepared` that outlives the clone (the child reads its
+// own copy of that memory), and only the cloned child reads through them.
 unsafe impl Send for ChildView {}
 unsafe impl Sync for ChildView {}
 
