@@ -421,6 +421,8 @@ async fn a_command_s_exit_code_or_the_signal_that_ended_it_is_reported_with_ever
         assert_eq!((exited.exit_code, exited.signal, exited.output.as_str()), (Some(7), None, "out\nerr\n"), "{layers:?}");
         let killed = command::run("kill -SEGV $$", &confinement, second, &cancel, &|_| {}).await.unwrap();
         assert_eq!((killed.exit_code, killed.signal), (None, Some(libc::SIGSEGV)), "{layers:?}: {killed:?}");
+        let nul = command::run("echo a\0b", &confinement, second, &cancel, &|_| {}).await;
+        assert!(matches!(&nul, Err(command::CommandError::Spawn(e)) if e.to_string().contains("NUL")), "{layers:?}: {nul:?}");
         let environment = command::run("echo $HOME $TMPDIR; pwd", &confinement, second, &cancel, &|_| {}).await.unwrap();
         let workspace = std::fs::canonicalize(&confinement.workspace).unwrap();
         assert_eq!(environment.output, format!("/tmp /tmp\n{}\n", workspace.display()), "{layers:?}");

@@ -144,7 +144,10 @@ pub fn unavailable() -> Option<&'static CommandError> {
                 Ok(prepared) => prepared,
                 Err(why) => return Some(why),
             };
-            let probe = ExecLine::new("/bin/sh", ["-c", "exit 0"].map(OsStr::new), []);
+            let probe = match ExecLine::new("/bin/sh", ["-c", "exit 0"].map(OsStr::new), []) {
+                Ok(probe) => probe,
+                Err(e) => return Some(CommandError::Spawn(e)),
+            };
             let output = match std::fs::OpenOptions::new().write(true).open("/dev/null") {
                 Ok(null) => OwnedFd::from(null),
                 Err(e) => return Some(CommandError::Spawn(e)),
@@ -214,23 +217,29 @@ unsafe impl Send for ExecLine {}
 unsafe impl Sync for ExecLine {}
 
 impl ExecLine {
-    /// `program` (a path) with `args` after it, and exactly `env` as its environment.
+    /// `program` (a path) with `args` after it, and exactly `env` as its environment; an
+    /// error (as the standard library's spawn gives it) when one of them holds a NUL byte,
+    /// which no C string can carry.
     pub(super) fn new<'a>(
         program: &str,
         args: impl IntoIterator<Item = &'a OsStr>,
         env: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>,
-    ) -> Self {
-        let c_string = |bytes: &[u8]| CString::new(bytes).unwrap_or_default();
-        let program = c_string(program.as_bytes());
+    ) -> std::io::Result<Self> {
+        let c_string = |bytes: &[u8]| {
+            CString::new(bytes).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "the command holds a NUL byte"))
+        };
+        let program = c_string(program.as_bytes())?;
         let mut strings = vec![program.clone()];
-        strings.extend(args.into_iter().map(|arg| c_string(arg.as_bytes())));
+        for arg in args {
+            strings.push(c_string(arg.as_bytes())?);
+        }
         let arguments = strings.len();
         for (name, value) in env {
-            strings.push(c_string(&[name.as_bytes(), b"=", value.as_bytes()].concat()));
+            strings.push(c_string(&[name.as_bytes(), b"=", value.as_bytes()].concat())?);
         }
         let pointers = |list: &[CString]| list.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>();
         let (argv, envp) = (pointers(&strings[..arguments]), pointers(&strings[arguments..]));
-        ExecLine { program, _strings: strings, argv, envp }
+        Ok(ExecLine { program, _strings: strings, argv, envp })
     }
 }
 

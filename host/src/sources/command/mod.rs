@@ -115,7 +115,8 @@ pub async fn run(
         shell(),
         [OsStr::new("-c"), OsStr::new(command)],
         env.iter().map(|(name, value)| (*name, value.as_os_str())),
-    );
+    )
+    .map_err(CommandError::Spawn)?;
     // The command's copy of the write end is the only one left once it started, so that
     // the output ends when the command's processes have all closed theirs.
     let mut child = prepared.spawn(line, OwnedFd::from(writer))?;
