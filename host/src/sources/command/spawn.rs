@@ -149,12 +149,16 @@ impl Drop for Started {
         // SAFETY: kill(2) on the session this host started and has not reaped the leader of.
         unsafe { libc::kill(-self.pid, libc::SIGKILL) };
         let pid = self.pid;
-        std::thread::spawn(move || {
+        let reap = move || {
             let mut raw = 0;
             // SAFETY: waitpid(2) on this host's own child, which nothing else reaps.
             while unsafe { libc::waitpid(pid, &mut raw, 0) } < 0
                 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
             {}
-        });
+        };
+        // Where no thread can be made, here: the process was just killed.
+        if std::thread::Builder::new().name("command-reaper".into()).spawn(reap).is_err() {
+            reap();
+        }
     }
 }
