@@ -190,12 +190,8 @@ pub struct Prepared {
     /// Where this process keeps its command line and environment, which the init (a copy
     /// of it, readable as `/proc/1/cmdline`) wipes.
     host_text: HostText,
-    /// What the init execs as the command, taken from the `Command` being applied.
-    exec: ExecLine,
     /// The stack the command runs on between its start and its exec.
     command_stack: Vec<u8>,
-    /// The descriptor the init writes the command's wait status to, while it starts.
-    status_fd: libc::c_int,
 }
 
 /// Bytes of the stack the command runs on between its start from the init and its exec:
@@ -204,7 +200,6 @@ const COMMAND_STACK_BYTES: usize = 256 * 1024;
 
 /// A command's program, arguments and environment as C strings, with the null-ended lists
 /// of pointers `execve` takes.
-#[derive(Default)]
 pub(super) struct ExecLine {
     program: CString,
     _strings: Vec<CString>,
@@ -291,12 +286,10 @@ impl Prepared {
                 false => Vec::new(),
             },
             host_text: HostText::of_this_process(),
-            exec: ExecLine::default(),
             command_stack: match layers.namespaces {
                 true => vec![0; COMMAND_STACK_BYTES],
                 false => Vec::new(),
             },
-            status_fd: -1,
         })
     }
 
@@ -306,15 +299,13 @@ impl Prepared {
     /// leader the host waits on. Returns once the command has exec'd, or with the reason it
     /// could not, as the child reported it.
     pub(super) fn spawn(&mut self, line: ExecLine, output: OwnedFd) -> Result<Started, CommandError> {
-        self.exec = line;
         let stdin = std::fs::File::open("/dev/null").map_err(CommandError::Spawn)?;
         let (mut report, report_end) = std::io::pipe().map_err(CommandError::Pipe)?;
         let status = match self.layers.namespaces {
             true => Some(std::io::pipe().map_err(CommandError::Pipe)?),
             false => None,
         };
-        self.status_fd = status.as_ref().map_or(-1, |(_, end)| end.as_raw_fd());
-        let view = self.child_view();
+        let view = self.child_view(&line, status.as_ref().map_or(-1, |(_, end)| end.as_raw_fd()));
         let fds = ChildFds { stdin: stdin.as_raw_fd(), output: output.as_raw_fd(), report: report_end.as_raw_fd() };
         let mut flags = 0;
         if self.layers.namespaces {
@@ -354,7 +345,9 @@ impl Prepared {
         }
     }
 
-    fn child_view(&mut self) -> ChildView {
+    /// What the child reads: pointers into this value and into `exec`, both of which
+    /// outlive the clone.
+    fn child_view(&mut self, exec: &ExecLine, status_fd: libc::c_int) -> ChildView {
         ChildView {
             layers: self.layers,
             limits: self.limits,
@@ -371,9 +364,9 @@ impl Prepared {
             workspace: self.workspace.as_ptr(),
             tmp_path: self.tmp_path.iter().map(|folder| folder.as_ptr()).collect(),
             host_text: self.host_text,
-            exec: ExecView { program: self.exec.program.as_ptr(), argv: self.exec.argv.as_ptr(), envp: self.exec.envp.as_ptr() },
+            exec: ExecView { program: exec.program.as_ptr(), argv: exec.argv.as_ptr(), envp: exec.envp.as_ptr() },
             command_stack: (self.command_stack.as_mut_ptr(), self.command_stack.len()),
-            status_fd: self.status_fd,
+            status_fd,
         }
     }
 }
