@@ -247,7 +247,8 @@ pub(crate) struct SandboxFlags {
     #[arg(long)]
     pub(crate) no_cache: bool,
     /// How long a script waiting for a tool keeps its thread spinning before it lets the
-    /// core idle: answers within it resume the script on a warm core. 0 never spins.
+    /// core idle: answers within it resume the script on a warm core. It never spins while
+    /// another process (an MCP server, an HTTP API, a command) answers. 0 never spins.
     #[arg(long, value_name = "MICROSECONDS", default_value_t = SandboxOptions::DEFAULT_WAIT_SPIN.as_micros() as u64,
           value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_SPIN_US))]
     pub(crate) wait_spin_us: u64,

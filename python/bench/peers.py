@@ -7,9 +7,11 @@ peers that bench/requirements.txt pins (`pip install --require-hashes --no-deps 
 bench/requirements.txt`); not the venv of requirements-dev.txt, whose pins of the packages
 both need differ (websockets, for one). A peer that cannot
 be imported (langchain-quickjs needs Python 3.11) is reported and left out. After the peers it
-runs the workspace's Rust benchmark (`cargo run -p exec-host-bench`) for the same trivial Exec
-and host calls through the Rust library, and prints the Python figures against them
-(`--no-rust` skips it).
+runs bench/parking.py (an Exec parked at a call that waits on a person after 10, 100 and
+1,000 host calls, and resumed, against pydantic-monty's snapshots; `--no-parking` skips it) and
+the workspace's Rust benchmark (`cargo run -p exec-host-bench`) for the same trivial Exec and
+host calls through the Rust library, and prints the Python figures against them (`--no-rust`
+skips it).
 
 The systems, each driven through its own public API the way its users drive it:
 
@@ -753,6 +755,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds and samples: a smoke run")
     parser.add_argument("--only", metavar="PEER,...", help="run exec-host and only these peers (none: exec-host alone)")
     parser.add_argument("--no-rust", action="store_true", help="skip the Rust library's figures (they need cargo)")
+    parser.add_argument("--no-parking", action="store_true", help="skip parking against pydantic-monty's snapshots (bench/parking.py)")
     options = parser.parse_args()
     quick = options.quick
     rounds, scale = (2, 0.2) if quick else (5, 1.0)
@@ -769,6 +772,10 @@ def main() -> None:
     run_sync_rows(systems, samples, rounds, scale, failed)
     loads.append(os.getloadavg()[0])
     figures = report(systems, samples, failed, quick, loads)
+    if not options.no_parking and any(system.name == Monty.name for system in systems):
+        import parking
+
+        figures["parking"] = asyncio.run(parking.measure(quick))
     rust = None if options.no_rust else rust_library(quick)
     if rust is not None:
         against_rust(rust, figures)

@@ -22,6 +22,8 @@
 //! (to the call's progress token), `ms` apart, then answers.
 //! With `FIXTURE_MODERN_ONLY=1`, it takes only the lifecycle of 2026-07-28 (it refuses
 //! `initialize`), and `ask` (with `FIXTURE_ELICIT`) asks by answering `InputRequiredResult`.
+//! With `FIXTURE_WELL_FORMED=1`, it leaves out `bad_schema`, for clients that refuse a whole
+//! list for one malformed schema (a FastMCP proxy does).
 //! With `FIXTURE_BIG=1`, it also lists `big`, which answers `mib` MiB of text.
 //! With `FIXTURE_RESOURCES=1`, it declares resources: two text memos and a picture, listed
 //! over two pages; with `FIXTURE_RESOURCES=long`, also one whose URI is 5 KiB and one whose
@@ -132,8 +134,10 @@ impl Fixture {
             ),
             pinned,
             shapes,
-            bad_schema,
         ];
+        if std::env::var_os("FIXTURE_WELL_FORMED").is_none() {
+            tools.push(bad_schema);
+        }
         for name in self.added.lock().unwrap().iter() {
             tools.push(tool(name, "Added at run time; answers with its arguments", json!({"type": "object"})));
         }

@@ -12,7 +12,7 @@ use crate::catalogue::search::{self, Reachable};
 use crate::sandbox::runtime::{Position, ScriptTools, ToolFuture};
 use crate::sources::mcp::ServerState;
 use crate::sources::tools::input::InputHandler;
-use crate::sources::tools::names::{WEB_FETCH, split_mcp_name};
+use crate::sources::tools::names::{WEB_FETCH, answered_by_another_process, split_mcp_name};
 use crate::sources::tools::{CallContext, CallProgress, ProgressWatcher};
 use crate::state::ConversationValues;
 use crate::support::vocabulary::{AskedBefore, Origin, ToolError};
@@ -89,6 +89,10 @@ impl ScriptTools for ExecScope {
 
     fn values(&self) -> Arc<ConversationValues> {
         self.session.values.clone()
+    }
+
+    fn answered_elsewhere(&self, name: &str) -> bool {
+        answered_by_another_process(name)
     }
 
     fn explain_not_a_function(&self, code: &str, position: Position) -> Option<String> {

@@ -61,6 +61,12 @@ pub(crate) trait ScriptTools: Send + Sync + 'static {
     /// The message of the engine's bare `not a function` thrown at `position` of `code` (the
     /// script the guest runs), naming what was called; `None` when it cannot say.
     fn explain_not_a_function(&self, code: &str, position: Position) -> Option<String>;
+
+    /// Whether a call of `name` is answered by another process: a script waiting for one
+    /// does not spin (see `hot_wait`).
+    fn answered_elsewhere(&self, _name: &str) -> bool {
+        false
+    }
 }
 
 /// A call on its way.
@@ -116,6 +122,8 @@ struct InFlight {
     asked: Option<Box<(String, String)>>,
     /// Fires when the script stops this call (`cancel-call`) or the Exec ends.
     cancel: CancellationToken,
+    /// Answered by another process ([`ScriptTools::answered_elsewhere`]).
+    elsewhere: bool,
 }
 
 impl Future for InFlight {
@@ -222,10 +230,11 @@ impl NestedCalls {
             };
             let asked_before = AskedBefore { why: call.request.why.clone(), answer: answers.get(&call.id).cloned() };
             let cancel = self.cancel.child_token();
+            let elsewhere = self.tools.answered_elsewhere(&call.name);
             let future = self.tools.call(call.id, call.name.clone(), args, cancel.clone(), Some(asked_before));
             let asked = Some(Box::new((call.name, call.args_json)));
             self.argument_bytes_in_flight += argument_bytes;
-            self.in_flight.push(InFlight { id: call.id, argument_bytes, future, asked, cancel });
+            self.in_flight.push(InFlight { id: call.id, argument_bytes, future, asked, cancel, elsewhere });
         }
         // The calls that were running when the Exec was checkpointed: how they ended died
         // with the host that ran them.
@@ -317,8 +326,9 @@ impl NestedCalls {
         };
         let asked = self.parkable.then(|| Box::new((name.clone(), args_json)));
         let cancel = self.cancel.child_token();
+        let elsewhere = self.tools.answered_elsewhere(&name);
         let future = self.tools.call(id, name, args, cancel.clone(), None);
-        let mut call = InFlight { id, argument_bytes, future, asked, cancel };
+        let mut call = InFlight { id, argument_bytes, future, asked, cancel, elsewhere };
         // Start it now. A pending future is polled again, with a real waker, by `next`.
         match Pin::new(&mut call).poll(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(((id, result), _, asked)) => match self.set_aside(id, result, asked) {
@@ -353,7 +363,12 @@ impl NestedCalls {
     fn push_finished(&mut self, id: u32, error: ToolError) {
         let future = Box::pin(std::future::ready(Err(error.into())));
         let cancel = CancellationToken::new();
-        self.in_flight.push(InFlight { id, argument_bytes: 0, future, asked: None, cancel });
+        self.in_flight.push(InFlight { id, argument_bytes: 0, future, asked: None, cancel, elsewhere: false });
+    }
+
+    /// Whether a call in flight is answered by another process.
+    pub fn waiting_elsewhere(&self) -> bool {
+        self.in_flight.iter().any(|call| call.elsewhere)
     }
 
     /// A call that parked is set aside (`None`) when the Exec can park; any other result is

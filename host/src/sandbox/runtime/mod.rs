@@ -102,8 +102,8 @@ pub struct SandboxOptions {
 
 impl SandboxOptions {
     /// How long a waiting Exec keeps its thread busy by default (see
-    /// [`SandboxOptions::with_wait_spin`]): a local MCP server's answer and a timer's tick
-    /// come within it.
+    /// [`SandboxOptions::with_wait_spin`]): an answer of the host's own tools and a timer's
+    /// tick come within it.
     pub const DEFAULT_WAIT_SPIN: Duration = Duration::from_millis(2);
 
     /// Where compiled guests are cached; `None` keeps them in memory only (the built-in
@@ -146,7 +146,9 @@ impl SandboxOptions {
     /// microseconds, and that is the script's own time; an answer that comes within the
     /// spin finds the core warm and is seen at once. Only one wait in the process spins at
     /// a time, and only on a multi-threaded tokio runtime with two or more workers, so at
-    /// most one core is kept busy, for at most this long per wait.
+    /// most one core is kept busy, for at most this long per wait; and never while a call
+    /// that another process answers (an MCP server, an HTTP API, `Bash`) is in flight, as
+    /// that process needs the core.
     pub fn with_wait_spin(mut self, spin: Duration) -> Self {
         self.wait_spin = spin;
         self

@@ -392,7 +392,9 @@ impl GuestHost for ExecState {
         if let Some((sink, checkpoint)) = self.checkpoint() {
             sink.keep(checkpoint).await;
         }
-        let woken = HotWait::new(self.calls.finished(&mut self.timers), self.wait_spin, &self.stop).await;
+        // Another process answering needs a core more than this thread needs to stay warm.
+        let spin = if self.calls.waiting_elsewhere() { Duration::ZERO } else { self.wait_spin };
+        let woken = HotWait::new(self.calls.finished(&mut self.timers), spin, &self.stop).await;
         drop(paused);
         let woken = match woken {
             Ok(woken) => woken,

@@ -59,6 +59,13 @@ pub fn split_source_name(name: &str) -> Option<(&'static str, &str, &str)> {
     (!source.is_empty() && !tool.is_empty()).then_some((prefix, source, tool))
 }
 
+/// Whether a call of `name` is answered by another process (an MCP server, an HTTP API, a
+/// page fetched, a confined command) rather than by code of this one: while such a call is
+/// awaited, that process needs a core, so a waiting script does not keep one spinning.
+pub fn answered_by_another_process(name: &str) -> bool {
+    split_source_name(name).is_some() || name == BASH || name == WEB_FETCH
+}
+
 /// Source names (MCP servers, APIs) end up inside tool names (`mcp__<server>__<tool>`,
 /// `api__<source>__<operation>`): they must be short, plain, and free of `__` so a tool
 /// name splits one way only.
@@ -83,6 +90,17 @@ pub fn check_source_name(name: &str) -> Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_of_servers_apis_fetch_and_commands_are_answered_by_another_process_and_the_rest_here() {
+        for name in ["mcp__srv__add", "api__github__repos_get", BASH, WEB_FETCH] {
+            assert!(answered_by_another_process(name), "{name}");
+        }
+        // A host function, a builtin tool, and names that only look like a source's.
+        for name in ["add", "read_file", "mcp__srv", "api____op", "bash"] {
+            assert!(!answered_by_another_process(name), "{name}");
+        }
+    }
 
     #[test]
     fn mcp_names_round_trip_whatever_the_tool_is_called() {
