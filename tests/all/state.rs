@@ -25,6 +25,12 @@ async fn two_replicas_share_one_redis_and_exactly_one_takes_an_entry() {
     let taken: Vec<_> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
     assert_eq!(taken, [b"parked".to_vec()], "exactly one replica gets it");
     assert_eq!(first.get("exec/conv-1/handle-a").await.unwrap(), None);
+    // A claim takes without reading again: one replica of two gets it.
+    first.put("exec/conv-1/handle-b", b"parked", Duration::from_secs(60)).await.unwrap();
+    let (a, b) = tokio::join!(first.claim("exec/conv-1/handle-b"), second.claim("exec/conv-1/handle-b"));
+    assert_eq!([a.unwrap(), b.unwrap()].into_iter().filter(|claimed| *claimed).count(), 1, "exactly one replica claims it");
+    assert_eq!(second.get("exec/conv-1/handle-b").await.unwrap(), None);
+    assert!(!first.claim("exec/conv-1/handle-b").await.unwrap(), "a claim of what is gone says so");
 }
 
 #[tokio::test]

@@ -120,6 +120,17 @@ impl Parking {
         Ok(ParkedExec { handle, approvals, exec_call_id: exec_call_id.into() })
     }
 
+    /// Takes the parked Exec `handle` out of the store, without reading it again: a parked
+    /// Exec is written once, under a handle made for it, so what was read before is what is
+    /// taken. Of two resumes of one handle, one gets it; the other is told it is unknown.
+    pub(super) async fn claim(&self, handle: &str) -> Result<(), ResumeError> {
+        let unreadable = |source| ResumeError::Unreadable { handle: handle.into(), source };
+        match self.store.claim(&self.key(Kept::Parked, handle)).await.map_err(unreadable)? {
+            true => Ok(()),
+            false => Err(ResumeError::Unknown { handle: handle.into() }),
+        }
+    }
+
     /// The parked (or checkpointed) Exec `handle`, taken out of the store when `take_it`.
     pub(super) async fn read(&self, kept: Kept, handle: &str, take_it: bool) -> Result<Stored, ResumeError> {
         if !is_handle(handle) {
@@ -201,16 +212,15 @@ impl Session {
         let parking = self.parking()?;
         let view = self.view()?;
         // Looked at first: a host that cannot take it up exactly leaves it for one that can.
-        let peek = parking.read(Kept::Parked, handle, false).await?;
-        if let Some(id) = answers.keys().find(|id| !peek.suspended.parked.iter().any(|call| call.id == **id)) {
+        let Stored { exec_call_id, suspended, .. } = parking.read(Kept::Parked, handle, false).await?;
+        if let Some(id) = answers.keys().find(|id| !suspended.parked.iter().any(|call| call.id == **id)) {
             return Err(ResumeError::NoSuchApproval { handle: handle.into(), id: *id });
         }
-        if let Err(why) = self.inner.sandbox.resumable(&peek.suspended, view.reachable.names()) {
+        if let Err(why) = self.inner.sandbox.resumable(&suspended, view.reachable.names()) {
             return Err(ResumeError::NotHere { handle: handle.into(), why });
         }
-        drop(peek);
         // Taken: of two resumes of one handle, one gets it.
-        let Stored { exec_call_id, suspended, .. } = parking.read(Kept::Parked, handle, true).await?;
+        parking.claim(handle).await?;
         let Some(after) = options.yield_after else {
             return Ok(self.run_resumed(&view, exec_call_id, suspended, answers, options, started).await);
         };

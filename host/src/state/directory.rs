@@ -1,8 +1,8 @@
 //! The folder store: one file per entry in a folder only this user can open, the default
 //! for one machine. A file's name is the SHA-256 of its key; the file holds the key (for
 //! listing) and the sealed entry. Writes go to a new private file renamed into place, so a
-//! reader sees the old entry, the new one or none; `take` renames the file to a name of its
-//! own first, so of two takers exactly one gets it. Nothing is opened through a link, and
+//! reader sees the old entry, the new one or none; `take` and `claim` rename the file to a
+//! name of their own first, so of two takers exactly one gets it. Nothing is opened through a link, and
 //! only regular files are read (a FIFO planted in the folder is never waited on).
 
 use std::io::{Read, Write};
@@ -112,23 +112,28 @@ impl DirectoryStore {
         }
     }
 
-    fn take_now(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    /// Moves the entry under `key` to a name of this caller's own, where no one else finds
+    /// it: the rename is the claim, and of two claimers one finds the entry gone (`None`).
+    fn claim_now(&self, key: &str) -> Result<Option<PathBuf>, StoreError> {
         let (claimed, file) = self.temporary()?;
         drop(file);
-        // The rename is the claim: of two takers, one finds the entry gone.
         match std::fs::rename(self.path_of(key), &claimed) {
-            Ok(()) => {}
+            Ok(()) => Ok(Some(claimed)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let _ = std::fs::remove_file(&claimed);
-                return Ok(None);
+                Ok(None)
             }
             Err(e) => {
                 let _ = std::fs::remove_file(&claimed);
-                return Err(self.io("an entry could not be taken", e));
+                Err(self.io("an entry could not be taken", e))
             }
         }
+    }
+
+    fn take_now(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(claimed) = self.claim_now(key)? else { return Ok(None) };
         let read = read_record(&claimed);
-        let _ = std::fs::remove_file(&claimed);
+        remove_later(claimed);
         match read {
             Ok(Some((stored_key, sealed))) if stored_key == key => Ok(Some(sealed)),
             Ok(Some(_)) => Err(StoreError::Tampered),
@@ -254,6 +259,16 @@ fn record_bytes(key: &str, sealed: &[u8]) -> Vec<u8> {
 }
 
 /// Reads an entry's file: `None` when there is none (see [`open_entry`]).
+/// Removes a file taken out of the store off the taker's path: the entry left its name with
+/// the rename, and the unlink (a journaled change of the folder) need not be waited for. One
+/// left by a process that ends first is removed as any temporary file is.
+fn remove_later(path: PathBuf) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(move || std::fs::remove_file(path))),
+        Err(_) => drop(std::fs::remove_file(path)),
+    }
+}
+
 fn read_record(path: &Path) -> std::io::Result<Option<(String, Vec<u8>)>> {
     let invalid = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
     let Some(file) = open_entry(path)? else { return Ok(None) };
@@ -285,6 +300,11 @@ impl StateStore for DirectoryStore {
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Vec<u8>>, StoreError>> {
         let (store, key) = (self.clone(), key.to_string());
         Box::pin(blocking(move || store.get_now(&key)))
+    }
+
+    fn claim<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let (store, key) = (self.clone(), key.to_string());
+        Box::pin(blocking(move || Ok(store.claim_now(&key)?.map(remove_later).is_some())))
     }
 
     fn take<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Vec<u8>>, StoreError>> {
@@ -334,6 +354,10 @@ mod tests {
         let taken: Vec<_> = [first.unwrap(), second.unwrap()].into_iter().flatten().collect();
         assert_eq!(taken, [b"one".to_vec()], "exactly one taker gets it");
         assert_eq!(store.get("exec/c1/a").await.unwrap(), None);
+        let (first, second) = tokio::join!(store.claim("exec/c2/a"), store.claim("exec/c2/a"));
+        assert_eq!([first.unwrap(), second.unwrap()].into_iter().filter(|claimed| *claimed).count(), 1, "one claimer gets it");
+        assert_eq!(store.get("exec/c2/a").await.unwrap(), None);
+        assert!(!store.claim("exec/c2/a").await.unwrap(), "a claim of what is gone says so");
         store.remove("exec/c1/b").await.unwrap();
         store.remove("exec/c1/b").await.unwrap();
         assert_eq!(store.keys("exec/c1/", 10).await.unwrap(), Vec::<String>::new());

@@ -1,6 +1,6 @@
 //! The Redis store, for replicas that share their state: any replica reads what another
 //! wrote. Entries live under `exec-host:<key>` with Redis's own expiry (`SET ... PX`), a
-//! take is one `GETDEL` (atomic in Redis), and every command is bounded by
+//! take is one `GETDEL` and a claim one `DEL` (each atomic in Redis), and every command is bounded by
 //! [`REDIS_TIMEOUT`]: a server that went away fails the operation, it never hangs it. The
 //! connection reconnects by itself on the next command.
 
@@ -102,6 +102,14 @@ impl StateStore for RedisStore {
             let mut command = redis::cmd("GETDEL");
             command.arg(format!("{NAMESPACE}{key}"));
             self.bounded(self.run(command).await?)
+        })
+    }
+
+    fn claim<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut command = redis::cmd("DEL");
+            command.arg(format!("{NAMESPACE}{key}"));
+            Ok(self.run::<u64>(command).await? == 1)
         })
     }
 

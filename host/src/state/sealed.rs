@@ -55,6 +55,14 @@ impl SealedStore {
         self.opened(key, self.store.take(key).await)
     }
 
+    /// Removes `key`, saying whether it was there: of two callers, exactly one gets `true`.
+    /// An entry read with [`Self::get`] and never rewritten is then taken without reading
+    /// it again.
+    pub async fn claim(&self, key: &str) -> Result<bool, StoreError> {
+        check_key(key)?;
+        self.store.claim(key).await
+    }
+
     /// What a store gave for `key`, its seal checked; an expired entry is no entry.
     fn opened(&self, key: &str, read: Result<Option<Vec<u8>>, StoreError>) -> Result<Option<Vec<u8>>, StoreError> {
         match read.and_then(|sealed| sealed.map(|sealed| self.key.open(key, &sealed)).transpose()) {

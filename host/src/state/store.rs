@@ -28,6 +28,13 @@ pub trait StateStore: Send + Sync + 'static {
     /// once, exactly one gets it.
     fn take<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<Vec<u8>>, StoreError>>;
 
+    /// Removes `key`, saying whether it was there: of two callers claiming one key at once,
+    /// exactly one gets `true`. For an entry written once and read before, this is `take`
+    /// without reading it again.
+    fn claim<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move { Ok(self.take(key).await?.is_some()) })
+    }
+
     /// Removes `key`; removing what is not there is not an error.
     fn remove<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
 
