@@ -1,7 +1,8 @@
 //! What `exec-host serve` adds to an Exec, in one run:
 //!
 //! - the overhead of a trivial Exec through `serve` over stdio and over streamable HTTP
-//!   (rmcp clients, sequential calls) against the same Exec made in process;
+//!   (rmcp clients, sequential calls) against the same Exec made in process, and over HTTP as
+//!   a client of 2026-07-28 makes it (a JSON answer per request);
 //! - the throughput of trivial Execs over HTTP with 32 concurrent clients (each its own MCP
 //!   session), with p50 and p99 latencies;
 //! - the server's resident memory with 1,000 open MCP sessions;
@@ -102,6 +103,17 @@ async fn main() -> Result<()> {
         (figures, ping)
     };
     let (http, http_ping) = http;
+    // The same Exec as a client of 2026-07-28 makes it: a plain POST answered with JSON, no
+    // session and no event stream.
+    let http_modern = {
+        let client = reqwest::Client::new();
+        let call = json!({"name": "Exec", "arguments": {"code": TRIVIAL}});
+        sequential_us(sizes.sequential, || {
+            let (client, url, call) = (&client, &server.url, call.clone());
+            async move { check(modern_call(client, url, call).await?["content"][0]["text"].as_str().unwrap_or_default()) }
+        })
+        .await?
+    };
     let throughput = sessions_throughput(&server.url, CLIENTS, sizes.throughput_for).await?;
     let memory = sessions_rss(&server).await?;
     server.stop();
@@ -127,6 +139,7 @@ async fn main() -> Result<()> {
             "stdio_overhead_us": round1(overhead(&stdio)), "stdio_ping_median_us": round1(stdio_ping.median_us),
             "http_median_us": round1(http.median_us), "http_p99_us": round1(http.p99_us),
             "http_overhead_us": round1(overhead(&http)), "http_ping_median_us": round1(http_ping.median_us),
+            "http_modern_median_us": round1(http_modern.median_us), "http_modern_p99_us": round1(http_modern.p99_us),
             "http_clients": CLIENTS, "http_execs_per_s": round1(throughput.per_second),
             "http_p50_ms": round2(throughput.p50_ms), "http_p99_ms": round2(throughput.p99_ms),
             "http_busy_answers": throughput.busy,
@@ -163,6 +176,10 @@ async fn main() -> Result<()> {
         http.median_us,
         http.p99_us,
         overhead(&http)
+    );
+    println!(
+        "  HTTP, 2026-07-28    {:>8.1} µs   p99 {:>8.1} µs   (a JSON answer per request, no session; goal ≤ 300, p99 ≤ 1,000)",
+        http_modern.median_us, http_modern.p99_us
     );
     println!(
         "  a ping (the transport and both MCP ends, no tool): stdio {:.1} µs, HTTP {:.1} µs",
