@@ -7,15 +7,16 @@
 //! script's own time. So a wait first spins on its thread for a bounded time, checking
 //! whether it was woken, and only then returns `Pending`.
 //!
-//! Spinning burns a core, so [`HotWait`] spins only when it can pay off and cost little:
-//! never while a call that another process answers is in flight (an MCP server, an HTTP
-//! API, a command: that process needs the core, and on a machine of few cores spinning
-//! made ten nested MCP calls through `serve` twice as slow), on a multi-threaded runtime with a second worker to drive the I/O and timers that will
-//! wake it, at most one wait in the process at a time, and never longer than the bound the
-//! sandbox was given ([`crate::SandboxOptions::with_wait_spin`]), nor after the Exec is
-//! aborted (the abort is seen only once the wait hands its thread back). Before it spins it goes
-//! through the executor once: a task the call woke on this thread sits in the worker's
-//! own slot, which no other worker can take, and would otherwise wait out the spin.
+//! Spinning burns a core, so [`HotWait`] spins only when it can pay off and cost little: never
+//! while a call that another process answers is in flight (an MCP server, an HTTP API, a
+//! command: that process needs the core, and on a machine of few cores spinning made ten nested
+//! MCP calls through `serve` twice as slow; the caller passes a zero spin then), on a
+//! multi-threaded runtime with a second worker to drive the I/O and timers that will wake it, at most
+//! one wait in the process at a time, and never longer than the bound the sandbox was given
+//! ([`crate::SandboxOptions::with_wait_spin`]), nor after the Exec is aborted (the abort is
+//! seen only once the wait hands its thread back). Before it spins it goes through the executor
+//! once: a task the call woke on this thread sits in the worker's own slot, which no other
+//! worker can take, and would otherwise wait out the spin.
 
 use std::future::Future;
 use std::pin::Pin;
