@@ -58,6 +58,7 @@ from mcp.client.streamable_http import streamable_http_client
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import history  # noqa: E402  (scripts/bench/history.py)
+
 CLIENTS = 100
 
 
@@ -70,7 +71,8 @@ class Gateway:
     trivial: str
     nested: str
     env: dict[str, str] = field(default_factory=dict)
-    # The URL is the first line that starts with it, on stdout or stderr.
+    # The line of stderr that gives the URL starts with this; when empty, the URL is the
+    # first line of stdout that starts with `http`.
     url_prefix: str = ""
     process: Optional[subprocess.Popen] = None
     url: str = ""
