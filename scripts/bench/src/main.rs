@@ -1047,21 +1047,11 @@ fn peer_isolated_rss(peers_scratch: &Path, folder: &str, flags: &[&str]) -> Resu
     Ok(((peak - base) * 1024.0 / 100.0).round())
 }
 
-/// Appends this run's medians to `file` as one JSON line, with the commit they measure.
+/// Appends this run's medians to `file` as one line of the history, with the extra figures
+/// of each line that the history keeps.
 fn record(file: &Path, ours: &BTreeMap<String, Value>, quick: bool) -> Result<()> {
-    use std::io::Write;
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_default();
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|status| !status.is_empty());
-    let medians: BTreeMap<&str, &Value> = ours.iter().map(|(name, line)| (name.as_str(), &line["median_us"])).collect();
-    let extras: BTreeMap<String, &Value> = ours
+    let medians: BTreeMap<String, Value> = ours.iter().map(|(name, line)| (name.clone(), line["median_us"].clone())).collect();
+    let extras: BTreeMap<String, Value> = ours
         .iter()
         .flat_map(|(name, line)| {
             [
@@ -1079,26 +1069,10 @@ fn record(file: &Path, ours: &BTreeMap<String, Value>, quick: bool) -> Result<()
                 "bare_shell_us",
             ]
             .into_iter()
-            .filter_map(move |key| line.get(key).map(|value| (format!("{name}.{key}"), value)))
+            .filter_map(move |key| line.get(key).map(|value| (format!("{name}.{key}"), value.clone())))
         })
         .collect();
-    let date = Command::new("date")
-        .args(["-u", "+%Y-%m-%dT%H:%MZ"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())?;
-    let line = json!({
-        "commit": commit,
-        "dirty": dirty,
-        "date": date,
-        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-        "quick": quick,
-        "median_us": medians,
-        "also": extras,
-    });
-    let mut out = std::fs::OpenOptions::new().create(true).append(true).open(file).with_context(|| file.display().to_string())?;
-    writeln!(out, "{line}")?;
-    eprintln!("recorded in {}", file.display());
-    Ok(())
+    exec_host_bench::history::record(file, medians, extras, quick)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

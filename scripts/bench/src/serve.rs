@@ -17,8 +17,11 @@
 //!
 //! ```text
 //! cargo build --release --workspace --bins
-//! cargo run --release -p exec-host-bench --bin serve-bench -- [--quick]
+//! cargo run --release -p exec-host-bench --bin serve-bench -- [--quick] [--record FILE]
 //! ```
+//!
+//! `--record FILE` appends the run's main figures to FILE as a line of
+//! `docs/bench-history.jsonl`.
 //!
 //! Clients and server share the machine: on 2 cores the clients' own work is part of every
 //! figure, as it is for a client on the same machine.
@@ -56,6 +59,10 @@ struct Sizes {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
     let quick = std::env::args().any(|arg| arg == "--quick");
+    let record = std::env::args().skip_while(|arg| arg != "--record").nth(1).map(std::path::PathBuf::from);
+    if std::env::args().any(|arg| arg == "--record") && record.is_none() {
+        bail!("--record needs a file");
+    }
     let sizes = if quick {
         Sizes { sequential: 300, throughput_for: Duration::from_secs(3) }
     } else {
@@ -230,6 +237,26 @@ async fn main() -> Result<()> {
         balanced.nginx.per_second / balanced.alone.per_second,
         balanced.nginx.p99_ms / balanced.alone.p99_ms,
     );
+    if let Some(file) = record {
+        let medians =
+            [("serve_stdio", stdio.median_us), ("serve_http", http.median_us), ("serve_http_modern", http_modern.median_us)];
+        let extras = [
+            ("serve_stdio.p99_us", stdio.p99_us),
+            ("serve_http.p99_us", http.p99_us),
+            ("serve_http_modern.p99_us", http_modern.p99_us),
+            ("serve_in_process.median_us", in_process.median_us),
+            ("serve_clients_32.execs_per_s", throughput.per_second),
+            ("serve_clients_100_modern.execs_per_s", modern_100.per_second),
+            ("serve_clients_100_one_replica.execs_per_s", balanced.alone.per_second),
+            ("serve_clients_100_one_replica.p99_ms", balanced.alone.p99_ms),
+            ("serve_clients_100_nginx.execs_per_s", balanced.nginx.per_second),
+            ("serve_clients_100_nginx.p99_ms", balanced.nginx.p99_ms),
+            ("serve_mrtr.park_us", approvals.one.0),
+            ("serve_mrtr.resume_us", approvals.one.1),
+        ];
+        let line = |pairs: &[(&str, f64)]| pairs.iter().map(|(name, value)| (name.to_string(), json!(round1(*value)))).collect();
+        exec_host_bench::history::record(&file, line(&medians), line(&extras), quick)?;
+    }
     Ok(())
 }
 
