@@ -12,7 +12,6 @@ use crate::UsageError;
 use crate::flags::{ExecFlags, LimitFlags, ResumeFlags, RunFlags, ServeFlags, SessionFlags, StateFlags};
 use crate::park::{Answers, OnAsk, StoreConfig};
 use crate::serve;
-use exec_host::state::StorePlaces;
 
 /// Where the tools of one invocation come from, resolved from [`SessionFlags`].
 pub(crate) struct SessionConfig {
@@ -95,7 +94,8 @@ pub(crate) fn resolve(flags: RunFlags) -> Result<RunConfig, UsageError> {
         (None, None) => return Err(UsageError("give a script file, `-` for standard input, or -e CODE".into())),
     };
     // A store is opened only when an Exec may park: `--on-ask park`, or a store named.
-    let parks = flags.exec.on_ask == Some(OnAsk::Park) || flags.exec.state.state_store.is_some() || flags.conversation.is_some();
+    let parks =
+        flags.exec.on_ask == Some(OnAsk::Park) || flags.exec.state.places.state_store.is_some() || flags.conversation.is_some();
     let exec = resolve_exec(flags.exec, parks.then_some(flags.conversation))?;
     Ok(RunConfig { code, exec })
 }
@@ -118,7 +118,7 @@ fn resolve_exec(flags: ExecFlags, store: Option<Option<String>>) -> Result<ExecC
     let state = flags.state;
     let values = resolve_value_bounds(&state)?;
     let store = store.map(|conversation| StoreConfig {
-        places: StorePlaces::new(state.state_store, state.state_key_file),
+        places: state.places.places(),
         conversation,
         running_lease: std::time::Duration::from_secs(state.running_lease),
     });
@@ -167,14 +167,14 @@ pub(crate) fn resolve_serve(flags: ServeFlags) -> Result<ServeConfig, UsageError
     let mut session = resolve_session(flags.session)?;
     let limits = resolve_limits(&flags.limits)?;
     let values = resolve_value_bounds(&flags.state)?;
-    let store_explicit = flags.state.state_store.is_some() || flags.state.state_key_file.is_some();
-    if flags.stateless && !flags.state.state_store.as_deref().is_some_and(|store| store.starts_with("redis")) {
+    let store_explicit = flags.state.places.state_store.is_some() || flags.state.places.state_key_file.is_some();
+    if flags.stateless && !flags.state.places.state_store.as_deref().is_some_and(|store| store.starts_with("redis")) {
         tracing::warn!(
             "--stateless without --state-store redis://...: replicas keep parked Execs apart, so an approval's retry must reach the replica that asked"
         );
     }
     let store = StoreConfig {
-        places: StorePlaces::new(flags.state.state_store, flags.state.state_key_file),
+        places: flags.state.places.places(),
         conversation: Some(SERVE_CONVERSATION.to_string()),
         running_lease: std::time::Duration::from_secs(flags.state.running_lease),
     };

@@ -51,6 +51,15 @@ pub(crate) enum Command {
     /// Sign in to, sign out of and list the configured MCP servers.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Say what works on this machine and why not: the guest's compiled cache, each layer
+    /// of `Bash`'s confinement, each configured MCP server and API, the state store, the
+    /// settings files in force and their warnings. Exit status 0 when everything configured
+    /// works, 1 otherwise. Give it the flags `run` or `serve` gets.
+    Doctor(DoctorFlags),
+    /// Print the manual page (roff) on stdout.
+    #[command(after_help = "Install it where man looks, for example:\n  \
+        mkdir -p ~/.local/share/man/man1 && exec-host man > ~/.local/share/man/man1/exec-host.1")]
+    Man,
     /// Print a completion script for SHELL (bash, elvish, fish, powershell, zsh) on stdout.
     #[command(after_help = "Install it where your shell looks, for example:\n  \
         exec-host completions bash > ~/.local/share/bash-completion/completions/exec-host\n  \
@@ -189,9 +198,9 @@ pub(crate) struct ExecFlags {
     pub(crate) state: StateFlags,
 }
 
-/// Where parked Execs and kept values are kept, and what kept values may take.
+/// Where parked Execs and kept values are kept.
 #[derive(Args, Debug)]
-pub(crate) struct StateFlags {
+pub(crate) struct StorePlaceFlags {
     /// Where parked Execs and kept values are kept: a folder (default:
     /// $XDG_STATE_HOME/exec-host/store), or redis://HOST:PORT[/DB] to share them between hosts.
     #[arg(long, value_name = "DIR|redis://HOST:PORT[/DB]")]
@@ -201,6 +210,19 @@ pub(crate) struct StateFlags {
     /// other's Execs share it.
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Option<PathBuf>,
+}
+
+impl StorePlaceFlags {
+    pub(crate) fn places(&self) -> exec_host::state::StorePlaces {
+        exec_host::state::StorePlaces::new(self.state_store.clone(), self.state_key_file.clone())
+    }
+}
+
+/// Where parked Execs and kept values are kept, and what kept values may take.
+#[derive(Args, Debug)]
+pub(crate) struct StateFlags {
+    #[command(flatten)]
+    pub(crate) places: StorePlaceFlags,
     /// Bytes of one value a script keeps with store(key, value), as JSON.
     #[arg(long, value_name = "BYTES", default_value_t = exec_host::state::DEFAULT_MAX_VALUE_BYTES)]
     pub(crate) max_stored_value_bytes: usize,
@@ -408,6 +430,19 @@ pub(crate) struct ViewFlags {
     pub(crate) limit: Option<usize>,
     #[command(flatten)]
     pub(crate) session: SessionFlags,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DoctorFlags {
+    #[command(flatten)]
+    pub(crate) session: SessionFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxFlags,
+    #[command(flatten)]
+    pub(crate) store: StorePlaceFlags,
+    /// Print one JSON object per check: {"check", "status" (ok, warning, failed), "detail"}.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -16,9 +16,11 @@ use exec_host::CancellationToken;
 mod approve;
 mod config;
 mod conformance;
+mod doctor;
 mod flags;
 mod input;
 mod listing;
+mod manual;
 mod mcp;
 mod park;
 mod progress;
@@ -56,9 +58,15 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    // Traces are for `serve` alone; the exporter is made before any runtime starts.
+    // Traces are for `serve` alone; the exporter is made before any runtime starts. `doctor`
+    // reports the warnings among its checks.
+    let mut warnings = None;
     let traces = match &cli.command {
         Command::Serve(flags) => init_logging(cli.verbose, Some(flags.otlp_endpoint.as_deref())),
+        Command::Doctor(_) => {
+            warnings = Some(doctor::Warnings::capture(cli.verbose));
+            Ok(None)
+        }
         _ => init_logging(cli.verbose, None),
     };
     let traces = match traces {
@@ -93,6 +101,8 @@ fn main() -> ExitCode {
         }
         Command::Mcp(McpCommand::List { json, session }) => resolve_session(session).and_then(|session| mcp::list(session, json)),
         Command::Conformance(flags) => conformance::run(flags.sandbox.options(), flags.cases.as_deref(), &flags.filter),
+        Command::Doctor(flags) => doctor::run(flags, warnings.unwrap_or_default()),
+        Command::Man => manual::print(),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "exec-host", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
@@ -169,7 +179,7 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
             Err(error) if config.store_explicit => return Err(error),
             Err(error) => {
                 eprintln!(
-                    "exec-host: warning: no state store, so calls that must ask are refused for clients of MCP 2026-07-28: {}",
+                    "exec-host: warning: no state store, so calls that must ask are refused for clients of MCP 2026-07-28: {} (`exec-host doctor` checks the store)",
                     error.0
                 );
                 None
@@ -192,6 +202,15 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
         let Some(session) = start_session(config.session, sandbox, config.limits, start, &signal, true).await? else {
             return Ok(ExitCode::from(1));
         };
+        // Bash offered where commands cannot run: every call of it would be refused.
+        if session.pool().is_ok_and(|pool| pool.names().any(|name| name == exec_host::command::TOOL_NAME))
+            && let Some(why) = exec_host::command::unavailable()
+        {
+            eprintln!(
+                "exec-host: warning: Bash is offered, but commands cannot run on this system: {} (`exec-host doctor` checks each layer)",
+                exec_host::error_sentence(why)
+            );
+        }
         let following = tokio::spawn(serve::reload::follow(session.clone(), mcp_files, mcp, signal.clone()));
         let capacity = serve::Capacity::new(config.concurrency, config.client_concurrency);
         let served = match config.http {

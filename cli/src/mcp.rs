@@ -116,6 +116,89 @@ pub(crate) fn logout(config: SessionConfig, name: &str, api: bool) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// What one configured server is: how it is reached, its tool count when it started, why
+/// not when it did not, and whether it is signed in (HTTP servers).
+pub(crate) struct ServerRow {
+    pub(crate) name: String,
+    pub(crate) transport: String,
+    pub(crate) tools: Option<usize>,
+    pub(crate) error: Option<String>,
+    pub(crate) signed_in: Option<&'static str>,
+}
+
+/// What one configured API is: where its description is, how many operations it offers,
+/// and whether it is signed in (one a person signs in to).
+pub(crate) struct ApiRow {
+    pub(crate) name: String,
+    pub(crate) spec: String,
+    pub(crate) operations: usize,
+    pub(crate) signed_in: Option<&'static str>,
+}
+
+/// Every configured server and API, as `session` (started from that configuration) found
+/// them: what `mcp list` prints and `doctor` checks.
+pub(crate) struct Inventory {
+    pub(crate) servers: Vec<ServerRow>,
+    pub(crate) apis: Vec<ApiRow>,
+}
+
+pub(crate) async fn inventory(
+    session: &exec_host::Session,
+    servers: &std::collections::BTreeMap<String, ServerConfig>,
+    apis: &std::collections::BTreeMap<String, ApiConfig>,
+    credentials: Option<&CredentialsFile>,
+) -> Inventory {
+    let states = session.server_states();
+    let failures: Vec<(String, String)> =
+        session.start_failures().iter().map(|failure| (failure.server.clone(), failure.reason())).collect();
+    let pool = session.pool().ok();
+    let operations = |api: &str| {
+        pool.as_ref().map_or(0, |pool| pool.available().filter(|tool| tool.name.starts_with(&format!("api__{api}__"))).count())
+    };
+    let mut rows = Vec::new();
+    for (name, server) in servers {
+        let (transport, url) = match &server.transport {
+            Transport::Stdio { command, args, .. } => {
+                (format!("stdio: {}", [command.clone()].iter().chain(args).cloned().collect::<Vec<_>>().join(" ")), None)
+            }
+            Transport::Http { url, .. } => (format!("http: {url}"), Some(url.as_str())),
+            _ => ("unknown".to_string(), None),
+        };
+        let state = states.iter().find(|(server, _)| server == name).map(|(_, state)| state);
+        let (tools, error) = match (state, failures.iter().find(|(server, _)| server == name)) {
+            (Some(ServerState::Connected { tools }), _) => (Some(*tools), None),
+            (Some(ServerState::Disconnected { reason }), _) => (None, Some(reason.clone())),
+            (_, Some((_, reason))) => (None, Some(reason.clone())),
+            _ => (None, Some("it did not start".to_string())),
+        };
+        let signed_in = match (url, credentials) {
+            (Some(url), Some(credentials)) => match credentials.sign_in(&Holder::Server(name.clone()), url) {
+                Ok(state) => Some(sign_in_words(state)),
+                Err(_) => Some("credentials unreadable"),
+            },
+            _ => None,
+        };
+        rows.push(ServerRow { name: name.clone(), transport, tools, error, signed_in });
+    }
+    let mut api_rows = Vec::new();
+    for (name, api) in apis {
+        let spec = match &api.spec {
+            SpecPlace::File(file) => file.display().to_string(),
+            SpecPlace::Url(url) => url.clone(),
+        };
+        let signed_in = match credentials {
+            Some(credentials) => match exec_host::openapi::sign_in_state(name, api, credentials).await {
+                Ok(Some(state)) => Some(sign_in_words(state)),
+                Ok(None) => None,
+                Err(_) => Some("credentials unreadable"),
+            },
+            None => None,
+        };
+        api_rows.push(ApiRow { name: name.clone(), spec, operations: operations(name), signed_in });
+    }
+    Inventory { servers: rows, apis: api_rows }
+}
+
 /// `exec-host mcp list`: starts the servers as `run` would (without sending anyone to sign
 /// in) and says what each is.
 pub(crate) fn list(config: SessionConfig, as_json: bool) -> Result<ExitCode, UsageError> {
@@ -127,7 +210,7 @@ pub(crate) fn list(config: SessionConfig, as_json: bool) -> Result<ExitCode, Usa
     }
     let credentials = config.mcp_credentials.clone();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let (states, failures, operations, api_sign_ins) = runtime.block_on(async {
+    let inventory = runtime.block_on(async {
         let abort = CancellationToken::new();
         cancel_on_stop_signals(abort.clone())?;
         let start = Start { login: false, ..Start::for_the_author(approve::for_this_process()) };
@@ -135,75 +218,35 @@ pub(crate) fn list(config: SessionConfig, as_json: bool) -> Result<ExitCode, Usa
         let Some(session) = start_session(config, sandbox, Limits::default(), start, &abort, false).await? else {
             return Err(UsageError("stopped by a signal before the servers were listed".into()));
         };
-        let states = session.server_states();
-        let failures: Vec<(String, String)> =
-            session.start_failures().iter().map(|failure| (failure.server.clone(), failure.reason())).collect();
-        let pool = session.pool().map_err(|e| UsageError(error_sentence(&e)))?;
-        let operations = |api: &str| pool.available().filter(|tool| tool.name.starts_with(&format!("api__{api}__"))).count();
-        let operations: Vec<usize> = apis.keys().map(|api| operations(api)).collect();
+        let inventory = inventory(&session, &servers, &apis, credentials.as_ref()).await;
         session.shutdown().await;
-        let mut api_sign_ins = Vec::new();
-        for (name, api) in &apis {
-            let state = match &credentials {
-                Some(credentials) => exec_host::openapi::sign_in_state(name, api, credentials).await.map_err(|e| e.why),
-                None => Ok(None),
-            };
-            api_sign_ins.push(state);
-        }
-        Ok::<_, UsageError>((states, failures, operations, api_sign_ins))
+        Ok::<_, UsageError>(inventory)
     })?;
-    for (name, server) in &servers {
-        let (transport, url) = match &server.transport {
-            Transport::Stdio { command, args, .. } => {
-                (format!("stdio: {}", [command.clone()].iter().chain(args).cloned().collect::<Vec<_>>().join(" ")), None)
-            }
-            Transport::Http { url, .. } => (format!("http: {url}"), Some(url.as_str())),
-            _ => ("unknown".to_string(), None),
-        };
-        let state = states.iter().find(|(server, _)| server == name).map(|(_, state)| state);
-        let (connected, tools, why) = match (state, failures.iter().find(|(server, _)| server == name)) {
-            (Some(ServerState::Connected { tools }), _) => (true, Some(*tools), None),
-            (Some(ServerState::Disconnected { reason }), _) => (false, None, Some(reason.clone())),
-            (_, Some((_, reason))) => (false, None, Some(reason.clone())),
-            _ => (false, None, Some("it did not start".to_string())),
-        };
-        let signed_in = match (url, &credentials) {
-            (Some(url), Some(credentials)) => match credentials.sign_in(&Holder::Server(name.clone()), url) {
-                Ok(state) => Some(sign_in_words(state)),
-                Err(_) => Some("credentials unreadable"),
-            },
-            _ => None,
-        };
+    for server in inventory.servers {
         if as_json {
-            let line = json!({"name": name, "transport": transport, "connected": connected, "tools": tools,
-                              "error": why, "signIn": signed_in});
+            let line = json!({"name": server.name, "transport": server.transport, "connected": server.tools.is_some(),
+                              "tools": server.tools, "error": server.error, "signIn": server.signed_in});
             terminal::println(&line.to_string());
         } else {
-            let status = match (tools, &why) {
+            let status = match (server.tools, &server.error) {
                 (Some(tools), _) => format!("connected, {tools} tools"),
                 (None, Some(why)) => format!("not connected: {why}"),
                 (None, None) => "not connected".to_string(),
             };
-            let sign_in = signed_in.map(|s| format!(", {s}")).unwrap_or_default();
-            terminal::println(&terminal::out(&format!("{name}  {transport}  {status}{sign_in}")));
+            let sign_in = server.signed_in.map(|s| format!(", {s}")).unwrap_or_default();
+            terminal::println(&terminal::out(&format!("{}  {}  {status}{sign_in}", server.name, server.transport)));
         }
     }
-    for (((name, api), operations), sign_in) in apis.iter().zip(operations).zip(api_sign_ins) {
-        let spec = match &api.spec {
-            SpecPlace::File(file) => file.display().to_string(),
-            SpecPlace::Url(url) => url.clone(),
-        };
-        let signed_in = match sign_in {
-            Ok(Some(state)) => Some(sign_in_words(state)),
-            Ok(None) => None,
-            Err(_) => Some("credentials unreadable"),
-        };
+    for api in inventory.apis {
         if as_json {
-            let line = json!({"name": name, "api": spec, "operations": operations, "signIn": signed_in});
+            let line = json!({"name": api.name, "api": api.spec, "operations": api.operations, "signIn": api.signed_in});
             terminal::println(&line.to_string());
         } else {
-            let sign_in = signed_in.map(|s| format!(", {s}")).unwrap_or_default();
-            terminal::println(&terminal::out(&format!("{name}  api: {spec}  {operations} operations{sign_in}")));
+            let sign_in = api.signed_in.map(|s| format!(", {s}")).unwrap_or_default();
+            terminal::println(&terminal::out(&format!(
+                "{}  api: {}  {} operations{sign_in}",
+                api.name, api.spec, api.operations
+            )));
         }
     }
     Ok(ExitCode::SUCCESS)

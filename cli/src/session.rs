@@ -119,6 +119,9 @@ pub(crate) async fn start_session(
     for failure in session.start_failures().iter().filter(|_| report_failures) {
         eprintln!("exec-host: warning: {}", terminal::err(&exec_host::error_sentence(failure)));
     }
+    if report_failures && !session.start_failures().is_empty() {
+        eprintln!("exec-host: `exec-host doctor` with the same flags checks each server and the rest of the set-up");
+    }
     Ok(Some(session))
 }
 

@@ -70,8 +70,8 @@ pub use catalogue::search::{SearchMatch, SearchResult};
 pub use conversation::message::{ContentBlock, Message, Role};
 pub use conversation::provider::{ANTHROPIC_TOOL_SEARCH, ANTHROPIC_TOOL_SEARCH_BETA, Provider};
 pub use conversation::render::{
-    CallFailure, ClientProjection, Compaction, ModelProjection, ParkedExec, PendingApproval, RunningExec, ToolResult,
-    append_results, calls_summary, tool_results_message,
+    CallFailure, ClientProjection, Compaction, MAX_KEPT_RESULT_CHARS, ModelProjection, ParkedExec, PendingApproval, RunningExec,
+    ToolResult, append_results, calls_summary, tool_results_message,
 };
 pub use conversation::reply::{Reply, ReplyError, StopReason};
 pub use sandbox::runtime::{
@@ -108,7 +108,7 @@ pub use support::text_file;
 /// and the fixed caps of what the host keeps for a script, a hook or a guest.
 pub mod limits {
     pub use crate::calls::policy::HOOK_OUTPUT_BYTES;
-    pub use crate::conversation::render::{CHARS_PER_TOKEN, COMPACT_OVER_TOKENS};
+    pub use crate::conversation::render::{CHARS_PER_TOKEN, COMPACT_OVER_TOKENS, MAX_KEPT_RESULT_CHARS};
     pub use crate::sandbox::runtime::{
         DEFAULT_BUDGET, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_IMAGES, DEFAULT_MAX_LOG_CHARS,
         DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_CHARS, ENGINE_RESERVED_BYTES, ENGINE_STACK_BYTES, IN_FLIGHT_ARGUMENTS,
@@ -124,7 +124,9 @@ pub mod limits {
 /// `wit/README.md`).
 pub mod guest {
     pub use crate::sandbox::guest::{SANDBOX_INTERFACES, WASI_INTERFACES};
-    pub use crate::sandbox::runtime::{GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestSource, default_cache_dir, preinitialise};
+    pub use crate::sandbox::runtime::{
+        GUEST_COMPONENT, GUEST_SOURCES_SHA256, GuestCacheReport, GuestSource, default_cache_dir, preinitialise,
+    };
 }
 
 /// What an embedding needs to name, so it depends on `exec-host` alone: the abort signal,

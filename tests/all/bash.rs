@@ -34,6 +34,9 @@ async fn bash_rules_apply_as_claude_code_s_and_a_command_is_checked_part_by_part
         (json!({"permissions": {"allow": ["Bash(git status:*)"]}}), Default, "git status && touch x", "asked"),
         (json!({"permissions": {"allow": ["Bash(git status:*)", "Bash(touch x)"]}}), Default, "git status && touch x", "ok"),
         (json!({"permissions": {"allow": ["Bash(echo:*)"]}}), Default, "echo $(touch y)", "asked"),
+        // Arithmetic of numbers runs nothing; of a variable, it evaluates the variable's value.
+        (json!({"permissions": {"allow": ["Bash(echo:*)"]}}), Default, "echo probe-$((6*7))", "ok"),
+        (json!({"permissions": {"allow": ["Bash(echo:*)"]}}), Default, "x='a[$(touch y)]'; echo $((x))", "asked"),
         (json!({"permissions": {"allow": ["Bash(npm run test:*)"]}}), Default, "npm run testing", "asked"),
         (json!({"permissions": {"allow": ["Bash(git status)"]}}), Default, "git status -s", "asked"),
         (json!({"permissions": {"allow": ["Bash"]}}), Default, "echo anything | wc -c", "ok"),

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 mod apis;
 #[path = "../common/mod.rs"]
 mod common;
+mod doctor;
 mod guest;
 mod guest_cache;
 mod mcp;

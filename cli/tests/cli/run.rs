@@ -240,6 +240,31 @@ fn a_long_result_is_compacted_and_kept_whole_in_a_file() {
 }
 
 #[test]
+fn a_value_past_the_result_cap_is_kept_whole_and_view_reaches_its_end() {
+    let setup = Setup::new();
+    // 60,007 characters: twice the result cap; what the model reads is cut, what is kept is not.
+    let output = setup.run(&["run", "-e", "return 'ab'.repeat(30000) + 'THE-END'"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.trim_end().ends_with("abTHE-END"), "the tail shown is the value's own end: {}", &text[text.len() - 200..]);
+    let errors = stderr(&output);
+    let hint = errors.lines().find_map(|line| line.strip_prefix("[the whole result (")).expect("the file is named");
+    assert!(hint.starts_with("60007 characters) is in "), "the whole value is counted: {hint}");
+    let id = hint.split("exec-host view ").nth(1).unwrap().trim_end_matches(']');
+    let end = setup.run(&["view", id, "--offset", "59000", "--limit", "8000"]);
+    assert_eq!(end.status.code(), Some(0), "{}", stderr(&end));
+    let end = stdout(&end);
+    assert!(end.starts_with("[characters 59000 to 60007 of 60007 of the result of call"), "{}", &end[..80]);
+    assert!(end.trim_end().ends_with("abTHE-END"), "view reaches the end of the value: {end}");
+
+    // Past the kept bound, the kept text is cut there and says the value's length.
+    let huge = setup.run(&["run", "--json", "-e", "return 'x'.repeat(1_200_000)"]);
+    assert_eq!(huge.status.code(), Some(0), "{}", stderr(&huge));
+    let text = json_of(&huge)["text"].as_str().unwrap().to_string();
+    let note = format!("[result cut: 1200000 characters in all, the first {} shown]", exec_host::limits::MAX_KEPT_RESULT_CHARS);
+    assert!(text.trim_end().ends_with(&note), "the kept text says where it was cut: {}", &text[text.len() - 200..]);
+}
+#[test]
 fn code_given_with_e_runs_and_the_result_comes_before_the_servers_close() {
     let setup = Setup::new();
     let output = setup.run(&["run", "-e", "console.log('hi'); return 6 * 7", "--json"]);
@@ -375,16 +400,17 @@ fn a_failed_call_names_its_tool_and_the_line_and_a_missing_one_is_named() {
     assert_eq!(said[63], "not a function", "past the bound, the engine's words");
 }
 
-/// The README's table of `run --json`'s keys and `run --help`'s list say what the binary
+/// The guide's table of `run --json`'s keys and `run --help`'s list say what the binary
 /// prints: a key added or dropped fails here until both are corrected.
 #[test]
-fn the_readme_and_help_name_exactly_the_keys_run_json_prints() {
+fn the_guide_and_help_name_exactly_the_keys_run_json_prints() {
     let setup = Setup::new();
     let output = setup.run(&["run", "-e", "console.log('x'); return 1", "--json"]);
     let mut printed: Vec<String> = json_of(&output).as_object().unwrap().keys().cloned().collect();
     printed.sort();
-    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
-    let table = readme.split("one JSON object with exactly these keys:").nth(1).expect("the README's table of keys");
+    let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/guide/command-line.md");
+    let page = std::fs::read_to_string(page).unwrap();
+    let table = page.split("one JSON object with exactly these keys:").nth(1).expect("the guide's table of keys");
     let mut documented: Vec<String> = table
         .lines()
         .skip_while(|line| !line.starts_with('|'))
@@ -393,7 +419,7 @@ fn the_readme_and_help_name_exactly_the_keys_run_json_prints() {
         .filter(|key| key != "key")
         .collect();
     documented.sort();
-    assert_eq!(documented, printed, "the README's table");
+    assert_eq!(documented, printed, "the table of docs/guide/command-line.md");
     let help = String::from_utf8(setup.run(&["run", "--help"]).stdout).unwrap();
     let listed = help.split("--json").nth(1).unwrap_or_default();
     let listed: String = listed.lines().take(3).collect::<Vec<_>>().join(" ");

@@ -1,4 +1,4 @@
-//! `exec-host tools`, `search` and `completions`: what a model is given, its declaration
+//! `exec-host tools`, `search`, `completions` and `man`: what a model is given, its declaration
 //! file, and the search a script makes.
 
 use std::process::{Command, Output};
@@ -100,7 +100,8 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
     assert_eq!(announcement[1], listed["announcement"].as_str().unwrap().len(), "{text}");
     assert!(text.contains("tiktoken-rs") && text.contains("once per conversation"), "the method is stated:\n{text}");
 
-    // The README and the performance notes quote these figures: they stay what the binary prints.
+    // The guide, the README and the performance notes quote these figures: they stay what the
+    // binary prints.
     let thousands = |n: usize| {
         let digits = n.to_string();
         let mut grouped = String::new();
@@ -112,19 +113,18 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
         }
         grouped
     };
+    let saved = format!(
+        "{} declaration in {} bytes ({} tokens) against {} in {} ({} tokens)",
+        exec[0],
+        thousands(exec[1]),
+        thousands(exec[2]),
+        flat[0],
+        thousands(flat[1]),
+        thousands(flat[2])
+    );
     let quoted = [
-        (
-            "README.md",
-            format!(
-                "{} declaration in {} bytes ({} tokens) against {} in {} ({} tokens)",
-                exec[0],
-                thousands(exec[1]),
-                thousands(exec[2]),
-                flat[0],
-                thousands(flat[1]),
-                thousands(flat[2])
-            ),
-        ),
+        ("docs/guide/deferred-pool.md", saved.clone()),
+        ("README.md", saved),
         (
             "docs/performance.md",
             format!(
@@ -327,4 +327,27 @@ fn a_script_is_type_checked_as_exec_runs_it() {
     let errors = stdout(&tsc(&bad));
     assert!(errors.contains("bad.ts.check.ts(3,7): error TS2322"), "{errors}");
     assert_usage_error(&setup.run(&["tools", "--script", "good.ts"]), "--dts");
+}
+
+#[test]
+fn the_manual_page_is_made_from_the_command_line_definition() {
+    let setup = Setup::new();
+    let output = setup.run(&["man"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let page = stdout(&output);
+    assert!(page.contains(".TH exec-host 1"), "{}", &page[..200.min(page.len())]);
+    for section in ["EXEC-HOST RUN", "EXEC-HOST SERVE", "EXEC-HOST DOCTOR", "EXEC-HOST MCP LOGIN", "EXIT STATUS", "FILES"] {
+        assert!(page.contains(section), "{section}");
+    }
+    for flag in ["mcp\\-config", "enable\\-bash", "state\\-store", "on\\-ask"] {
+        assert!(page.contains(flag), "{flag}");
+    }
+    // Each line of roff is a request, a macro or text: nothing a formatter reads as a
+    // stray command (a text line starting with a dot or an apostrophe would be one).
+    for line in page.lines().filter(|line| line.starts_with('.') || line.starts_with('\'')) {
+        let request = line.split_whitespace().next().unwrap();
+        let known =
+            [".TH", ".SH", ".SS", ".TP", ".PP", ".IP", ".RS", ".RE", ".br", ".sp", ".ie", ".el", ".nh", ".ad", ".B", ".I"];
+        assert!(known.contains(&request), "{line}");
+    }
 }

@@ -231,12 +231,17 @@ async fn a_bash_command_s_lines_reach_the_client_as_progress_while_it_runs() {
 }
 
 #[tokio::test]
-async fn the_readme_s_mcp_servers_entry_starts_a_working_gateway() {
-    // The entry exactly as the README shows it; its example paths become this test's.
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
-    let section = &readme[readme.find("### `serve`").expect("the serve section")..];
-    let block = section.split("```json\n").nth(1).and_then(|rest| rest.split("\n```").next()).expect("a JSON block");
-    let entry: serde_json::Value = serde_json::from_str(block).expect("the README's entry is JSON");
+async fn the_documented_mcp_servers_entry_starts_a_working_gateway() {
+    // The entry exactly as the guide's `serve` chapter and the README's tour show it; its
+    // example paths become this test's.
+    let first_json_block = |file: &str, heading: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file)).unwrap();
+        let section = &text[text.find(heading).unwrap_or_else(|| panic!("{file} has the heading {heading}"))..];
+        let block = section.split("```json\n").nth(1).and_then(|rest| rest.split("\n```").next()).expect("a JSON block");
+        serde_json::from_str(block).unwrap_or_else(|e| panic!("the entry of {file} is JSON: {e}"))
+    };
+    let entry = first_json_block("docs/guide/serve.md", "# `serve`");
+    assert_eq!(first_json_block("README.md", "### `serve` in an MCP client"), entry, "the README shows the guide's entry");
     let entry = &entry["mcpServers"]["exec-host"];
     assert_eq!(entry["command"], "exec-host");
 

@@ -110,7 +110,7 @@ impl Field {
 }
 
 /// One query word: as written (lower case), its stem, and the stems of the words tools say
-/// for it (see [`SAID_FOR`]).
+/// for it (see [`said_for`]).
 struct Term {
     written: String,
     stem: String,
@@ -124,21 +124,32 @@ impl Term {
     }
 }
 
-/// The verbs a person asks with and the one an API's operations name the action by: `add a
-/// comment` finds `Create an issue comment`, `remove` finds `Delete`. Only the verbs of
-/// the operations every API has (create, read, update, delete), whose meaning does not
-/// turn.
-const SAID_FOR: &[(&str, &[&str])] = &[
-    ("add", &["create"]),
-    ("make", &["create"]),
-    ("new", &["create"]),
-    ("remove", &["delete"]),
-    ("fetch", &["get"]),
-    ("retrieve", &["get"]),
-    ("modify", &["update"]),
-    ("change", &["update"]),
-    ("edit", &["update"]),
+/// Words that tool names and descriptions use for one action or thing: a query word of a
+/// group also finds the group's other words, so `add numbers` finds `get-sum` ("Returns the
+/// sum of two numbers") and `create folder` finds `create_directory`. Only words whose
+/// meaning does not turn between tools.
+const SYNONYMS: &[&[&str]] = &[
+    &["add", "sum"],
+    &["create", "make", "new"],
+    &["remove", "delete"],
+    &["list", "ls"],
+    &["get", "read", "fetch"],
+    &["folder", "directory"],
 ];
+
+/// The verbs a person asks with and the one an API's operations name the action by (one
+/// way only): `add a comment` finds `Create an issue comment`. Only the verbs of the
+/// operations every API has (create, read, update, delete).
+const SAID_FOR: &[(&str, &[&str])] =
+    &[("add", &["create"]), ("retrieve", &["get"]), ("modify", &["update"]), ("change", &["update"]), ("edit", &["update"])];
+
+/// The words tools say for query word `asked`: the other words of its groups in
+/// [`SYNONYMS`], and what [`SAID_FOR`] gives it.
+fn said_for(asked: &str) -> impl Iterator<Item = &'static str> + '_ {
+    let synonyms = SYNONYMS.iter().filter(move |group| group.contains(&asked)).flat_map(|group| group.iter().copied());
+    let verbs = SAID_FOR.iter().filter(move |(word, _)| *word == asked).flat_map(|(_, said)| said.iter().copied());
+    synonyms.chain(verbs).filter(move |word| *word != asked)
+}
 
 /// A query, read once for the whole pool.
 pub(crate) struct Query {
@@ -202,11 +213,9 @@ impl Relevance {
                 if let Some(stem) = Words::stem(&written)
                     && !terms.iter().any(|term| term.stem == stem)
                 {
-                    let also = SAID_FOR
-                        .iter()
-                        .filter(|(asked, _)| *asked == written)
-                        .flat_map(|(_, said)| said.iter().filter_map(|word| Words::stem(word)))
-                        .collect();
+                    let mut also: Vec<String> = said_for(&written).filter_map(Words::stem).collect();
+                    also.retain(|other| *other != stem);
+                    also.dedup();
                     terms.push(Term { written, stem, also });
                 }
             }
@@ -387,5 +396,20 @@ mod tests {
         assert_eq!(first_sentence("  Reads a file. Only in the workspace.\nMore."), "Reads a file");
         assert_eq!(first_sentence("One line\nTwo. Three"), "One line");
         assert_eq!(first_sentence(""), "");
+    }
+
+    #[test]
+    fn a_query_word_also_finds_the_words_tools_say_for_it() {
+        let said = |word: &str| said_for(word).collect::<Vec<_>>();
+        assert_eq!(said("add"), ["sum", "create"]);
+        assert_eq!(said("sum"), ["add"]);
+        assert_eq!(said("folder"), ["directory"]);
+        assert_eq!(said("read"), ["get", "fetch"]);
+        assert_eq!(said("edit"), ["update"]);
+        assert!(said("file").is_empty());
+        // Every word of the table is one that stems and is no stop word: it reaches the index.
+        for word in SYNONYMS.iter().flat_map(|group| group.iter()).chain(SAID_FOR.iter().map(|(word, _)| word)) {
+            assert!(Words::stem(word).is_some(), "{word}");
+        }
     }
 }

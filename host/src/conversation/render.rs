@@ -42,6 +42,23 @@ pub(crate) fn parked_text(text: &str, parked: &ParkedExec) -> String {
 /// Characters of a waiting call's input shown in a parked Exec's text.
 const PARKED_INPUT_CHARS: usize = 200;
 
+/// Characters of a result kept whole (for `view_tool_call` and `exec-host view`) when the
+/// result cap ([`Limits::max_result_chars`]) cut what the model reads; past it the kept text
+/// is cut too, saying the total.
+pub const MAX_KEPT_RESULT_CHARS: usize = 1_000_000;
+
+/// The text `render` makes under the result cap `max_chars`, and the text it makes under
+/// [`MAX_KEPT_RESULT_CHARS`] when the cap cut the first.
+fn capped_and_uncut(max_chars: usize, render: impl Fn(usize) -> String) -> (String, Option<String>) {
+    let whole = render(MAX_KEPT_RESULT_CHARS.max(max_chars));
+    // Bytes bound characters: a text of no more bytes than the cap was not cut.
+    if whole.len() <= max_chars {
+        return (whole, None);
+    }
+    let text = render(max_chars);
+    if text == whole { (whole, None) } else { (text, Some(whole)) }
+}
+
 /// One tool call's result, in every projection.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -66,6 +83,10 @@ pub struct ToolResult {
     /// Set when the `Exec` yielded (`CallOptions::yield_after`) and runs on: `Session::wait`
     /// gives its outcome.
     pub running: Option<RunningExec>,
+    /// The text before the result cap cut it, when it did (cut at [`MAX_KEPT_RESULT_CHARS`]
+    /// instead): what compaction keeps for `view_tool_call`, so the end of a long value is
+    /// not lost.
+    pub(crate) uncut: Option<String>,
 }
 
 /// An `Exec` that yielded and runs on.
@@ -114,6 +135,7 @@ pub(crate) fn running_result(call_id: String, running: RunningExec) -> ToolResul
         messages: Vec::new(),
         parked: None,
         running: Some(running),
+        uncut: None,
     }
 }
 
@@ -309,7 +331,7 @@ impl ToolResult {
 
 /// The result of an `Exec` that ran (or was refused by the runtime).
 pub(crate) fn exec_result(call_id: String, outcome: ExecOutcome, limits: &Limits, duration: Duration) -> ToolResult {
-    let text = exec_text(&outcome, limits);
+    let (text, uncut) = capped_and_uncut(limits.max_result_chars, |max_chars| exec_text(&outcome, limits, max_chars));
     let ok = outcome.result.is_ok();
     let failure = outcome.result.as_ref().err().map(|failure| CallFailure {
         stage: failure.stage(),
@@ -339,6 +361,7 @@ pub(crate) fn exec_result(call_id: String, outcome: ExecOutcome, limits: &Limits
         messages: Vec::new(),
         parked: None,
         running: None,
+        uncut,
     }
 }
 
@@ -356,11 +379,14 @@ pub(crate) fn flat_result(
             let dropped = images.len().saturating_sub(limits.max_images);
             images.truncate(limits.max_images);
             let value = output.into_value();
-            let mut text = render_value(&value, limits.max_result_chars);
-            if dropped > 0 {
-                text.push_str("\n\n");
-                text.push_str(&images_dropped_note(dropped, "a tool result", limits.max_images));
-            }
+            let (text, uncut) = capped_and_uncut(limits.max_result_chars, |max_chars| {
+                let mut text = render_value(&value, max_chars);
+                if dropped > 0 {
+                    text.push_str("\n\n");
+                    text.push_str(&images_dropped_note(dropped, "a tool result", limits.max_images));
+                }
+                text
+            });
             let client = ClientProjection {
                 ok: true,
                 text: text.clone(),
@@ -383,6 +409,7 @@ pub(crate) fn flat_result(
                 messages: Vec::new(),
                 parked: None,
                 running: None,
+                uncut,
             }
         }
         Err(error) => failure_result(call_id, name, error, limits.max_result_chars, duration),
@@ -416,12 +443,13 @@ pub(crate) fn failure_result(
         script_time: None,
     };
     let model = ModelProjection { text: error.message, images: Vec::new(), is_error: true };
-    ToolResult { call_id, name, model, client, compacted: None, messages: Vec::new(), parked: None, running: None }
+    ToolResult { call_id, name, model, client, compacted: None, messages: Vec::new(), parked: None, running: None, uncut: None }
 }
 
 /// The text the model reads of an Exec: the value (or the failure), console output, and
 /// notes on anything cut. Never empty.
-fn exec_text(outcome: &ExecOutcome, limits: &Limits) -> String {
+/// Values and failures are cut at `max_chars`.
+fn exec_text(outcome: &ExecOutcome, limits: &Limits, max_chars: usize) -> String {
     let mut sections = Vec::new();
     let logs = logs_section(outcome);
     match &outcome.result {
@@ -433,15 +461,15 @@ fn exec_text(outcome: &ExecOutcome, limits: &Limits) -> String {
                 sections.push(format!("Console output:\n{logs}"));
                 sections.push("The script returned no value.".to_string());
             }
-            (Some(value), None) => sections.push(render_value(value, limits.max_result_chars)),
+            (Some(value), None) => sections.push(render_value(value, max_chars)),
             (Some(value), Some(logs)) => {
                 sections.push(format!("Console output:\n{logs}"));
-                sections.push(format!("Return value:\n{}", render_value(value, limits.max_result_chars)));
+                sections.push(format!("Return value:\n{}", render_value(value, max_chars)));
             }
         },
         Err(failure) => {
             // A thrown value is the script's to size: cut like a returned one.
-            sections.push(cut_text(failure.message(), limits.max_result_chars));
+            sections.push(cut_text(failure.message(), max_chars));
             if let Some(logs) = logs {
                 sections.push(format!("Console output before the failure:\n{logs}"));
             }

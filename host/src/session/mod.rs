@@ -494,11 +494,18 @@ impl Session {
 
     /// Compacts a long result for the model, keeping the whole text under the call's id.
     fn compact(&self, mut result: ToolResult) -> ToolResult {
-        let Some(store) = &self.inner.store else { return result };
+        let Some(store) = &self.inner.store else {
+            result.uncut = None;
+            return result;
+        };
         if result.name == VIEW_TOOL_CALL || !render::needs_compaction(&result.model.text) {
+            result.uncut = None;
             return result;
         }
-        let kept = match store.keep(&result.call_id, &result.model.text) {
+        // What the result cap cut is kept whole, and the model reads the head and tail of
+        // that: the offsets view_tool_call takes are into the same text.
+        let whole = result.uncut.take().unwrap_or_else(|| std::mem::take(&mut result.model.text));
+        let kept = match store.keep(&result.call_id, &whole) {
             Ok(()) => true,
             Err(error) => {
                 let why = crate::support::report::error_sentence(&error);
@@ -506,12 +513,12 @@ impl Session {
                 false
             }
         };
-        let total_chars = result.model.text.chars().count();
+        let total_chars = whole.chars().count();
         let location = if kept { store.location(&result.call_id) } else { None };
         // Where the model reaches view_tool_call: behind Exec (no declaration in any request
         // until it is needed) or declared flat when every tool is.
         let from_scripts = self.pool().is_ok_and(|pool| pool.names().any(|name| name == VIEW_TOOL_CALL));
-        result.model.text = render::compact(&result.model.text, &result.call_id, kept, from_scripts);
+        result.model.text = render::compact(&whole, &result.call_id, kept, from_scripts);
         result.compacted = Some(Compaction { total_chars, kept, location });
         result
     }

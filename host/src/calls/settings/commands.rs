@@ -20,7 +20,7 @@ mod resolve;
 mod words;
 
 use brush_parser::ast;
-use brush_parser::word::{WordPiece, WordPieceWithSource};
+use brush_parser::word::{Parameter, ParameterExpr, ParameterTransformOp, WordPiece, WordPieceWithSource};
 
 use resolve::{Resolved, resolve};
 use words::{literal, options, quoted, unescape_backquoted};
@@ -236,9 +236,22 @@ impl Reader {
             }
             ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => self.test(a, depth, opaque),
             ast::ExtendedTestExpr::UnaryTest(_, word) => *opaque |= self.word(&word.value, depth),
-            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+            ast::ExtendedTestExpr::BinaryTest(predicate, a, b) => {
                 *opaque |= self.word(&a.value, depth);
                 *opaque |= self.word(&b.value, depth);
+                // `-eq` and its kin evaluate both sides as arithmetic: `[[ x -eq 0 ]]`
+                // evaluates x's value.
+                use ast::BinaryPredicate as P;
+                let arithmetic = matches!(
+                    predicate,
+                    P::ArithmeticEqualTo
+                        | P::ArithmeticNotEqualTo
+                        | P::ArithmeticLessThan
+                        | P::ArithmeticLessThanOrEqualTo
+                        | P::ArithmeticGreaterThan
+                        | P::ArithmeticGreaterThanOrEqualTo
+                );
+                *opaque |= arithmetic && !(plain_arithmetic(&a.value) && plain_arithmetic(&b.value));
             }
         }
     }
@@ -304,10 +317,12 @@ impl Reader {
         }
     }
 
-    /// An arithmetic expression: it runs nothing unless it substitutes a command, which is
-    /// then read as a word's would be.
+    /// An arithmetic command's expression: it runs nothing when it is made of numbers and
+    /// operators (see [`plain_arithmetic`]); otherwise what it substitutes is read and no
+    /// specifier allows it.
     fn arithmetic(&mut self, expr: &str, depth: usize) {
-        if self.word(expr, depth) {
+        if !plain_arithmetic(expr) {
+            self.word(expr, depth);
             self.parts.push(Part::substituted(format!("(( {expr} ))")));
         }
     }
@@ -390,6 +405,8 @@ impl Reader {
             }
             ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
                 let mut opaque = self.word(&word.value, depth);
+                // An array element's subscript is arithmetic (`a[x]=1` evaluates x's value).
+                opaque |= matches!(&assignment.name, ast::AssignmentName::ArrayElementName(_, index) if !plain_arithmetic(index));
                 // An array's items may substitute too (the word holds them as well, but
                 // read apart they are certain).
                 if let ast::AssignmentValue::Array(items) = &assignment.value {
@@ -413,17 +430,15 @@ impl Reader {
     }
 
     /// Reads the commands a word substitutes (`$( )`, backticks, and those inside double
-    /// quotes); whether it substitutes any. A substitution it cannot reach into (inside a
-    /// parameter expansion's default, say) is a part no rule can read.
+    /// quotes); whether it substitutes any or evaluates a variable's value as code (see
+    /// [`evaluates_a_variable`]). A substitution it cannot reach into (inside a parameter
+    /// expansion's default, say) is a part no rule can read.
     fn word(&mut self, word: &str, depth: usize) -> bool {
-        if !might_substitute(word) {
+        if !might_run(word) {
             return false;
         }
         match brush_parser::word::parse(word, &options()) {
-            Ok(pieces) => {
-                self.pieces(word, &pieces, depth);
-                true
-            }
+            Ok(pieces) => self.pieces(word, &pieces, depth),
             Err(_) => {
                 self.parts.push(Part::unreadable(word));
                 true
@@ -431,33 +446,109 @@ impl Reader {
         }
     }
 
-    fn pieces(&mut self, word: &str, pieces: &[WordPieceWithSource], depth: usize) {
+    fn pieces(&mut self, word: &str, pieces: &[WordPieceWithSource], depth: usize) -> bool {
+        let mut opaque = false;
         for piece in pieces {
-            match &piece.piece {
-                WordPiece::CommandSubstitution(code) => self.program(code, depth + 1),
-                WordPiece::BackquotedCommandSubstitution(code) => self.program(&unescape_backquoted(code), depth + 1),
+            let source = word.get(piece.start_index..piece.end_index).unwrap_or(word);
+            opaque |= match &piece.piece {
+                WordPiece::CommandSubstitution(code) => {
+                    self.program(code, depth + 1);
+                    true
+                }
+                WordPiece::BackquotedCommandSubstitution(code) => {
+                    self.program(&unescape_backquoted(code), depth + 1);
+                    true
+                }
                 WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
                     self.pieces(word, inner, depth)
                 }
-                _ => {
-                    let source = word.get(piece.start_index..piece.end_index).unwrap_or(word);
-                    if might_substitute(source)
-                        && !matches!(
-                            piece.piece,
-                            WordPiece::SingleQuotedText(_) | WordPiece::AnsiCQuotedText(_) | WordPiece::EscapeSequence(_)
-                        )
-                    {
-                        self.parts.push(Part::unreadable(source));
+                WordPiece::SingleQuotedText(_) | WordPiece::AnsiCQuotedText(_) | WordPiece::EscapeSequence(_) => false,
+                // `$(( 6 * 7 ))` runs nothing; one that names a variable may (see
+                // `evaluates_a_variable`), and what it substitutes is read.
+                WordPiece::ArithmeticExpression(expr) => {
+                    !plain_arithmetic(&expr.value) && {
+                        self.word(&expr.value, depth);
+                        true
                     }
                 }
-            }
+                _ if might_substitute(source) => {
+                    self.parts.push(Part::unreadable(source));
+                    true
+                }
+                WordPiece::ParameterExpansion(expr) => evaluates_a_variable(expr),
+                // `$[ ]`, bash's old arithmetic expansion, reads as text to the parser.
+                _ => source.contains("$["),
+            };
         }
+        opaque
     }
 }
 
 /// Whether `text` may substitute a command: it has `$(`, a backtick, `<(` or `>(`.
 fn might_substitute(text: &str) -> bool {
     text.contains("$(") || text.contains('`') || text.contains("<(") || text.contains(">(")
+}
+
+/// Whether `text` may substitute a command or evaluate code: it may substitute, or it has
+/// a parameter expansion in braces or bash's old arithmetic expansion `$[ ]`.
+fn might_run(text: &str) -> bool {
+    might_substitute(text) || text.contains("${") || text.contains("$[")
+}
+
+/// Whether an arithmetic expression is made of numbers and operators alone. One that names
+/// a variable is not: bash evaluates a variable's value as an expression in turn, and a
+/// subscript there runs what it substitutes (`x='a[$(rm y)]'; echo $((x))` runs `rm y`),
+/// whatever set the variable (an assignment, `read`, `for`, `printf -v`).
+fn plain_arithmetic(expr: &str) -> bool {
+    let mut in_number = false;
+    for c in expr.chars() {
+        match c {
+            // A number: a digit first, then digits, letters, `#`, `@` and `_` (`0x1f`, `2#101`).
+            '0'..='9' => in_number = true,
+            'a'..='z' | 'A'..='Z' | '_' | '#' | '@' if in_number => {}
+            ' ' | '\t' | '\n' | '+' | '-' | '*' | '/' | '%' | '<' | '>' | '=' | '!' | '&' | '|' | '^' | '~' | '?' | ':' | '('
+            | ')' | ',' => in_number = false,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Whether expanding `${...}` evaluates a variable's value as code: through indirection
+/// (`${!x}`), an array subscript or a substring's offset or length that is not a plain
+/// number (both are arithmetic, see [`plain_arithmetic`]), prompt expansion (`${x@P}` runs
+/// what the value substitutes), or an expansion nested in its default, pattern or
+/// replacement that may.
+fn evaluates_a_variable(expr: &ParameterExpr) -> bool {
+    use ParameterExpr as E;
+    let nested = |text: &Option<String>| text.as_deref().is_some_and(might_run);
+    let (parameter, indirect, more) = match expr {
+        // `${!prefix*}` and `${!a[@]}` list names and keys: nothing is evaluated.
+        E::VariableNames { .. } | E::MemberKeys { .. } => return false,
+        E::Parameter { parameter, indirect } | E::ParameterLength { parameter, indirect } => (parameter, *indirect, false),
+        E::UseDefaultValues { parameter, indirect, default_value: text, .. }
+        | E::AssignDefaultValues { parameter, indirect, default_value: text, .. }
+        | E::IndicateErrorIfNullOrUnset { parameter, indirect, error_message: text, .. }
+        | E::UseAlternativeValue { parameter, indirect, alternative_value: text, .. }
+        | E::RemoveSmallestSuffixPattern { parameter, indirect, pattern: text }
+        | E::RemoveLargestSuffixPattern { parameter, indirect, pattern: text }
+        | E::RemoveSmallestPrefixPattern { parameter, indirect, pattern: text }
+        | E::RemoveLargestPrefixPattern { parameter, indirect, pattern: text }
+        | E::UppercaseFirstChar { parameter, indirect, pattern: text }
+        | E::UppercasePattern { parameter, indirect, pattern: text }
+        | E::LowercaseFirstChar { parameter, indirect, pattern: text }
+        | E::LowercasePattern { parameter, indirect, pattern: text } => (parameter, *indirect, nested(text)),
+        E::ReplaceSubstring { parameter, indirect, pattern, replacement, .. } => {
+            (parameter, *indirect, might_run(pattern) || nested(replacement))
+        }
+        E::Substring { parameter, indirect, offset, length } => {
+            let arithmetic = !plain_arithmetic(&offset.value) || length.as_ref().is_some_and(|l| !plain_arithmetic(&l.value));
+            (parameter, *indirect, arithmetic)
+        }
+        E::Transform { parameter, indirect, op } => (parameter, *indirect, matches!(op, ParameterTransformOp::PromptExpand)),
+    };
+    let subscript = matches!(parameter, Parameter::NamedWithIndex { index, .. } if !plain_arithmetic(index));
+    indirect || more || subscript
 }
 
 /// A `Bash` rule's specifier.

@@ -85,6 +85,8 @@ pub(crate) struct Loaded {
     pub origin: Origin,
     /// The SHA-256 of the component's bytes: which guest a parked Exec ran in.
     pub digest: [u8; 32],
+    /// The cache file of this guest and engine, when there is a cache folder.
+    pub cache_file: Option<PathBuf>,
 }
 
 /// Where a loaded guest's native code came from.
@@ -167,7 +169,14 @@ pub(crate) fn load(engine: &Engine, source: &GuestSource, cache_dir: Option<&Pat
     };
     guest::check_is_component(&bytes).map_err(|why| SetupError::refused(source, why.to_string()))?;
     let (component, origin) = compile(engine, &bytes, &digest, cache_dir, compiled_at_build)?;
-    Ok(Loaded { component, initialised, origin, digest })
+    let cache_file = cache_dir.map(|dir| cache_file(engine, &digest, dir));
+    Ok(Loaded { component, initialised, origin, digest, cache_file })
+}
+
+/// The file in the cache folder `dir` of the guest whose SHA-256 is `digest`, compiled by
+/// `engine`.
+fn cache_file(engine: &Engine, digest: &[u8; 32], dir: &Path) -> PathBuf {
+    dir.join(cache_file_name(&compile_settings::engine_digest(engine), digest))
 }
 
 /// Reads a guest component file: a regular file (not a FIFO or a device, which could block
@@ -200,8 +209,9 @@ fn compile(
     compiled_at_build: Option<&BuildCode>,
 ) -> Result<(Component, Origin), SetupError> {
     let engine_digest = compile_settings::engine_digest(engine);
-    let path = cache_dir.map(|dir| dir.join(cache_file_name(&engine_digest, digest)));
-    if let Some(path) = &path
+    let path = cache_dir.map(|dir| cache_file(engine, digest, dir));
+    let path = path.as_deref();
+    if let Some(path) = path
         && path.exists()
     {
         match trusted(path) {
@@ -235,7 +245,7 @@ fn compile(
             // refuses the bytes otherwise.
             match unsafe { Component::deserialize(engine, build.native) } {
                 Ok(component) => {
-                    cache(path.as_deref(), build.native);
+                    cache(path, build.native);
                     return Ok((component, Origin::Build));
                 }
                 Err(error) => {
@@ -246,7 +256,7 @@ fn compile(
         None => {}
     }
     let compiled = engine.precompile_component(bytes).map_err(|e| SetupError::guest("compiling it failed", e))?;
-    cache(path.as_deref(), &compiled);
+    cache(path, &compiled);
     // SAFETY: these bytes were produced by `precompile_component` on this engine just now.
     let component =
         unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| SetupError::guest("loading it failed", e))?;

@@ -219,6 +219,24 @@ struct Inner {
     /// The SHA-256 of the guest component, in hex: a parked Exec resumes only in the guest
     /// it parked in.
     guest_digest: String,
+    /// Where the guest's native code came from, and its cache file.
+    origin: artefact::Origin,
+    cache_file: Option<PathBuf>,
+}
+
+/// The compiled-guest cache as a sandbox uses it: what `exec-host doctor` reports.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GuestCacheReport {
+    /// Where this sandbox's guest code came from: "mapped from the cache", "compiled when
+    /// exec-host was built" or "compiled now".
+    pub origin: String,
+    /// The cache file of this guest and engine; `None` without a cache folder (none is
+    /// known, or it lies inside the workspace).
+    pub file: Option<PathBuf>,
+    /// Whether a later process maps that file: `Ok`, or why not (it is missing, or it or
+    /// its folder is not this user's alone).
+    pub trusted: Result<(), String>,
 }
 
 /// Why no instance could be made for a script (for example every pool slot is in use).
@@ -280,8 +298,21 @@ impl Sandbox {
                 wait_spin: options.wait_spin,
                 time_zone: options.time_zone.clone(),
                 guest_digest: crate::support::hex::hex(&loaded.digest),
+                origin: loaded.origin,
+                cache_file: loaded.cache_file,
             }),
         })
+    }
+
+    /// The compiled-guest cache as this sandbox uses it, checked now.
+    pub fn guest_cache(&self) -> GuestCacheReport {
+        let file = self.inner.cache_file.clone();
+        let trusted = match &file {
+            None => Err("there is no cache folder".to_string()),
+            Some(path) if !path.exists() => Err("the file was not written".to_string()),
+            Some(path) => guest_cache::trusted(path).map(|_| ()).map_err(|why| why.to_string()),
+        };
+        GuestCacheReport { origin: self.inner.origin.to_string(), file, trusted }
     }
 
     /// The interfaces the guest component imports, as `package/interface@version`.

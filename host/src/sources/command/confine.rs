@@ -134,31 +134,50 @@ impl Confinement {
 /// process, by a child that takes every layer.
 pub fn unavailable() -> Option<&'static CommandError> {
     static CHECKED: std::sync::OnceLock<Option<CommandError>> = std::sync::OnceLock::new();
-    CHECKED
-        .get_or_init(|| {
-            if let Err(why) = landlock_abi() {
-                return Some(why);
-            }
-            let confinement = Confinement::new(&std::env::temp_dir(), Layers::default());
-            let mut prepared = match Prepared::new(&confinement) {
-                Ok(prepared) => prepared,
-                Err(why) => return Some(why),
-            };
-            let probe = match ExecLine::new("/bin/sh", ["-c", "exit 0"].map(OsStr::new), []) {
-                Ok(probe) => probe,
-                Err(e) => return Some(CommandError::Spawn(e)),
-            };
-            let output = match std::fs::OpenOptions::new().write(true).open("/dev/null") {
-                Ok(null) => OwnedFd::from(null),
-                Err(e) => return Some(CommandError::Spawn(e)),
-            };
-            match prepared.spawn(probe, output).and_then(|mut started| started.blocking_wait().map_err(CommandError::Spawn)) {
-                Ok(status) if status.success() => None,
-                Ok(status) => Some(CommandError::NamespacesRefused(status)),
-                Err(why) => Some(why),
-            }
-        })
-        .as_ref()
+    CHECKED.get_or_init(|| landlock_abi().err().or_else(|| probe(Layers::default()).err())).as_ref()
+}
+
+/// What this system offers each layer of the confinement, each checked on its own by a
+/// probe command (as [`unavailable`] checks them together): what `exec-host doctor` reports.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LayerReport {
+    /// The Landlock ABI the kernel offers (4 and up bound TCP, 6 and up signals).
+    pub landlock: Result<i64, CommandError>,
+    /// A command in its own user, mount and PID namespaces.
+    pub namespaces: Result<(), CommandError>,
+    /// A command under the seccomp filters.
+    pub seccomp: Result<(), CommandError>,
+    /// Whether this host can make a command a pids cgroup of its own (without one, only
+    /// `RLIMIT_NPROC` bounds its processes, which binds no root).
+    pub pids_cgroup: bool,
+    /// Every layer together, as each command takes them: `Ok` when `Bash` can run here.
+    pub all: Result<(), &'static CommandError>,
+}
+
+/// Checks each layer on this system (a few probe commands, milliseconds each).
+pub fn layer_report() -> LayerReport {
+    LayerReport {
+        landlock: landlock_abi(),
+        namespaces: probe(Layers::only("namespaces")),
+        seccomp: probe(Layers::only("seccomp")),
+        pids_cgroup: super::cgroup::PidsCgroup::new(1).is_some(),
+        all: unavailable().map_or(Ok(()), Err),
+    }
+}
+
+/// Runs `sh -c 'exit 0'` confined by `layers` in the temporary folder: `Ok` when it ran and
+/// succeeded.
+fn probe(layers: Layers) -> Result<(), CommandError> {
+    let confinement = Confinement::new(&std::env::temp_dir(), layers);
+    let mut prepared = Prepared::new(&confinement)?;
+    let probe = ExecLine::new("/bin/sh", ["-c", "exit 0"].map(OsStr::new), []).map_err(CommandError::Spawn)?;
+    let output = std::fs::OpenOptions::new().write(true).open("/dev/null").map_err(CommandError::Spawn)?;
+    let status = prepared.spawn(probe, OwnedFd::from(output))?.blocking_wait().map_err(CommandError::Spawn)?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(CommandError::NamespacesRefused(status)),
+    }
 }
 
 /// A confinement made ready in the host, for the cloned child to apply.

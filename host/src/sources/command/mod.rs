@@ -28,8 +28,11 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-pub use confine::{CommandLimits, Confinement, DEFAULT_LIMITS, Layers, unavailable};
+pub use confine::{CommandLimits, Confinement, DEFAULT_LIMITS, LayerReport, Layers, layer_report, unavailable};
 pub use error::CommandError;
+
+/// The name of the tool that runs commands.
+pub const TOOL_NAME: &str = crate::sources::tools::names::BASH;
 
 /// Time a command gets when the call names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);

@@ -51,7 +51,7 @@ fn commands_split_at_every_operator_and_substitutions_are_parts_of_their_own() {
 #[test]
 fn a_command_is_read_as_bash_reads_it_so_no_prefix_rule_lets_a_second_command_through() {
     // Each of these runs `touch pwned` in bash; none may pass `Bash(echo:*)` or the
-    // README's `Bash(git status:*)`.
+    // guide's `Bash(git status:*)` (docs/guide/tools.md).
     for attack in [
         "echo #'\ntouch pwned\n#'",
         "echo #\"\ntouch pwned\n#\"",
@@ -81,6 +81,54 @@ fn a_command_is_read_as_bash_reads_it_so_no_prefix_rule_lets_a_second_command_th
     assert!(allowed("git * main", "git push origin main"));
     assert!(allowed("npm run test:*", "npm run test -- --watch"));
     assert!(!allowed("npm run test:*", "npm run testing"));
+}
+
+#[test]
+fn arithmetic_expansion_of_numbers_runs_no_command_and_a_prefix_rule_allows_it() {
+    for command in ["echo probe-$((6*7))", "echo \"$(( 0x10 + 2#101 ))\" $((1 << 3))", "echo ${HOME} ${#1} ${s:2:3} ${a[0]}"] {
+        assert!(allowed("echo:*", command), "{command:?}: {:?}", parts(command));
+    }
+    assert_eq!(runs("echo probe-$((6*7))"), plain(&["echo probe-$((6*7))"]));
+    // One that substitutes still runs what it substitutes.
+    assert_eq!(runs("echo $(( $(rm x) + 1 ))"), [("rm x".into(), false), ("echo $(( $(rm x) + 1 ))".into(), true)]);
+}
+
+#[test]
+fn a_variable_whose_value_bash_evaluates_as_code_is_allowed_by_no_specifier() {
+    // bash evaluates a variable's value as arithmetic in each of these places, and a
+    // subscript there runs what it substitutes; `${x@P}` expands the value as a prompt. Each
+    // line makes `pwned` in real bash, and none may pass `Bash(echo:*)`.
+    let set = "x='a[$(touch pwned)]'; y='$(touch pwned)'; s=abc; ";
+    let attacks = [
+        "echo $((x))",
+        "echo \"$((x + 1))\"",
+        "echo $[x]",
+        "echo ${s:x}",
+        "echo ${s:0:x}",
+        "echo ${s[x]}",
+        "echo ${!x}",
+        "echo ${y@P}",
+        "echo ${u:-${s:x}}",
+        "((x)); echo",
+        "[[ x -eq 0 ]]; echo",
+        "a[x]=1; echo",
+        "for ((i = x; i < 1; i++)); do echo; done",
+    ];
+    for attack in attacks {
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("{set}{attack}"))
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("bash runs");
+        let _ = status;
+        assert!(dir.path().join("pwned").exists(), "{attack:?} is an attack in bash");
+        assert!(!allowed("echo:*", attack), "{attack:?}: {:?}", parts(attack));
+        assert!(!allowed("echo:*", &format!("{set}{attack}")), "{attack:?}");
+    }
 }
 
 #[test]

@@ -125,7 +125,10 @@ impl Backend for LocalBackend {
     ) -> BoxFuture<'a, Result<CommandOutcome, ToolError>> {
         Box::pin(async move {
             if let Some(why) = command::unavailable() {
-                return Err(ToolError::execution(format!("commands cannot run on this system: {}", error_sentence(why))));
+                return Err(ToolError::execution(format!(
+                    "commands cannot run on this system: {} (`exec-host doctor` checks each layer of the confinement)",
+                    error_sentence(why)
+                )));
             }
             let confinement = self.confinement()?;
             command::run(command, &confinement, timeout, cancel, watch)

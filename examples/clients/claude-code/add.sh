@@ -1,0 +1,1 @@
+claude mcp add --scope project exec-host -- exec-host serve --workspace .
