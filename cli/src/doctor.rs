@@ -215,7 +215,9 @@ async fn session(
         Ok(Some(session)) => session,
         Ok(None) => return Err(UsageError("stopped by a signal".into())),
         Err(UsageError(why)) => {
-            report.add("session", Status::Failed, why);
+            // Nothing configured can be checked past this; the machine's layers still can.
+            report.add("set-up", Status::Failed, why);
+            bash_layers(report, &layers, false);
             return Ok(());
         }
     };
@@ -229,7 +231,7 @@ async fn session(
         Ok(mode) => report.add("settings", Status::Ok, format!("{files}; the permission mode is {mode}")),
         Err(error) => report.add("settings", Status::Failed, format!("{files}; {}", error_sentence(&error))),
     }
-    let bash_offered = session.pool().is_ok_and(|pool| pool.names().any(|name| name == exec_host::command::TOOL_NAME));
+    let bash_offered = session.pool().is_ok_and(|pool| pool.names().any(|name| name == exec_host::BASH));
     bash_layers(report, &layers, bash_offered);
     let inventory = mcp::inventory(&session, &servers, &apis, credentials.as_ref()).await;
     session.shutdown().await;

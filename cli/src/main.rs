@@ -203,7 +203,7 @@ fn serve(config: ServeConfig) -> Result<ExitCode, UsageError> {
             return Ok(ExitCode::from(1));
         };
         // Bash offered where commands cannot run: every call of it would be refused.
-        if session.pool().is_ok_and(|pool| pool.names().any(|name| name == exec_host::command::TOOL_NAME))
+        if session.pool().is_ok_and(|pool| pool.names().any(|name| name == exec_host::BASH))
             && let Some(why) = exec_host::command::unavailable()
         {
             eprintln!(

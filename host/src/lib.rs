@@ -83,6 +83,9 @@ pub use session::{
     ResumeError, Session, SessionBuilder, SessionError, ToolCall,
 };
 pub use sources::tools::builtin::{Backend, LocalBackend};
+/// The name of the builtin tool that runs shell commands (offered when a settings layer says
+/// `"enableBash": true`).
+pub use sources::tools::names::BASH;
 pub use sources::tools::{
     CallContext, CallProgress, DefinitionError, Effect, Image, ProgressSink, ProgressWatcher, RegistryError, Tool,
     ToolDefinition, ToolOutput, ToolProgress, ToolSource, WorkspaceError,

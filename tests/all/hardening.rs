@@ -142,7 +142,10 @@ async fn a_huge_thrown_error_is_cut_like_a_returned_value() {
     assert!(!outcome.ok());
     let text = &outcome.model.text;
     assert!(text.len() < 31_000, "{} characters reached the model", text.len());
-    assert!(text.contains("[result cut: ") && text.contains("the first 30000 shown]"), "{}", &text[text.len() - 200..]);
+    // What the model reads is compacted from the message kept whole up to its bound.
+    let note = format!("the first {} shown]", exec_host::limits::MAX_KEPT_RESULT_CHARS);
+    assert!(text.contains("[result cut: ") && text.contains(&note), "{}", &text[text.len() - 200..]);
+    assert!(outcome.client.text.len() < 31_000, "the client's text is cut at the result cap");
 }
 
 #[tokio::test]

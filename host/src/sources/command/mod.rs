@@ -31,9 +31,6 @@ use tokio_util::sync::CancellationToken;
 pub use confine::{CommandLimits, Confinement, DEFAULT_LIMITS, LayerReport, Layers, layer_report, unavailable};
 pub use error::CommandError;
 
-/// The name of the tool that runs commands.
-pub const TOOL_NAME: &str = crate::sources::tools::names::BASH;
-
 /// Time a command gets when the call names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest time a call may give a command.
