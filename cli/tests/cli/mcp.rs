@@ -203,6 +203,13 @@ fn warnings_read_as_the_commands_own_in_one_format() {
     let line = warned.lines().find(|line| line.contains("SSE transport")).unwrap_or_else(|| panic!("no warning: {warned}"));
     assert!(line.starts_with("exec-host: warning: "), "{line}");
     assert!(!warned.contains(" WARN "), "{warned}");
+    // A server that did not start is named, and so is the command that checks the set-up.
+    let config = mcp_config(&setup, json!({"gone": {"command": "/nonexistent/exec-host-test-server"}}));
+    let output = setup.run(&["run", "--mcp-config", &config, &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let warned = stderr(&output);
+    assert!(warned.contains("exec-host: warning: ") && warned.contains("gone"), "{warned}");
+    assert!(warned.contains("`exec-host doctor` with the same flags checks each server"), "{warned}");
 }
 
 #[test]
