@@ -97,9 +97,15 @@ impl Warnings {
     }
 }
 
+/// Bytes of warnings kept to report; the rest (a server's flood of them, say) is dropped.
+const MAX_WARNING_BYTES: usize = 64 * 1024;
+
 impl std::io::Write for Warnings {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).extend_from_slice(bytes);
+        let mut kept = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if kept.len() + bytes.len() <= MAX_WARNING_BYTES {
+            kept.extend_from_slice(bytes);
+        }
         Ok(bytes.len())
     }
 

@@ -113,28 +113,16 @@ fn tools_stats_compares_exec_mode_with_flat_mode() {
         }
         grouped
     };
-    let saved = format!(
-        "{} declaration in {} bytes ({} tokens) against {} in {} ({} tokens)",
-        exec[0],
-        thousands(exec[1]),
-        thousands(exec[2]),
-        flat[0],
-        thousands(flat[1]),
-        thousands(flat[2])
-    );
+    let figures = |row: &[usize]| (row[0], thousands(row[1]), thousands(row[2]));
+    let ((e, e_bytes, e_tokens), (f, f_bytes, f_tokens)) = (figures(&exec[..]), figures(&flat[..]));
+    let saved = format!("{e} declaration in {e_bytes} bytes ({e_tokens} tokens) against {f} in {f_bytes} ({f_tokens} tokens)");
     let quoted = [
         ("docs/guide/deferred-pool.md", saved.clone()),
         ("README.md", saved),
         (
             "docs/performance.md",
             format!(
-                "{} tool (`Exec`) in {} bytes ({} tokens) against {} tools in {} bytes ({} tokens) flat",
-                exec[0],
-                thousands(exec[1]),
-                thousands(exec[2]),
-                flat[0],
-                thousands(flat[1]),
-                thousands(flat[2])
+                "{e} tool (`Exec`) in {e_bytes} bytes ({e_tokens} tokens) against {f} tools in {f_bytes} bytes ({f_tokens} tokens) flat"
             ),
         ),
         (

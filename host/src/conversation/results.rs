@@ -32,6 +32,10 @@ pub const VIEW_MAX_CHARS: usize = 8_000;
 pub const MEMORY_STORE_CHARS: usize = 16 * 1024 * 1024;
 /// Results a [`DirectoryResultStore`] keeps by default; the oldest files go first.
 pub const DIRECTORY_STORE_FILES: usize = 256;
+/// Bytes a [`DirectoryResultStore`]'s files take at most, all together: a result may be kept
+/// whole up to `MAX_KEPT_RESULT_CHARS`, so the count of files alone would not bound the disk
+/// a flood of long results takes. The oldest files go first; the newest is always kept.
+pub const DIRECTORY_STORE_BYTES: u64 = 256 << 20;
 
 /// Why a result could not be kept or read back.
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +138,7 @@ impl ResultStore for MemoryResultStore {
 pub struct DirectoryResultStore {
     dir: PathBuf,
     max_files: usize,
+    max_bytes: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -144,8 +149,16 @@ struct StoredResult {
 
 impl DirectoryResultStore {
     /// A store in `dir` (created when needed) that keeps at most `max_files` results.
+    /// The files take at most [`DIRECTORY_STORE_BYTES`] in all unless
+    /// [`with_max_bytes`](Self::with_max_bytes) says otherwise.
     pub fn new(dir: impl Into<PathBuf>, max_files: usize) -> Self {
-        DirectoryResultStore { dir: dir.into(), max_files: max_files.max(1) }
+        DirectoryResultStore { dir: dir.into(), max_files: max_files.max(1), max_bytes: DIRECTORY_STORE_BYTES }
+    }
+
+    /// The bytes the files take at most, all together (the newest is kept whatever its size).
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_bytes = max_bytes;
+        self
     }
 
     /// The file a result of `call_id` is kept in.
@@ -154,19 +167,24 @@ impl DirectoryResultStore {
         self.dir.join(format!("{digest}.json"))
     }
 
-    /// Removes the oldest result files past the bound.
+    /// Removes the oldest result files past the bounds: `max_files`, and `max_bytes` in all.
     fn prune(&self) -> std::io::Result<()> {
-        let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&self.dir)?
+        let mut files: Vec<(std::time::SystemTime, PathBuf, u64)> = std::fs::read_dir(&self.dir)?
             .filter_map(Result::ok)
             .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "json"))
-            .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+            .filter_map(|entry| {
+                let metadata = entry.metadata().ok()?;
+                Some((metadata.modified().ok()?, entry.path(), metadata.len()))
+            })
             .collect();
-        if files.len() <= self.max_files {
-            return Ok(());
-        }
-        files.sort();
-        for (_, path) in &files[..files.len() - self.max_files] {
-            let _ = std::fs::remove_file(path);
+        // Newest first: keep files while both bounds hold (the newest always), drop the rest.
+        files.sort_by_key(|file| std::cmp::Reverse(file.0));
+        let mut bytes = 0u64;
+        for (kept, (_, path, size)) in files.iter().enumerate() {
+            bytes = bytes.saturating_add(*size);
+            if kept > 0 && (kept >= self.max_files || bytes > self.max_bytes) {
+                let _ = std::fs::remove_file(path);
+            }
         }
         Ok(())
     }
@@ -326,5 +344,21 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path().join("results")).unwrap().count(), 2);
         assert_eq!(store.get("d").unwrap().as_deref(), Some("d"));
         assert_eq!(store.get("nothing").unwrap(), None);
+    }
+
+    #[test]
+    fn the_directory_store_drops_the_oldest_past_its_bytes_and_keeps_the_newest_whatever_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirectoryResultStore::new(dir.path().join("results"), 100).with_max_bytes(2_500);
+        for id in ["a", "b", "c"] {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            store.keep(id, &"x".repeat(1_000)).unwrap();
+        }
+        assert_eq!(store.get("a").unwrap(), None, "three files of a kilobyte pass 2,500 bytes");
+        assert!(store.get("b").unwrap().is_some() && store.get("c").unwrap().is_some());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        store.keep("big", &"y".repeat(10_000)).unwrap();
+        assert_eq!(store.get("big").unwrap().map(|text| text.len()), Some(10_000), "the newest is kept");
+        assert_eq!(std::fs::read_dir(dir.path().join("results")).unwrap().count(), 1);
     }
 }
